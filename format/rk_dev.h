@@ -1,0 +1,110 @@
+/* rk_dev.h: the one device interface for all member I/O.
+ *
+ * Every read or write of a member goes through an rk_dev.  Backends:
+ *   file/block device  rk_dev_open()      (dev_file.c)
+ *   memory             rk_dev_mem()       (dev_mem.c; tests, fuzzing)
+ *   fault injection    rk_dev_fault()     (dev_fault.c; wraps another dev)
+ * All offsets and sizes are 64-bit bytes.  pread/pwrite are full transfers
+ * (short reads/writes are looped; EOF inside the range is RK_E_RANGE) and are
+ * bounds-checked against rk_dev_size() without overflow.
+ */
+#ifndef RK_DEV_H
+#define RK_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "rk_err.h"
+
+typedef struct rk_dev rk_dev;
+
+/* Open flags. */
+#define RK_DEV_RDONLY   0x0u  /* read-only (the default: forensic images stay intact) */
+#define RK_DEV_RDWR     0x1u  /* read-write: O_EXCL on block devices, flock(LOCK_EX|LOCK_NB) on files */
+#define RK_DEV_CREATE   0x2u  /* with RDWR: create a missing file (see rk_dev_create) */
+#define RK_DEV_DIRECT   0x4u  /* try O_DIRECT (callers must align buffers to the sector size) */
+
+/* Backend operations.  Implementations see only in-range, non-empty requests. */
+struct rk_dev_ops {
+	const char *name;                                          /* "file", "blockdev", "mem", "fault" */
+	rk_err (*pread)(rk_dev *d, void *buf, size_t len, uint64_t off);
+	rk_err (*pwrite)(rk_dev *d, const void *buf, size_t len, uint64_t off);
+	rk_err (*flush)(rk_dev *d);                                /* durable: fdatasync */
+	void   (*close)(rk_dev *d);                                /* frees priv */
+};
+
+/* Opens PATH (regular file or block device).  Size from st_size or
+ * BLKGETSIZE64, logical sector size from BLKSSZGET (512 for files).
+ * Errors name PATH: "disk3.img: cannot open: Permission denied". */
+rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags);
+
+/* Creates a new sparse file PATH of SIZE bytes (fails if it exists) and opens
+ * it read-write. */
+rk_err rk_dev_create(rk_dev **out, const char *path, uint64_t size);
+
+/* A zero-filled in-memory device of SIZE bytes named NAME (copied). */
+rk_err rk_dev_mem(rk_dev **out, const char *name, uint64_t size);
+/* The memory behind a mem device (NULL for other backends); for tests. */
+uint8_t *rk_dev_mem_data(rk_dev *d);
+
+/* Generic constructor for backends: takes ownership of priv (freed by ops->close). */
+rk_err rk_dev_new(rk_dev **out, const struct rk_dev_ops *ops, void *priv,
+                  const char *path, uint64_t size, uint32_t sector, int writable);
+void  *rk_dev_priv(const rk_dev *d);
+
+rk_err rk_dev_pread(rk_dev *d, void *buf, size_t len, uint64_t off);
+rk_err rk_dev_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off);
+rk_err rk_dev_flush(rk_dev *d);
+/* Closes and frees; NULL is allowed. */
+void   rk_dev_close(rk_dev *d);
+
+uint64_t    rk_dev_size(const rk_dev *d);
+uint32_t    rk_dev_sector(const rk_dev *d);
+const char *rk_dev_path(const rk_dev *d);
+const char *rk_dev_backend(const rk_dev *d);
+int         rk_dev_writable(const rk_dev *d);
+int         rk_dev_is_blockdev(const rk_dev *d);
+/* Identity of the underlying object (st_dev, st_ino; st_rdev for block
+ * devices) so the same file given twice is recognised; 0 when unknown. */
+int         rk_dev_identity(const rk_dev *d, dev_t *devno, ino_t *ino);
+
+/* ---- fault injection (dev_fault.c) ----
+ * A plan is shared by the wrapped devices of one array, so that write
+ * numbers count across all members in issue order.  Reproducible by seed.
+ */
+typedef struct rk_fault_plan rk_fault_plan;
+
+enum rk_fault_model {
+	RK_FAULT_NONE = 0,
+	RK_FAULT_FAIL_WRITE,  /* write #n fails with RK_E_IO (and later writes succeed) */
+	RK_FAULT_TEAR_WRITE,  /* write #n is torn: a seed-chosen prefix of whole sectors lands, then RK_E_FAULT; every later I/O fails */
+	RK_FAULT_POWER_CUT,   /* power cut at write #n: see rk_fault_crash() */
+	RK_FAULT_KILL,        /* process kill at write #n: writes before n survive, n and later never happen */
+	RK_FAULT_PULL,        /* member `member` fails every I/O from its own I/O #n on (cable pull) */
+	RK_FAULT_READ_ERROR,  /* reads of member `member` touching [off, off+len) fail with RK_E_IO */
+};
+
+struct rk_fault_spec {
+	enum rk_fault_model model;
+	uint64_t n;          /* 0-based write number (global) or I/O number (per member for PULL) */
+	int      member;     /* for PULL and READ_ERROR */
+	uint64_t off, len;   /* for READ_ERROR: byte range on the member */
+	uint64_t seed;       /* drives every random choice */
+};
+
+rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spec);
+void   rk_fault_plan_free(rk_fault_plan *p);
+/* Wraps LOWER (ownership taken) as member number MEMBER of plan P. */
+rk_err rk_dev_fault(rk_dev **out, rk_dev *lower, rk_fault_plan *p, int member);
+/* Whether the plan's fault has fired. */
+int    rk_fault_fired(const rk_fault_plan *p);
+/* Writes issued so far across the plan (to enumerate fault points: run once
+ * with RK_FAULT_NONE and read the count). */
+uint64_t rk_fault_writes(const rk_fault_plan *p);
+/* For POWER_CUT: applies the post-crash state to the lower devices: writes
+ * before the last completed flush persist, later ones persist as a seeded
+ * subset, write #n torn at sector granularity.  Call after the tool stops;
+ * until then writes are buffered in the plan and reads see them. */
+rk_err rk_fault_crash(rk_fault_plan *p);
+
+#endif

@@ -1,0 +1,69 @@
+/* rk_discover.h: find and group members given in any order.
+ *
+ * rk_discover() opens every path read-only, reads both superblock copies,
+ * groups members by array UUID, orders them by role and classifies every
+ * path.  Each decision carries a reason in words.  Nothing is written.
+ */
+#ifndef RK_DISCOVER_H
+#define RK_DISCOVER_H
+
+#include <stdint.h>
+#include "rk_err.h"
+#include "rk_sb.h"
+
+enum rk_member_class {
+	RK_MEMBER_ACTIVE = 0,   /* serves its role */
+	RK_MEMBER_MISSING,      /* a role with no usable path (path NULL) */
+	RK_MEMBER_STALE,        /* lower events than the freshest, or marked faulty by them */
+	RK_MEMBER_DUPLICATE,    /* a second image of a member already used */
+	RK_MEMBER_FOREIGN,      /* another array's member (or foreign RAID metadata) */
+	RK_MEMBER_UNKNOWN,      /* no valid superblock, unreadable */
+	RK_MEMBER_SPARE,        /* a spare of this array */
+	RK_MEMBER__COUNT
+};
+const char *rk_member_class_name(enum rk_member_class c);  /* "active", "missing", ... */
+
+struct rk_member {
+	char    *path;               /* NULL for a missing role */
+	int64_t  role;               /* -1 where it has none */
+	enum rk_member_class cls;
+	char     reason[512];        /* in words: "events 5, the others have 9" */
+	uint8_t  member_uuid[16];
+	uint64_t events;
+	struct rk_sb *sb;            /* chosen copy (owned), NULL when none */
+	struct rk_sb_read rd;        /* both copies as read */
+	char     foreign_type[64];   /* blkid TYPE for foreign metadata, else "" */
+};
+
+struct rk_array_info {
+	uint8_t  uuid[16];
+	char     name[RK_SB_NAME_LEN + 1];
+	struct rk_sb *sb;            /* the freshest active member's superblock (shared pointer) */
+	uint32_t nroles;
+	struct rk_member *roles;     /* nroles entries, role order; cls ACTIVE or MISSING */
+	uint32_t nactive;
+	int      state;              /* RK_ASTATE_* */
+	char     why[512];           /* degraded / failed / split-brain explanation */
+};
+#define RK_ASTATE_CLEAN    0
+#define RK_ASTATE_DEGRADED 1
+#define RK_ASTATE_FAILED   2     /* too few members */
+#define RK_ASTATE_CONFLICT 3     /* split brain: refuse to guess */
+const char *rk_astate_name(int state);  /* "clean", "degraded", "failed", "conflict" */
+
+struct rk_discovery {
+	uint32_t narrays;
+	struct rk_array_info *arrays;
+	uint32_t nleft;              /* paths not used by any array, with reasons */
+	struct rk_member *left;
+};
+
+/* Discovers over NPATHS paths.  With UUID non-NULL, only that array is
+ * assembled and members of other arrays are FOREIGN.  Returns RK_OK even when
+ * arrays are degraded or failed (see each array's state); errors only for
+ * memory or invalid arguments. */
+rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npaths,
+                   const uint8_t *uuid);
+void   rk_discovery_free(struct rk_discovery *d);
+
+#endif

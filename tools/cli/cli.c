@@ -1,0 +1,151 @@
+/* cli.c: shared tool plumbing. */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *prog = "raidkit";
+
+void cli_init(const char *progname)
+{
+	const char *s = strrchr(progname, '/');
+	prog = s ? s + 1 : progname;
+}
+
+const char *cli_prog(void) { return prog; }
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_err_rk(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", rk_errmsg());
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	return EX_USAGE;
+}
+
+void cli_version(void)
+{
+	printf("%s (raidkit) %s\n", prog, RK_VERSION);
+}
+
+int cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	case 'p': case 'P': shift = 50; end++; break;
+	default: return -1;
+	}
+	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	if (*end)
+		return -1;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+struct cli_progress {
+	const char *what;
+	uint64_t total;
+	struct timespec t0, last;
+	int on;
+};
+
+static double since(const struct timespec *a)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - a->tv_sec) + (double)(now.tv_nsec - a->tv_nsec) / 1e9;
+}
+
+struct cli_progress *cli_progress_start(const char *what, uint64_t total, int force, int json)
+{
+	struct cli_progress *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->what = what;
+	p->total = total;
+	p->on = force || (!json && isatty(STDERR_FILENO));
+	clock_gettime(CLOCK_MONOTONIC, &p->t0);
+	p->last = p->t0;
+	p->last.tv_sec -= 10;
+	return p;
+}
+
+void cli_progress_update(struct cli_progress *p, uint64_t done)
+{
+	if (!p || !p->on || since(&p->last) < 0.5)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	double el = since(&p->t0);
+	double rate = el > 0 ? (double)done / el : 0;
+	double eta = rate > 0 && p->total > done ? (double)(p->total - done) / rate : 0;
+	fprintf(stderr, "\r%s: %5.1f%%  %8.1f MiB/s  ETA %4.0fs ", p->what,
+	        p->total ? 100.0 * (double)done / (double)p->total : 100.0,
+	        rate / 1048576.0, eta);
+	fflush(stderr);
+}
+
+void cli_progress_end(struct cli_progress *p)
+{
+	if (!p)
+		return;
+	if (p->on) {
+		double el = since(&p->t0);
+		fprintf(stderr, "\r%s: done, %" PRIu64 " bytes in %.1fs%20s\n", p->what, p->total, el, "");
+	}
+	free(p);
+}

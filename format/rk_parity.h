@@ -1,0 +1,54 @@
+/* rk_parity.h: parity kernels (XOR P, RAID-6 P+Q over GF(2^8)).
+ *
+ * GF(2^8) with polynomial 0x11d and generator 2, as Linux md: for data
+ * blocks D_0..D_{k-1},  P = sum D_i,  Q = sum g^i * D_i.
+ * One file per variant (parity_ref.c, parity_sse2.c, parity_avx2.c,
+ * parity_avx512.c, parity_gfni.c, ...), each exporting a const descriptor;
+ * parity.c holds the one table and picks the best valid variant at first
+ * use, or the one named by the environment variable RK_PARITY.
+ * The portable reference (parity_ref.c) is always built and is the oracle.
+ *
+ * Pointer-array convention (as Linux raid6_call): ptrs has DISKS entries;
+ * data blocks are ptrs[0 .. disks-3], P is ptrs[disks-2], Q is ptrs[disks-1].
+ * For xor_gen data is ptrs[0 .. disks-2] and P is ptrs[disks-1].
+ * BYTES may be any length and the buffers any alignment; kernels are
+ * fastest with 64-byte aligned buffers and lengths that are multiples of 64.
+ */
+#ifndef RK_PARITY_H
+#define RK_PARITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rk_parity_algo {
+	const char *name;
+	int  (*valid)(void);     /* 1 when this CPU can run it */
+	int  priority;           /* higher wins among valid variants */
+	/* P = XOR of data. disks >= 2 (one data block copies). */
+	void (*xor_gen)(int disks, size_t bytes, void **ptrs);
+	/* P and Q from data.  disks >= 3. */
+	void (*gen)(int disks, size_t bytes, void **ptrs);
+	/* Read-modify-write: XORs into P and Q the contribution of data blocks
+	 * start..stop (inclusive) found in ptrs; other data pointers are ignored.
+	 * Calling it with old data then new data updates P and Q. */
+	void (*gen_partial)(int disks, int start, int stop, size_t bytes, void **ptrs);
+	/* Recovers data blocks faila < failb in place from the others, P and Q. */
+	void (*rec_2data)(int disks, size_t bytes, int faila, int failb, void **ptrs);
+	/* Recovers data block faila and P in place from the other data and Q. */
+	void (*rec_datap)(int disks, size_t bytes, int faila, void **ptrs);
+};
+
+/* The variant in use (chosen once, thread-safe). */
+const struct rk_parity_algo *rk_parity(void);
+/* All compiled variants, NULL-terminated, reference first. */
+const struct rk_parity_algo *const *rk_parity_algos(void);
+const struct rk_parity_algo *rk_parity_find(const char *name);
+extern const struct rk_parity_algo rk_parity_ref;
+
+/* GF(2^8) arithmetic (0x11d), for scrub's error location and tests. */
+uint8_t rk_gf_mul(uint8_t a, uint8_t b);
+uint8_t rk_gf_inv(uint8_t a);          /* a != 0 */
+uint8_t rk_gf_exp(unsigned i);         /* g^i, i taken mod 255 */
+int     rk_gf_log(uint8_t a);          /* -1 for 0 */
+
+#endif

@@ -1,0 +1,49 @@
+/* rk_vol.h: the stripe engine: the volume of an array over its members.
+ *
+ * Reads any byte range, reconstructing from parity or mirrors when a member
+ * is missing or a read fails; writes any byte range as full-stripe writes
+ * where it can and otherwise the cheaper of read-modify-write and
+ * reconstruct-write, also degraded.  Member I/O is issued in parallel in
+ * large requests; memory is bounded by a few stripes.
+ */
+#ifndef RK_VOL_H
+#define RK_VOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_dev.h"
+#include "rk_err.h"
+#include "rk_geom.h"
+
+typedef struct rk_vol rk_vol;
+
+/* Opens a volume: DEVS has g->nroles entries (NULL = missing role),
+ * DATA_OFFSET the data area start on each member (bytes).  The devices stay
+ * owned by the caller.  Fails with RK_E_TOOFEW when more roles are missing
+ * than the level tolerates. */
+rk_err rk_vol_open(rk_vol **out, const struct rk_geom *g, rk_dev *const *devs,
+                   const uint64_t *data_offset);
+void   rk_vol_close(rk_vol *v);
+
+uint64_t rk_vol_size(const rk_vol *v);
+const struct rk_geom *rk_vol_geom(const rk_vol *v);
+
+rk_err rk_vol_read(rk_vol *v, void *buf, size_t len, uint64_t off);
+rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off);
+rk_err rk_vol_flush(rk_vol *v);
+
+/* Called when a member fails during I/O (the engine stops using it and
+ * carries on degraded where redundancy allows); the owner records it in
+ * the superblocks.  Called from the thread that issued the I/O. */
+typedef void (*rk_vol_fail_fn)(void *ctx, uint32_t role, rk_err why);
+void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx);
+/* Bit mask style query: 1 if ROLE is missing or failed. */
+int  rk_vol_role_down(const rk_vol *v, uint32_t role);
+
+/* Makes redundancy consistent for stripes [first, first+count): recomputes
+ * P/Q or copies mirrors from the first data copy.  PROGRESS (may be NULL) is
+ * called with stripes done. */
+rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
+                     void (*progress)(void *ctx, uint64_t done), void *ctx);
+
+#endif

@@ -47,10 +47,14 @@ rk_err rk_dev_mem(rk_dev **out, const char *name, uint64_t size);
 /* The memory behind a mem device (NULL for other backends); for tests. */
 uint8_t *rk_dev_mem_data(rk_dev *d);
 
-/* Generic constructor for backends: takes ownership of priv (freed by ops->close). */
+/* Generic constructor for backends: takes ownership of priv (freed by
+ * ops->close, also when rk_dev_new fails).  SECTOR must be a power of two in
+ * [512, 65536]. */
 rk_err rk_dev_new(rk_dev **out, const struct rk_dev_ops *ops, void *priv,
                   const char *path, uint64_t size, uint32_t sector, int writable);
 void  *rk_dev_priv(const rk_dev *d);
+/* Whether D was made with OPS (how a backend recognises its own devices). */
+int    rk_dev_has_ops(const rk_dev *d, const struct rk_dev_ops *ops);
 
 rk_err rk_dev_pread(rk_dev *d, void *buf, size_t len, uint64_t off);
 rk_err rk_dev_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off);
@@ -67,6 +71,9 @@ int         rk_dev_is_blockdev(const rk_dev *d);
 /* Identity of the underlying object (st_dev, st_ino; st_rdev for block
  * devices) so the same file given twice is recognised; 0 when unknown. */
 int         rk_dev_identity(const rk_dev *d, dev_t *devno, ino_t *ino);
+/* For backends: records the identity (and whether it is a block device, which
+ * rk_dev_new otherwise infers from ops->name == "blockdev"). */
+void        rk_dev_set_identity(rk_dev *d, dev_t devno, ino_t ino, int blockdev);
 
 /* ---- fault injection (dev_fault.c) ----
  * A plan is shared by the wrapped devices of one array, so that write
@@ -81,7 +88,9 @@ enum rk_fault_model {
 	RK_FAULT_POWER_CUT,   /* power cut at write #n: see rk_fault_crash() */
 	RK_FAULT_KILL,        /* process kill at write #n: writes before n survive, n and later never happen */
 	RK_FAULT_PULL,        /* member `member` fails every I/O from its own I/O #n on (cable pull) */
-	RK_FAULT_READ_ERROR,  /* reads of member `member` touching [off, off+len) fail with RK_E_IO */
+	RK_FAULT_READ_ERROR,  /* reads of member `member` touching [off, off+len) fail with RK_E_IO;
+	                         a write over part of the range heals that part (as a
+	                         drive remaps a bad sector on write) */
 };
 
 struct rk_fault_spec {
@@ -93,10 +102,18 @@ struct rk_fault_spec {
 };
 
 rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spec);
+/* Drops the creator's reference: the plan lives on until its last wrapped
+ * device is closed too, so the order of plan_free and rk_dev_close is free. */
 void   rk_fault_plan_free(rk_fault_plan *p);
-/* Wraps LOWER (ownership taken) as member number MEMBER of plan P. */
+/* Wraps LOWER (ownership taken, also on failure) as member number MEMBER
+ * (>= 0, once per plan) of plan P.  The wrapper has LOWER's path, size,
+ * sector size, writability and identity.  Closing it closes LOWER, except for
+ * POWER_CUT before rk_fault_crash(): then LOWER stays open in the plan (so the
+ * crash can still be applied) until the plan is gone. */
 rk_err rk_dev_fault(rk_dev **out, rk_dev *lower, rk_fault_plan *p, int member);
-/* Whether the plan's fault has fired. */
+/* The lower device of MEMBER while it is open (NULL otherwise); for tests. */
+rk_dev *rk_fault_lower(rk_fault_plan *p, int member);
+/* Whether the plan's fault has fired (the write, I/O or read it names was reached). */
 int    rk_fault_fired(const rk_fault_plan *p);
 /* Writes issued so far across the plan (to enumerate fault points: run once
  * with RK_FAULT_NONE and read the count). */
@@ -104,7 +121,13 @@ uint64_t rk_fault_writes(const rk_fault_plan *p);
 /* For POWER_CUT: applies the post-crash state to the lower devices: writes
  * before the last completed flush persist, later ones persist as a seeded
  * subset, write #n torn at sector granularity.  Call after the tool stops;
- * until then writes are buffered in the plan and reads see them. */
+ * until then writes are buffered in the plan and reads see them.
+ * Flushes are per member (a flush of member m makes m's earlier writes
+ * durable, as a disk cache flush does).  Write #n fails with RK_E_FAULT and
+ * every I/O after it too: the process is dead.  If the tool never reached
+ * write #n the cut happens at the call.  After the call every I/O through
+ * the plan fails.  A no-op (RK_OK) for the other models, whose writes reach
+ * the lower devices directly. */
 rk_err rk_fault_crash(rk_fault_plan *p);
 
 #endif

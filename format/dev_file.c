@@ -1,0 +1,277 @@
+/* dev_file.c: regular files and block devices.
+ *
+ * Read-only by default (forensic images stay intact).  Writers are
+ * exclusive: O_EXCL on block devices (fails while mounted or claimed by md or
+ * another O_EXCL opener), flock(LOCK_EX|LOCK_NB) on image files. */
+#include "rk_dev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct file_priv {
+	int fd;
+};
+
+static int fd_of(rk_dev *d)
+{
+	return ((struct file_priv *)rk_dev_priv(d))->fd;
+}
+
+static rk_err file_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	int fd = fd_of(d);
+
+	while (len > 0) {
+		/* Bounded chunks keep each syscall's count within ssize_t. */
+		size_t n = len > (1u << 30) ? (1u << 30) : len;
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return rk_fail(RK_E_IO, "%s: read error at offset %llu: %s",
+			               rk_dev_path(d), (unsigned long long)off, strerror(errno));
+		}
+		if (r == 0)
+			return rk_fail(RK_E_RANGE, "%s: unexpected end of data at offset %llu (device shrank?)",
+			               rk_dev_path(d), (unsigned long long)off);
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return RK_OK;
+}
+
+static rk_err file_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	int fd = fd_of(d);
+
+	while (len > 0) {
+		size_t n = len > (1u << 30) ? (1u << 30) : len;
+		ssize_t r = pwrite(fd, p, n, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return rk_fail(RK_E_IO, "%s: write error at offset %llu: %s",
+			               rk_dev_path(d), (unsigned long long)off, strerror(errno));
+		}
+		if (r == 0)
+			return rk_fail(RK_E_IO, "%s: write error at offset %llu: no progress",
+			               rk_dev_path(d), (unsigned long long)off);
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return RK_OK;
+}
+
+static rk_err file_flush(rk_dev *d)
+{
+	while (fdatasync(fd_of(d)) != 0) {
+		if (errno == EINTR)
+			continue;
+		return rk_fail(RK_E_IO, "%s: flush failed: %s", rk_dev_path(d), strerror(errno));
+	}
+	return RK_OK;
+}
+
+static void file_close(rk_dev *d)
+{
+	struct file_priv *fp = rk_dev_priv(d);
+	if (!fp)
+		return;
+	if (fp->fd >= 0)
+		close(fp->fd);	/* also drops the flock */
+	free(fp);
+}
+
+static const struct rk_dev_ops file_ops = {
+	.name = "file", .pread = file_pread, .pwrite = file_pwrite,
+	.flush = file_flush, .close = file_close,
+};
+static const struct rk_dev_ops blk_ops = {
+	.name = "blockdev", .pread = file_pread, .pwrite = file_pwrite,
+	.flush = file_flush, .close = file_close,
+};
+
+/* Wraps an open fd (ownership taken) after checking what it is. */
+static rk_err wrap_fd(rk_dev **out, int fd, const char *path, int writable)
+{
+	struct stat st;
+	struct file_priv *fp;
+	uint64_t size;
+	uint32_t sector = 512;
+	rk_err e;
+
+	if (fstat(fd, &st) != 0) {
+		int err = errno;
+		close(fd);
+		return rk_fail(RK_E_OPEN, "%s: cannot stat: %s", path, strerror(err));
+	}
+	if (S_ISBLK(st.st_mode)) {
+		int ssz = 0;
+		if (ioctl(fd, BLKGETSIZE64, &size) != 0) {
+			int err = errno;
+			close(fd);
+			return rk_fail(RK_E_OPEN, "%s: cannot read the block device size: %s", path, strerror(err));
+		}
+		if (ioctl(fd, BLKSSZGET, &ssz) != 0) {
+			int err = errno;
+			close(fd);
+			return rk_fail(RK_E_OPEN, "%s: cannot read the logical sector size: %s", path, strerror(err));
+		}
+		if (ssz < 512 || ssz > 65536 || (ssz & (ssz - 1))) {
+			close(fd);
+			return rk_fail(RK_E_OPEN, "%s: unusable logical sector size %d", path, ssz);
+		}
+		sector = (uint32_t)ssz;
+	} else if (S_ISREG(st.st_mode)) {
+		if (st.st_size < 0) {
+			close(fd);
+			return rk_fail(RK_E_OPEN, "%s: negative file size", path);
+		}
+		size = (uint64_t)st.st_size;
+	} else {
+		close(fd);
+		return rk_fail(RK_E_OPEN, "%s: not a regular file or block device", path);
+	}
+	if (size > (uint64_t)INT64_MAX) {
+		close(fd);
+		return rk_fail(RK_E_RANGE, "%s: size %llu too large", path, (unsigned long long)size);
+	}
+
+	fp = malloc(sizeof *fp);
+	if (!fp) {
+		close(fd);
+		return rk_fail(RK_E_NOMEM, "%s: out of memory", path);
+	}
+	fp->fd = fd;
+	e = rk_dev_new(out, S_ISBLK(st.st_mode) ? &blk_ops : &file_ops, fp, path, size, sector, writable);
+	if (e)
+		return e;	/* fp and fd were freed by file_close */
+	if (S_ISBLK(st.st_mode))
+		rk_dev_set_identity(*out, st.st_rdev, 0, 1);
+	else
+		rk_dev_set_identity(*out, st.st_dev, st.st_ino, 0);
+	return RK_OK;
+}
+
+/* An exclusive non-blocking flock for a writer of an image file. */
+static rk_err lock_file(int fd, const char *path)
+{
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EWOULDBLOCK)
+			return rk_fail(RK_E_BUSY, "%s: in use: locked by another writer", path);
+		return rk_fail(RK_E_BUSY, "%s: cannot lock: %s", path, strerror(errno));
+	}
+	return RK_OK;
+}
+
+rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)
+{
+	struct stat st;
+	int oflags, fd, rdwr = (flags & RK_DEV_RDWR) != 0, isblk = 0;
+	rk_err e;
+
+	if (out)
+		*out = NULL;
+	if (!out || !path || !*path)
+		return rk_fail(RK_E_INVAL, "no device path given");
+	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT))
+		return rk_fail(RK_E_INVAL, "%s: unknown open flags 0x%x", path, flags);
+	if ((flags & RK_DEV_CREATE) && !rdwr)
+		return rk_fail(RK_E_INVAL, "%s: creating a file needs read-write access", path);
+
+	/* O_EXCL means "exclusive claim" only for block devices, so look first;
+	 * the fstat after open re-checks what was actually opened. */
+	if (stat(path, &st) == 0) {
+		isblk = S_ISBLK(st.st_mode);
+		if (!isblk && !S_ISREG(st.st_mode))
+			return rk_fail(RK_E_OPEN, "%s: not a regular file or block device", path);
+	} else if (errno != ENOENT || !(flags & RK_DEV_CREATE)) {
+		return rk_fail(RK_E_OPEN, "%s: cannot open: %s", path, strerror(errno));
+	}
+
+	/* O_NONBLOCK: a FIFO swapped in after the stat must not hang the open. */
+	oflags = (rdwr ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	if (rdwr && isblk)
+		oflags |= O_EXCL;
+	if (flags & RK_DEV_CREATE)
+		oflags |= O_CREAT;
+	if (flags & RK_DEV_DIRECT)
+		oflags |= O_DIRECT;
+	fd = open(path, oflags, 0644);
+	if (fd < 0 && errno == EINVAL && (flags & RK_DEV_DIRECT))
+		fd = open(path, oflags & ~O_DIRECT, 0644);	/* file system without O_DIRECT */
+	if (fd < 0) {
+		if (errno == EBUSY)
+			return rk_fail(RK_E_BUSY, "%s: in use (mounted, part of an array or opened exclusively)", path);
+		return rk_fail(RK_E_OPEN, "%s: cannot open: %s", path, strerror(errno));
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+		int err = errno;
+		close(fd);
+		return rk_fail(RK_E_OPEN, "%s: cannot open: %s", path, strerror(err));
+	}
+	if (fstat(fd, &st) != 0) {
+		int err = errno;
+		close(fd);
+		return rk_fail(RK_E_OPEN, "%s: cannot stat: %s", path, strerror(err));
+	}
+	if (rdwr && S_ISREG(st.st_mode) && (e = lock_file(fd, path))) {
+		close(fd);
+		return e;
+	}
+	if (rdwr && S_ISBLK(st.st_mode) && !isblk) {
+		/* Became a block device between stat and open: not claimed exclusively. */
+		close(fd);
+		return rk_fail(RK_E_BUSY, "%s: changed while being opened", path);
+	}
+	return wrap_fd(out, fd, path, rdwr);
+}
+
+rk_err rk_dev_create(rk_dev **out, const char *path, uint64_t size)
+{
+	int fd;
+	rk_err e;
+
+	if (out)
+		*out = NULL;
+	if (!out || !path || !*path)
+		return rk_fail(RK_E_INVAL, "no device path given");
+	if (size > (uint64_t)INT64_MAX)
+		return rk_fail(RK_E_RANGE, "%s: size %llu too large", path, (unsigned long long)size);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return rk_fail(RK_E_EXISTS, "%s: cannot create: %s", path, strerror(errno));
+		return rk_fail(RK_E_OPEN, "%s: cannot create: %s", path, strerror(errno));
+	}
+	if ((e = lock_file(fd, path)))
+		goto undo;
+	while (ftruncate(fd, (off_t)size) != 0) {
+		if (errno == EINTR)
+			continue;
+		e = rk_fail(RK_E_IO, "%s: cannot set size to %llu: %s", path,
+		            (unsigned long long)size, strerror(errno));
+		goto undo;
+	}
+	return wrap_fd(out, fd, path, 1);
+undo:
+	/* We made the file: do not leave a half-made one behind. */
+	unlink(path);
+	close(fd);
+	return e;
+}

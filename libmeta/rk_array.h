@@ -1,0 +1,95 @@
+/* rk_array.h: an assembled array: the members discovery chose, opened, as a
+ * volume, with the superblock bookkeeping that writing needs.
+ *
+ * Read-only (the default) opens every active member O_RDONLY and never
+ * writes a byte.  Read-write (RK_ARRAY_RDWR) opens them exclusively and, on
+ * the first write, runs the write protocol of spec/format.md:
+ *
+ *   1. dirty:  events+1, array_state ACTIVE, every absent or failed role
+ *              marked FAULTY in the role table, superblocks written to every
+ *              live member (each rk_sb_write: backup, flush, primary, flush);
+ *   2. data:   volume writes through the stripe engine (also degraded);
+ *   3. clean:  (rk_array_close) data flushed, then events+1, array_state
+ *              CLEAN, superblocks written again.
+ *
+ * A member that fails during I/O is recorded FAULTY (events+1) on the others
+ * as soon as the volume call that met the failure returns.  A member left
+ * out at assembly therefore has fewer events than the rest and is reported
+ * stale if it comes back.  All superblock updates go through one function
+ * (array.c: array_commit) so the crash-safety work builds on one place.
+ */
+#ifndef RK_ARRAY_H
+#define RK_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_dev.h"
+#include "rk_discover.h"
+#include "rk_err.h"
+#include "rk_geom.h"
+#include "rk_vol.h"
+
+typedef struct rk_array rk_array;
+
+#define RK_ARRAY_RDONLY RK_DEV_RDONLY
+#define RK_ARRAY_RDWR   RK_DEV_RDWR
+
+/* Opens the array INFO describes (a discovery result; copied, so INFO may be
+ * freed afterwards).  Only roles with cls ACTIVE and a path are opened; the
+ * rest are missing.  Each member's superblock is read again and must still
+ * match what discovery saw (array and member UUID, events), or RK_E_CONFLICT.
+ * Errors: RK_E_TOOFEW (more roles absent than the level tolerates, message
+ * lists them), RK_E_CONFLICT (state conflict), RK_E_NOTSUP (reshape in
+ * progress), RK_E_CORRUPT (geometry inconsistent), RK_E_OPEN/RK_E_BUSY.
+ * FLAGS: RK_ARRAY_RDONLY or RK_ARRAY_RDWR. */
+rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned flags);
+
+/* Opens an array over devices the caller already opened (tests, other
+ * backends): DEVS[r] serves role r (NULL = missing), SBS[r] its superblock
+ * (NULL for missing roles), TEMPLATE the freshest superblock.  The devices
+ * stay owned by the caller and must outlive the array; RDWR requires them
+ * writable.  No re-read check is made. */
+rk_err rk_array_open_devs(rk_array **out, const struct rk_sb *tmpl, rk_dev *const *devs,
+                          const struct rk_sb *const *sbs, unsigned flags);
+
+/* The volume (owned by the array).  Writes made directly through it bypass
+ * step 1 above: call rk_array_begin_write() first, or use rk_array_write(). */
+rk_vol *rk_array_vol(rk_array *a);
+
+/* Bytes the array presents (the superblock's volume_size). */
+uint64_t rk_array_size(const rk_array *a);
+/* The event counter as last written (or read, before any write). */
+uint64_t rk_array_events(const rk_array *a);
+/* 1 when ROLE is missing or has failed since open. */
+int rk_array_role_down(const rk_array *a, uint32_t role);
+/* Roles that failed during I/O since open (not counting those missing at
+ * open), and for one role the sentence saying why ("" when it did not). */
+uint32_t rk_array_nfailed(const rk_array *a);
+const char *rk_array_fail_reason(const rk_array *a, uint32_t role);
+/* 1 when the superblock said ACTIVE at open (unclean shutdown: parity may
+ * lag the data, so reconstructed reads of an unclean degraded array may be
+ * wrong where a write was in flight). */
+int rk_array_was_unclean(const rk_array *a);
+
+/* Reads LEN bytes at volume offset OFF (bounds-checked against
+ * rk_array_size; reconstructs through the engine).  A member failing here is
+ * recorded (in the superblocks when open read-write). */
+rk_err rk_array_read(rk_array *a, void *buf, size_t len, uint64_t off);
+
+/* Writes LEN bytes at OFF, running step 1 first when not done yet.
+ * RK_E_READONLY on an array opened read-only. */
+rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off);
+
+/* Step 1 alone (idempotent): marks the array open for writing on every
+ * live member before any data is written. */
+rk_err rk_array_begin_write(rk_array *a);
+
+/* Flushes data to every live member (durable). */
+rk_err rk_array_flush(rk_array *a);
+
+/* Step 3 when the array was written, then closes the members and frees.
+ * Returns the first error met (the array is freed regardless); NULL is
+ * allowed. */
+rk_err rk_array_close(rk_array *a);
+
+#endif

@@ -13,12 +13,17 @@
  * For xor_gen data is ptrs[0 .. disks-2] and P is ptrs[disks-1].
  * BYTES may be any length and the buffers any alignment; kernels are
  * fastest with 64-byte aligned buffers and lengths that are multiples of 64.
+ * DISKS is at most RK_PARITY_MAX_DISKS (255 data blocks + P + Q: g^i must
+ * stay distinct for Q to be decodable).  Output buffers must not overlap
+ * inputs; a kernel never reads the contents of the blocks it recovers.
  */
 #ifndef RK_PARITY_H
 #define RK_PARITY_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define RK_PARITY_MAX_DISKS 257
 
 struct rk_parity_algo {
 	const char *name;
@@ -38,12 +43,25 @@ struct rk_parity_algo {
 	void (*rec_datap)(int disks, size_t bytes, int faila, void **ptrs);
 };
 
-/* The variant in use (chosen once, thread-safe). */
+/* The variant in use (chosen once, thread-safe): rk_parity_select() of the
+ * environment variable RK_PARITY. */
 const struct rk_parity_algo *rk_parity(void);
+/* The variant RK_PARITY=NAME selects: NULL or "" gives the valid variant of
+ * highest priority; an unknown name, or one this CPU cannot run, prints a
+ * line saying so on stderr and gives the best valid variant.  Never NULL. */
+const struct rk_parity_algo *rk_parity_select(const char *name);
 /* All compiled variants, NULL-terminated, reference first. */
 const struct rk_parity_algo *const *rk_parity_algos(void);
 const struct rk_parity_algo *rk_parity_find(const char *name);
 extern const struct rk_parity_algo rk_parity_ref;
+
+/* Recovers any one or two lost blocks of a RAID-6 stripe in place with
+ * rk_parity(): FAILA < FAILB are indexes into ptrs (data 0..disks-3, P
+ * disks-2, Q disks-1); FAILB = -1 when only FAILA is lost.  Data+data and
+ * data+P use the kernels; data+Q rebuilds the data from P then Q; P and/or
+ * Q alone are regenerated from the data (a lone lost P or Q leaves the
+ * other parity block unchanged).  disks >= 3 (>= 4 for two lost data). */
+void rk_parity_recover(int disks, size_t bytes, int faila, int failb, void **ptrs);
 
 /* GF(2^8) arithmetic (0x11d), for scrub's error location and tests. */
 uint8_t rk_gf_mul(uint8_t a, uint8_t b);

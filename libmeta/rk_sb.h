@@ -58,10 +58,21 @@ enum rk_role_state {
 #define RK_FEAT_INCOMPAT_RESHAPE 0x2ull  /* reshape fields valid: reshape in progress */
 #define RK_FEAT_INCOMPAT_SUPP   (RK_FEAT_INCOMPAT_JOURNAL | RK_FEAT_INCOMPAT_RESHAPE)
 
+/* reshape_flags bits (with RK_FEAT_INCOMPAT_RESHAPE). */
+#define RK_RESHAPE_BACKWARDS    0x1u  /* data moves from the end down: reshape_pos counts from the volume end */
+#define RK_RESHAPE_FLAGS_SUPP   RK_RESHAPE_BACKWARDS
+
+/* The header's reserved tail: bytes [RK_SB_RESERVED_OFF, RK_SB_HEADER_SIZE).
+ * Writers zero it.  A reader refuses non-zero reserved bytes unless the copy
+ * carries compat/ro_compat bits it does not know (a newer writer's fields);
+ * then they are kept in rk_sb.reserved so a re-encode is identical. */
+#define RK_SB_RESERVED_OFF  276u
+#define RK_SB_RESERVED_LEN  (RK_SB_HEADER_SIZE - RK_SB_RESERVED_OFF)
+
 struct rk_role {
 	uint8_t  member_uuid[16];
 	uint32_t state;          /* enum rk_role_state */
-	uint32_t flags;          /* reserved, 0 */
+	uint32_t flags;          /* reserved, 0 (kept as read, see RK_SB_RESERVED_OFF) */
 	uint64_t checkpoint;     /* REBUILDING: data-area bytes rebuilt so far */
 };
 
@@ -101,9 +112,19 @@ struct rk_sb {
 	uint32_t reshape_flags;
 	/* scrub resume point (volume byte; 0 = none) */
 	uint64_t scrub_pos;
+	uint8_t  reserved[RK_SB_RESERVED_LEN];  /* zero unless unknown compat bits (see above) */
 	struct rk_role roles[RK_SB_MAX_ROLES];
 };
 #define RK_ROLE_NONE 0xFFFFFFFFu
+
+/* Chunk limits for striped levels (0, 4, 5, 6, 10): a power of two in
+ * [RK_CHUNK_MIN, RK_CHUNK_MAX].  Linear and RAID-1 have no stripe unit:
+ * their chunk must be 0. */
+#define RK_CHUNK_MIN  4096u
+#define RK_CHUNK_MAX  (16u * 1024u * 1024u)
+/* The first byte after the primary copy's area: the earliest data_offset
+ * or journal_offset. */
+#define RK_SB_PRIMARY_END  (RK_SB_PRIMARY_OFF + RK_SB_AREA)
 
 /* Decodes one copy from BUF (LEN bytes, at least RK_SB_HEADER_SIZE) read at
  * member byte offset AT of a device of DEV_SIZE bytes.  Checks magic,
@@ -116,14 +137,82 @@ rk_err rk_sb_decode(struct rk_sb *sb, const uint8_t *buf, size_t len, uint64_t a
  * CRC; fields are validated first, as rk_sb_decode would. */
 rk_err rk_sb_encode(const struct rk_sb *sb, uint8_t *buf, size_t len);
 
-/* Validates a native struct (what decode checks after parsing). */
+/* Validates a native struct (what decode checks after parsing): every field
+ * against every other and against DEV_SIZE, the size of the device the copy
+ * is on (0: check against sb->dev_size alone).  A device smaller than
+ * sb->dev_size is RK_E_SHORT; unknown incompat bits RK_E_FEATURE; a version
+ * other than RK_SB_VERSION RK_E_VERSION; everything else RK_E_CORRUPT with a
+ * sentence naming the field(s) and values.  The rules are listed in
+ * spec/format.md ("Validation"). */
 rk_err rk_sb_validate(const struct rk_sb *sb, uint64_t dev_size);
 
-/* Bytes needed for NENTRIES role entries, rounded to RK_SB_ALIGN. */
+/* Bytes needed for NENTRIES role entries, rounded to RK_SB_ALIGN
+ * (0 when NENTRIES > RK_SB_MAX_ROLES). */
 uint32_t rk_sb_bytes_for(uint32_t nentries);
-/* Offsets of the two copies on a device of DEV_SIZE bytes; 0 if too small. */
+/* Offsets of the two copies on a device of DEV_SIZE bytes; 0 if too small
+ * (the backup needs align_down(DEV_SIZE, 4096) - RK_SB_AREA >= RK_SB_PRIMARY_END,
+ * so that the two areas never overlap). */
 uint64_t rk_sb_primary_offset(uint64_t dev_size);
 uint64_t rk_sb_backup_offset(uint64_t dev_size);
+
+/* Checks a geometry (level, layout, chunk, nroles minimum) and computes the
+ * bytes the array presents from DATA_SIZE bytes per member:
+ *   linear          nroles * data_size
+ *   0               nroles * align_down(data_size, chunk)
+ *   1               data_size
+ *   4, 5            (nroles - 1) * align_down(data_size, chunk)
+ *   6               (nroles - 2) * align_down(data_size, chunk)
+ *   10              md's raid10_size(): chunks = data_size / chunk / far;
+ *                   align_down(chunks * nroles / near) * chunk
+ * Minimum roles: linear 1, 0 1, 1 1, 4 2, 5 2, 6 3, 10 2 (and near*far).
+ * Fails (RK_E_CORRUPT, a sentence naming the field and its value) on an
+ * unknown level or layout, a bad chunk, too few roles, a zero result or
+ * overflow.  This is the one place that computes volume_size. */
+rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_t nroles,
+                         uint64_t data_size, uint64_t *volume_size);
+/* Minimum roles of LEVEL (0 for an unknown level). */
+uint32_t rk_sb_min_roles(int32_t level);
+
+/* The largest data_size that fits a device of DEV_SIZE bytes with the data
+ * area at DATA_OFFSET, rounded down to CHUNK (when non-zero) and to 4096;
+ * 0 when nothing fits. */
+uint64_t rk_sb_max_data_size(uint64_t dev_size, uint64_t data_offset, uint64_t chunk);
+
+/* A fresh array's superblock (for mkraid). */
+struct rk_sb_params {
+	const uint8_t *array_uuid;   /* NULL: generate one */
+	const char *name;            /* NULL or "": no name; at most RK_SB_NAME_LEN bytes of UTF-8 */
+	int32_t  level;
+	uint32_t layout;
+	uint64_t chunk;              /* 0 for linear / RAID-1 */
+	uint32_t nroles;
+	const unsigned char *missing;/* NULL, or nroles flags: non-zero = role created missing (EMPTY) */
+	uint64_t data_offset;        /* 0: RK_DATA_OFFSET_DEFAULT */
+	uint64_t data_size;          /* bytes per member (the caller takes the minimum over members) */
+};
+/* Fills SB (zeroing it first) for a new array: version, sb_bytes, a role
+ * table of nroles entries each with a fresh member UUID (uuid_generate) and
+ * state ACTIVE (EMPTY with a nil UUID for missing roles), ctime = utime =
+ * now, events 0, state clean, volume_size computed.  The member fields
+ * (member_uuid, this_role, dev_size, sb_offset) are left for
+ * rk_sb_set_member().  Fails on a geometry rk_sb_volume_size() refuses or
+ * an invalid name. */
+rk_err rk_sb_init(struct rk_sb *sb, const struct rk_sb_params *p);
+/* Makes SB the superblock of the member serving ROLE on a device of
+ * DEV_SIZE bytes (member_uuid from the role table, this_role, dev_size,
+ * sb_offset = primary) and validates the result. */
+rk_err rk_sb_set_member(struct rk_sb *sb, uint32_t role, uint64_t dev_size);
+
+/* Names for reports: "empty", "active", "faulty", "rebuilding", "spare"
+ * ("unknown" otherwise); "clean", "active". */
+const char *rk_role_state_name(uint32_t state);
+const char *rk_array_state_name(uint32_t state);
+/* Feature bits as words ("journal,reshape", unknown ones as "0x..."),
+ * "none" when MASK is 0; returns BUF. */
+const char *rk_sb_feature_names(int kind, uint64_t mask, char *buf, size_t len);
+#define RK_FEAT_KIND_COMPAT    0
+#define RK_FEAT_KIND_RO_COMPAT 1
+#define RK_FEAT_KIND_INCOMPAT  2
 
 /* ---- both copies on a member (sbio.c) ---- */
 enum rk_copy_status { RK_COPY_OK = 0, RK_COPY_ABSENT, RK_COPY_BAD };
@@ -141,11 +230,21 @@ struct rk_sb_read {
 };
 /* Reads and decodes both copies; chooses the valid copy with the higher
  * events (primary on a tie, and a mismatch between equal-event copies is
- * noted in why).  Returns RK_E_NOSB when neither copy is valid. */
+ * noted in why).  The backup is looked for at rk_sb_backup_offset() of the
+ * device size; when nothing valid is there and a valid primary records a
+ * smaller dev_size (the image grew), also at the backup offset of that size.
+ * OUT is always initialised (free it with rk_sb_read_free).  Returns RK_OK
+ * when a copy was chosen, RK_E_NOSB when neither copy is valid (the detail
+ * names both copies' faults), RK_E_NOMEM. */
 rk_err rk_sb_read(rk_dev *d, struct rk_sb_read *out);
 void   rk_sb_read_free(struct rk_sb_read *r);
-/* Writes SB to both copies in the crash-safe order of spec/format.md:
- * backup, flush, primary, flush. */
+/* Writes SB to both copies in the crash-safe order of spec/format.md: the
+ * copy that is not currently trusted first (the backup when both are good),
+ * flush, then the other, flush; each copy's whole RK_SB_AREA is written
+ * (zero-padded).  sb->sb_offset is ignored (set per copy); sb->dev_size 0
+ * means the device size, else it must not exceed it.  Refuses unknown
+ * ro_compat bits (RK_E_FEATURE) and anything rk_sb_validate refuses.
+ * The caller bumps events so that readers prefer the new copies. */
 rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb);
 
 #endif

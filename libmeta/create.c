@@ -34,6 +34,7 @@ struct row_run {             /* chunk rows [first, first+count) of the data area
 struct rk_creator {
 	struct rk_create_plan plan;
 	struct rk_geom g;
+	struct rk_sb *tmpl;      /* the array's superblock; members differ in member fields */
 	rk_dev **devs;           /* nroles; NULL for missing or not yet created */
 	char **wipe;             /* per role: path to wipe (force over a signature), or NULL */
 	int from_fd;
@@ -267,7 +268,7 @@ rk_err rk_create_range_is_zero(const char *path, uint64_t off, uint64_t len,
 	struct zero_ctx z = {0, 0};
 	if (!path || !is_zero)
 		return rk_fail(RK_E_INVAL, "rk_create_range_is_zero: no path");
-	rk_err e = scan_nonzero(path, off, off, len, UINT64_MAX / 2, zero_mark, &z, 1, scanned, NULL, NULL);
+	rk_err e = scan_nonzero(path, off, off, len, 1ull << 40, zero_mark, &z, 1, scanned, NULL, NULL);
 	if (e)
 		return e;
 	*is_zero = !z.found;
@@ -366,6 +367,7 @@ void rk_create_free(rk_creator *c)
 	}
 	free(c->devs);
 	free(c->wipe);
+	free(c->tmpl);
 	if (c->from_fd >= 0)
 		close(c->from_fd);
 	free(c->from);
@@ -394,7 +396,7 @@ static rk_err check_opts(const struct rk_create_opts *o, uint64_t *chunk, uint32
 		return rk_fail(RK_E_INVAL, "no members given");
 	if (o->nmembers > RK_SB_MAX_ROLES)
 		return rk_fail(RK_E_INVAL, "%u members: at most %u are possible", o->nmembers, RK_SB_MAX_ROLES);
-	uint32_t minr = rk_level_min_roles(o->level);
+	uint32_t minr = rk_sb_min_roles(o->level);
 	if (o->nmembers < minr)
 		return rk_fail(RK_E_INVAL, "level %s needs at least %u members, %u given",
 		               rk_level_name(o->level), minr, o->nmembers);
@@ -404,13 +406,10 @@ static rk_err check_opts(const struct rk_create_opts *o, uint64_t *chunk, uint32
 }
 
 /* Usable data bytes on a member of DEV_SIZE: from the data offset to the
- * backup superblock copy; 0 when there is none. */
+ * backup superblock copy, in whole 4 KiB blocks; 0 when there is none. */
 static uint64_t usable_of(uint64_t dev_size)
 {
-	uint64_t b = rk_sb_backup_offset(dev_size);
-	if (b == 0 || b <= RK_DATA_OFFSET_DEFAULT)
-		return 0;
-	return b - RK_DATA_OFFSET_DEFAULT;
+	return rk_sb_max_data_size(dev_size, RK_DATA_OFFSET_DEFAULT, 0);
 }
 
 /* Opens member I (present path) and records what is needed. */
@@ -490,7 +489,15 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 	}
 	p->level = o->level;
 	p->layout = layout;
+	/* Linear and RAID-1 have no stripe unit (the superblock records 0). */
+	if (o->level == RK_LEVEL_LINEAR || o->level == 1) {
+		if (o->chunk)
+			note(p, "-c %llu ignored: level %s has no stripe unit", (unsigned long long)o->chunk,
+			     rk_level_name(o->level));
+		chunk = 0;
+	}
 	p->chunk = chunk;
+	uint64_t unit = chunk ? chunk : RK_SB_ALIGN;    /* data_size granularity */
 	snprintf(p->name, sizeof p->name, "%s", o->name ? o->name : "");
 	p->data_offset = RK_DATA_OFFSET_DEFAULT;
 	p->ctime = (uint64_t)time(NULL);
@@ -535,7 +542,6 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 				}
 			}
 		}
-		uuid_generate(m->uuid);
 	}
 	if (present == 0) {
 		rk_create_free(c);
@@ -549,8 +555,8 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 		if (!m->path)
 			continue;
 		uint64_t u = usable_of(m->dev_size);
-		uint64_t need = RK_DATA_OFFSET_DEFAULT + chunk + RK_SB_AREA + RK_SB_ALIGN;
-		if (u < chunk) {
+		uint64_t need = RK_DATA_OFFSET_DEFAULT + unit + RK_SB_AREA + RK_SB_ALIGN;
+		if (u < unit) {
 			rk_create_free(c);
 			return rk_fail(RK_E_SHORT, "%s: too small (%s); a member needs at least %s", m->path,
 			               size_words(m->dev_size, b1, sizeof b1), size_words(need, b2, sizeof b2));
@@ -577,13 +583,13 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 		}
 		dsize = o->size;
 	}
-	dsize -= dsize % chunk;
-	if (dsize < chunk) {
+	dsize -= dsize % unit;
+	if (dsize < unit) {
 		rk_create_free(c);
 		return rk_fail(RK_E_RANGE, "--size %llu: less than one chunk (%llu bytes)",
-		               (unsigned long long)o->size, (unsigned long long)chunk);
+		               (unsigned long long)o->size, (unsigned long long)unit);
 	}
-	if (umax - umin >= chunk)
+	if (umax - umin >= unit)
 		note(p, "members differ in size: %s has %s usable, %s has %s; using %s of each",
 		     p->members[p->usable_min_role].path, size_words(umin, b1, sizeof b1),
 		     p->members[p->usable_max_role].path, size_words(umax, b2, sizeof b2),
@@ -603,8 +609,39 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 		rk_create_free(c);
 		return r;
 	}
-	p->data_size = c->g.member_size;
-	p->volume_size = c->g.volume_size;
+	/* The superblock every member gets (member fields set at commit). */
+	unsigned char *missing = calloc(o->nmembers, 1);
+	c->tmpl = malloc(sizeof *c->tmpl);
+	if (!missing || !c->tmpl) {
+		free(missing);
+		rk_create_free(c);
+		return rk_fail(RK_E_NOMEM, "no memory");
+	}
+	for (uint32_t i = 0; i < o->nmembers; i++)
+		missing[i] = !o->paths[i];
+	struct rk_sb_params sp = {
+		.array_uuid = p->array_uuid, .name = p->name, .level = o->level, .layout = layout,
+		.chunk = chunk, .nroles = o->nmembers, .missing = missing,
+		.data_offset = RK_DATA_OFFSET_DEFAULT, .data_size = c->g.member_size,
+	};
+	e = rk_sb_init(c->tmpl, &sp);
+	free(missing);
+	if (e) {
+		rk_create_free(c);
+		return e;
+	}
+	c->tmpl->events = 1;
+	c->tmpl->ctime = c->tmpl->utime = p->ctime;
+	for (uint32_t i = 0; i < o->nmembers; i++)
+		memcpy(p->members[i].uuid, c->tmpl->roles[i].member_uuid, 16);
+	p->data_size = c->tmpl->data_size;
+	p->volume_size = c->tmpl->volume_size;
+	if (p->volume_size != c->g.volume_size) {
+		rk_err r = rk_fail(RK_E_CORRUPT, "internal: the engine's volume size %llu differs from the superblock's %llu",
+		                   (unsigned long long)c->g.volume_size, (unsigned long long)p->volume_size);
+		rk_create_free(c);
+		return r;
+	}
 
 	if (o->from) {
 		int fd = open(o->from, O_RDONLY | O_CLOEXEC);
@@ -724,7 +761,7 @@ static rk_err make_consistent(rk_creator *c, rk_vol *v)
 			continue;        /* new sparse files are all zero */
 		if (mirror) {
 			struct zero_ctx z = {0, 0};
-			e = scan_nonzero(m->path, p->data_offset, p->data_offset, p->data_size, p->chunk,
+			e = scan_nonzero(m->path, p->data_offset, p->data_offset, p->data_size, 1u << 20,
 			                 zero_mark, &z, 1, &p->bytes_scanned, scan_tick, &st);
 			m->dirty = z.found;
 		} else {
@@ -820,10 +857,11 @@ static rk_err make_consistent(rk_creator *c, rk_vol *v)
 static rk_err fill_from(rk_creator *c, rk_vol *v, const char *from)
 {
 	struct rk_create_plan *p = &c->plan;
-	uint64_t sd = c->g.stripe_data ? c->g.stripe_data : p->chunk;
+	uint64_t unit = p->chunk ? p->chunk : RK_SB_ALIGN;
+	uint64_t sd = c->g.stripe_data ? c->g.stripe_data : unit;
 	uint64_t batch = sd;
 	if (batch > FILL_MAX)
-		batch = FILL_MAX - FILL_MAX % p->chunk;    /* huge stripes: whole chunks */
+		batch = FILL_MAX - FILL_MAX % unit;    /* huge stripes: whole chunks */
 	else
 		batch *= FILL_MAX / batch > 4 ? 4 : (FILL_MAX / batch ? FILL_MAX / batch : 1);
 	uint8_t *buf = malloc((size_t)batch);
@@ -859,40 +897,6 @@ static rk_err fill_from(rk_creator *c, rk_vol *v, const char *from)
 	if (!e)
 		e = rk_vol_flush(v);
 	return e;
-}
-
-/* Step 5: member I's superblock. */
-static void fill_sb(const rk_creator *c, struct rk_sb *sb, uint32_t i)
-{
-	const struct rk_create_plan *p = &c->plan;
-	memset(sb, 0, sizeof *sb);
-	sb->version = RK_SB_VERSION;
-	sb->sb_bytes = 0;            /* computed by the encoder */
-	memcpy(sb->array_uuid, p->array_uuid, 16);
-	memcpy(sb->member_uuid, p->members[i].uuid, 16);
-	memcpy(sb->name, p->name, sizeof sb->name);
-	sb->ctime = sb->utime = p->ctime;
-	sb->level = p->level;
-	sb->layout = p->layout;
-	sb->chunk = p->chunk;
-	sb->nroles = p->nroles;
-	sb->nentries = p->nroles;
-	sb->this_role = i;
-	sb->array_state = RK_ARRAY_CLEAN;
-	sb->events = 1;
-	sb->data_offset = p->data_offset;
-	sb->data_size = p->data_size;
-	sb->volume_size = p->volume_size;
-	sb->dev_size = p->members[i].dev_size;
-	sb->sb_offset = rk_sb_primary_offset(sb->dev_size);
-	for (uint32_t r = 0; r < p->nroles; r++) {
-		if (p->members[r].path) {
-			memcpy(sb->roles[r].member_uuid, p->members[r].uuid, 16);
-			sb->roles[r].state = RK_ROLE_ACTIVE;
-		} else {
-			sb->roles[r].state = RK_ROLE_EMPTY;
-		}
-	}
 }
 
 rk_err rk_create_commit(rk_creator *c)
@@ -964,8 +968,10 @@ rk_err rk_create_commit(rk_creator *c)
 	for (i = 0; i < p->nroles && !e; i++) {
 		if (!c->devs[i])
 			continue;
-		fill_sb(c, sb, i);
-		e = rk_sb_write(c->devs[i], sb);
+		memcpy(sb, c->tmpl, sizeof *sb);
+		e = rk_sb_set_member(sb, i, p->members[i].dev_size);
+		if (!e)
+			e = rk_sb_write(c->devs[i], sb);
 	}
 	for (i = 0; i < p->nroles && !e; i++)
 		if (c->devs[i])

@@ -226,7 +226,7 @@ struct rk_sb_copy {
 struct rk_sb_read {
 	struct rk_sb_copy copy[2];   /* [0] primary, [1] backup */
 	int chosen;                  /* index of the copy to trust, -1 if none */
-	char why[256];               /* reason for the choice */
+	char why[640];               /* reason for the choice */
 };
 /* Reads and decodes both copies; chooses the valid copy with the higher
  * events (primary on a tie, and a mismatch between equal-event copies is

@@ -30,9 +30,15 @@ struct rk_member {
 	char     reason[512];        /* in words: "events 5, the others have 9" */
 	uint8_t  member_uuid[16];
 	uint64_t events;
-	struct rk_sb *sb;            /* chosen copy (owned), NULL when none */
-	struct rk_sb_read rd;        /* both copies as read */
+	struct rk_sb *sb;            /* chosen copy: points into rd (freed with it), NULL when none */
+	struct rk_sb_read rd;        /* both copies as read (all zero for a missing role) */
 	char     foreign_type[64];   /* blkid TYPE for foreign metadata, else "" */
+	/* refinements (additive) */
+	int32_t  argi;               /* index in the paths given, -1 for a missing role */
+	int32_t  array_idx;          /* index into rk_discovery.arrays of the array it
+	                              * belongs to (stale, duplicate, spare), -1 if none */
+	int      has_sb;             /* 1 when a valid raidkit copy was read */
+	uint8_t  array_uuid[16];     /* valid when has_sb */
 };
 
 struct rk_array_info {
@@ -54,9 +60,17 @@ const char *rk_astate_name(int state);  /* "clean", "degraded", "failed", "confl
 struct rk_discovery {
 	uint32_t narrays;
 	struct rk_array_info *arrays;
-	uint32_t nleft;              /* paths not used by any array, with reasons */
+	uint32_t nleft;              /* paths not used by any array, with reasons, in the order given */
 	struct rk_member *left;
 };
+
+/* The array state and its explanation are derived from which roles are
+ * present: state is DEGRADED while the data stays readable (parity levels:
+ * missing <= redundancy; mirrors: every chunk keeps a copy), else FAILED.
+ * Conflict (split brain): the freshest member F marks a member Y faulty or
+ * missing, and Y marks a member on F's side faulty or missing: each side ran
+ * without the other and event counts cannot order them.  roles[] then shows
+ * F's side, the other side is in left[] as STALE, and why names both. */
 
 /* Discovers over NPATHS paths.  With UUID non-NULL, only that array is
  * assembled and members of other arrays are FOREIGN.  Returns RK_OK even when

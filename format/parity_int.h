@@ -21,6 +21,8 @@ void rk_rec2_consts(int faila, int failb, uint8_t *cp, uint8_t *cq);
 /* The 8x8 bit matrix for GF2P8AFFINEQB that multiplies a byte by C in
  * GF(2^8)/0x11d (GF2P8MULB uses 0x11b, the AES field, so it cannot). */
 uint64_t rk_gf_affine(uint8_t c);
+/* rk_gf_affine(g^i) for i = 0..254. */
+extern const uint64_t rk_gf_affine_pow2[255];
 
 /* Variants compiled in this build (parity_<isa>.c). */
 extern const struct rk_parity_algo rk_parity_ssse3;

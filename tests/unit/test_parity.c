@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "rk_parity.h"
+#include "parity_int.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -133,6 +134,19 @@ START_TEST(gf_tables)
 	}
 	ck_assert_uint_eq(x, 1);
 	ck_assert_uint_eq(rk_gf_exp(255), 1);
+	/* The GFNI matrices, applied as GF2P8AFFINEQB does (output bit i is the
+	 * parity of x AND byte 7-i), multiply in this field. */
+	for (unsigned c = 0; c < 256; c++) {
+		uint64_t m = rk_gf_affine((uint8_t)c);
+		if (c)
+			ck_assert_uint_eq(m, rk_gf_affine_pow2[rk_gf_log((uint8_t)c)]);
+		for (unsigned v = 0; v < 256; v++) {
+			unsigned r = 0;
+			for (unsigned i = 0; i < 8; i++)
+				r |= (unsigned)__builtin_parity((unsigned)(m >> (8 * (7 - i)) & 0xff) & v) << i;
+			ck_assert_uint_eq(r, slow_mul((uint8_t)c, (uint8_t)v));
+		}
+	}
 	ck_assert_uint_eq(rk_gf_exp(255 + 8), 0x1d);
 	for (unsigned a = 1; a < 256; a++) {
 		ck_assert_uint_eq(slow_mul((uint8_t)a, rk_gf_inv((uint8_t)a)), 1);

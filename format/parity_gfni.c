@@ -1,0 +1,52 @@
+/* parity_gfni.c: parity kernels on 64-byte AVX-512 vectors with GFNI.
+ * GF2P8AFFINEQB multiplies 64 bytes by any constant of GF(2^8)/0x11d in one
+ * instruction (an 8x8 bit matrix, broadcast from memory), so Q is summed as
+ * q ^= g^z * D_z with no Horner dependency chain, and the two-erasure
+ * solution costs two multiplications per vector. */
+#include <immintrin.h>
+#include "parity_int.h"
+
+typedef __m512i vec;
+#define VW 64
+#define SIMD_U 4
+#define V_HORNER 0
+#define SIMD_NAME gfni
+#define SIMD_STR "gfni"
+#define SIMD_PRIO 40
+
+static inline vec v_load(const void *p) { return _mm512_loadu_si512(p); }
+static inline void v_store(void *p, vec v) { _mm512_storeu_si512(p, v); }
+static inline vec v_xor(vec a, vec b) { return _mm512_xor_si512(a, b); }
+static inline vec v_xor3(vec a, vec b, vec c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
+static inline vec v_zero(void) { return _mm512_setzero_si512(); }
+
+static inline vec v_qstep(vec q, vec x, int z)
+{
+	if (z == 0)     /* g^0 = 1 */
+		return v_xor(q, x);
+	vec m = _mm512_set1_epi64((long long)rk_gf_affine_pow2[z]);
+	return v_xor(q, _mm512_gf2p8affine_epi64_epi8(x, m, 0));
+}
+static inline vec v_qskip(vec q, int z)
+{
+	(void)z;
+	return q;
+}
+
+typedef struct { vec m; } mulc_t;
+static inline void v_mulc_init(mulc_t *m, uint8_t c)
+{
+	m->m = _mm512_set1_epi64((long long)rk_gf_affine(c));
+}
+static inline vec v_mulc(const mulc_t *m, vec x)
+{
+	return _mm512_gf2p8affine_epi64_epi8(x, m->m, 0);
+}
+
+static int simd_valid(void)
+{
+	return __builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512bw");
+}
+
+#include "parity_simd.h"

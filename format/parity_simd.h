@@ -1,0 +1,196 @@
+/* parity_simd.h: the parity kernels written once over a vector type, and
+ * included by each SIMD variant file (parity_ssse3.c, parity_avx2.c, ...)
+ * after it has defined:
+ *
+ *   SIMD_NAME, SIMD_PRIO      suffix of the descriptor rk_parity_<NAME>, priority
+ *   vec, VW                   the vector type and its width in bytes
+ *   SIMD_U                    columns of VW bytes per unrolled step
+ *   V_HORNER                  1: Q by Horner (q = q*2 ^ D_z, from the top);
+ *                             0: q ^= g^z * D_z (v_qstep multiplies)
+ *   v_load v_store v_xor v_xor3 v_zero
+ *   v_qstep(q, x, z)          q after taking in data x of block z
+ *   v_qskip(q, z)             q after a block z that counts as zero
+ *   mulc_t, v_mulc_init(m, c), v_mulc(m, x)   multiplication by a constant
+ *   simd_valid()
+ *
+ * Every kernel walks the blocks column by column (SIMD_U vectors per block
+ * held in registers), so each input byte is read once and each output byte
+ * written once; recovery is a single pass too.  Whole vectors use unaligned
+ * loads; the last bytes (< VW) go to the reference kernels. */
+#ifndef SIMD_NAME
+#error "parity_simd.h is included by a variant file"
+#endif
+
+#include "parity_int.h"
+
+#define SIMD_CAT2(a, b) a##b
+#define SIMD_CAT(a, b) SIMD_CAT2(a, b)
+#define INL static inline __attribute__((always_inline))
+#define BLK(i) ((uint8_t *)ptrs[i] + o)
+#define UNROLL _Pragma("GCC unroll 16")
+
+INL void xor_cols(int nd, void **ptrs, size_t o, int U)
+{
+	vec p[SIMD_U];
+	UNROLL for (int u = 0; u < U; u++)
+		p[u] = v_load(BLK(0) + u * VW);
+	int z = 1;
+	for (; z + 1 < nd; z += 2)
+		UNROLL for (int u = 0; u < U; u++)
+			p[u] = v_xor3(p[u], v_load(BLK(z) + u * VW), v_load(BLK(z + 1) + u * VW));
+	if (z < nd)
+		UNROLL for (int u = 0; u < U; u++)
+			p[u] = v_xor(p[u], v_load(BLK(z) + u * VW));
+	UNROLL for (int u = 0; u < U; u++)
+		v_store(BLK(nd) + u * VW, p[u]);
+}
+
+static void s_xor_gen(int disks, size_t bytes, void **ptrs)
+{
+	size_t o = 0;
+	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
+		xor_cols(disks - 1, ptrs, o, SIMD_U);
+	for (; o + VW <= bytes; o += VW)
+		xor_cols(disks - 1, ptrs, o, 1);
+	if (o < bytes)
+		rk_ref_xor_at(disks, o, bytes - o, ptrs);
+}
+
+/* P and Q of blocks start..stop (skipping fa and fb, which count as zero)
+ * into p[] and q[]; for Horner q still lacks the factor g^start. */
+INL void pq_cols(void **ptrs, size_t o, int U, int start, int stop, int fa, int fb,
+		 vec *p, vec *q)
+{
+	UNROLL for (int u = 0; u < U; u++)
+		p[u] = q[u] = v_zero();
+	for (int z = stop; z >= start; z--) {
+		if (z == fa || z == fb) {
+			UNROLL for (int u = 0; u < U; u++)
+				q[u] = v_qskip(q[u], z);
+			continue;
+		}
+		UNROLL for (int u = 0; u < U; u++) {
+			vec x = v_load(BLK(z) + u * VW);
+			p[u] = v_xor(p[u], x);
+			q[u] = v_qstep(q[u], x, z);
+		}
+	}
+}
+
+INL void gen_cols(int nd, void **ptrs, size_t o, int U)
+{
+	vec p[SIMD_U], q[SIMD_U];
+	/* The top block starts both sums (Horner: q = D_top; else its product). */
+	UNROLL for (int u = 0; u < U; u++) {
+		vec x = v_load(BLK(nd - 1) + u * VW);
+		p[u] = x;
+		q[u] = v_qstep(v_zero(), x, nd - 1);
+	}
+	for (int z = nd - 2; z >= 0; z--)
+		UNROLL for (int u = 0; u < U; u++) {
+			vec x = v_load(BLK(z) + u * VW);
+			p[u] = v_xor(p[u], x);
+			q[u] = v_qstep(q[u], x, z);
+		}
+	UNROLL for (int u = 0; u < U; u++) {
+		v_store(BLK(nd) + u * VW, p[u]);
+		v_store(BLK(nd + 1) + u * VW, q[u]);
+	}
+}
+
+static void s_gen(int disks, size_t bytes, void **ptrs)
+{
+	size_t o = 0;
+	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
+		gen_cols(disks - 2, ptrs, o, SIMD_U);
+	for (; o + VW <= bytes; o += VW)
+		gen_cols(disks - 2, ptrs, o, 1);
+	if (o < bytes)
+		rk_ref_gen_at(disks, o, bytes - o, ptrs);
+}
+
+INL void partial_cols(int nd, int start, int stop, void **ptrs, size_t o, int U,
+		      const mulc_t *gs)
+{
+	vec p[SIMD_U], q[SIMD_U];
+	pq_cols(ptrs, o, U, start, stop, -1, -1, p, q);
+	UNROLL for (int u = 0; u < U; u++) {
+		if (V_HORNER && start)
+			q[u] = v_mulc(gs, q[u]);
+		v_store(BLK(nd) + u * VW, v_xor(p[u], v_load(BLK(nd) + u * VW)));
+		v_store(BLK(nd + 1) + u * VW, v_xor(q[u], v_load(BLK(nd + 1) + u * VW)));
+	}
+}
+
+static void s_partial(int disks, int start, int stop, size_t bytes, void **ptrs)
+{
+	mulc_t gs;
+	size_t o = 0;
+	v_mulc_init(&gs, rk_gf_exp((unsigned)start));
+	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
+		partial_cols(disks - 2, start, stop, ptrs, o, SIMD_U, &gs);
+	for (; o + VW <= bytes; o += VW)
+		partial_cols(disks - 2, start, stop, ptrs, o, 1, &gs);
+	if (o < bytes)
+		rk_ref_partial_at(disks, start, stop, o, bytes - o, ptrs);
+}
+
+INL void rec2_cols(int nd, int fa, int fb, void **ptrs, size_t o, int U,
+		   const mulc_t *mp, const mulc_t *mq)
+{
+	vec p[SIMD_U], q[SIMD_U];
+	pq_cols(ptrs, o, U, 0, nd - 1, fa, fb, p, q);
+	UNROLL for (int u = 0; u < U; u++) {
+		vec dp = v_xor(p[u], v_load(BLK(nd) + u * VW));
+		vec dq = v_xor(q[u], v_load(BLK(nd + 1) + u * VW));
+		vec dx = v_xor(v_mulc(mp, dp), v_mulc(mq, dq));
+		v_store(BLK(fa) + u * VW, dx);
+		v_store(BLK(fb) + u * VW, v_xor(dp, dx));
+	}
+}
+
+static void s_rec2(int disks, size_t bytes, int fa, int fb, void **ptrs)
+{
+	mulc_t mp, mq;
+	uint8_t cp, cq;
+	size_t o = 0;
+	rk_rec2_consts(fa, fb, &cp, &cq);
+	v_mulc_init(&mp, cp);
+	v_mulc_init(&mq, cq);
+	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
+		rec2_cols(disks - 2, fa, fb, ptrs, o, SIMD_U, &mp, &mq);
+	for (; o + VW <= bytes; o += VW)
+		rec2_cols(disks - 2, fa, fb, ptrs, o, 1, &mp, &mq);
+	if (o < bytes)
+		rk_ref_rec2_at(disks, o, bytes - o, fa, fb, ptrs);
+}
+
+INL void recp_cols(int nd, int fa, void **ptrs, size_t o, int U, const mulc_t *mx)
+{
+	vec p[SIMD_U], q[SIMD_U];
+	pq_cols(ptrs, o, U, 0, nd - 1, fa, -1, p, q);
+	UNROLL for (int u = 0; u < U; u++) {
+		vec dx = v_mulc(mx, v_xor(q[u], v_load(BLK(nd + 1) + u * VW)));
+		v_store(BLK(fa) + u * VW, dx);
+		v_store(BLK(nd) + u * VW, v_xor(p[u], dx));
+	}
+}
+
+static void s_recp(int disks, size_t bytes, int fa, void **ptrs)
+{
+	mulc_t mx;
+	size_t o = 0;
+	v_mulc_init(&mx, rk_gf_inv(rk_gf_exp((unsigned)fa)));
+	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
+		recp_cols(disks - 2, fa, ptrs, o, SIMD_U, &mx);
+	for (; o + VW <= bytes; o += VW)
+		recp_cols(disks - 2, fa, ptrs, o, 1, &mx);
+	if (o < bytes)
+		rk_ref_recp_at(disks, o, bytes - o, fa, ptrs);
+}
+
+const struct rk_parity_algo SIMD_CAT(rk_parity_, SIMD_NAME) = {
+	.name = SIMD_STR, .valid = simd_valid, .priority = SIMD_PRIO,
+	.xor_gen = s_xor_gen, .gen = s_gen, .gen_partial = s_partial,
+	.rec_2data = s_rec2, .rec_datap = s_recp,
+};

@@ -203,6 +203,7 @@ const uint64_t rk_gf_affine_pow2[255] = {
 /* Every variant compiled in, reference first. */
 static const struct rk_parity_algo *const algos[] = {
 	&rk_parity_ref,
+	&rk_parity_ssse3,
 	&rk_parity_avx2,
 	&rk_parity_avx512,
 	&rk_parity_gfni,

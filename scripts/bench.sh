@@ -1,0 +1,11 @@
+#!/bin/sh
+# make bench: installs the bench dependencies (ISA-L, the reference the
+# parity kernels are measured against), then runs each benchmark in turn.
+# O is the build folder.  Add a step per bench binary below.
+set -eu
+O=${O:-build}
+cd "$(dirname "$0")/.."
+scripts/install-deps bench
+
+# Parity kernels (XOR, P+Q, two-erasure recovery) vs ISA-L, memory rates.
+"$O"/bench/bench_parity

@@ -198,3 +198,11 @@ rk_err rk_probe_path(const char *path, struct rk_probe_result *r)
 		return RK_OK;
 	return probe_blkid(path, r);
 }
+
+rk_err rk_probe_foreign(const char *path, struct rk_probe_result *r)
+{
+	if (!path || !r)
+		return rk_fail(RK_E_INVAL, "rk_probe_foreign: no path");
+	memset(r, 0, sizeof *r);
+	return probe_blkid(path, r);
+}

@@ -22,4 +22,8 @@ struct rk_probe_result {
  * superblock and partition-table probes. */
 rk_err rk_probe_path(const char *path, struct rk_probe_result *r);
 
+/* libblkid alone (no raidkit superblock check): what else PATH carries,
+ * e.g. an md superblock left beside ours, or a file system. */
+rk_err rk_probe_foreign(const char *path, struct rk_probe_result *r);
+
 #endif

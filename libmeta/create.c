@@ -735,10 +735,26 @@ static void scan_tick(void *ctx, uint64_t done)
 		s->c->progress(s->c->pctx, RK_CREATE_PH_SCAN, s->base + done, s->total);
 }
 
+/* The engine over the members, opened on first need (fresh zero members
+ * never need it). */
+static rk_err vol_get(rk_creator *c, rk_vol **v)
+{
+	if (*v)
+		return RK_OK;
+	uint64_t *doff = calloc(c->plan.nroles, sizeof *doff);
+	if (!doff)
+		return rk_fail(RK_E_NOMEM, "no memory");
+	for (uint32_t i = 0; i < c->plan.nroles; i++)
+		doff[i] = c->plan.data_offset;
+	rk_err e = rk_vol_open(v, &c->g, c->devs, doff);
+	free(doff);
+	return e;
+}
+
 /* Step 3: finds members with old data and makes redundancy consistent over
  * the stripes they touch.  Rows that the --from fill overwrites with whole
  * stripes are left to it (full-stripe writes compute parity afresh). */
-static rk_err make_consistent(rk_creator *c, rk_vol *v)
+static rk_err make_consistent(rk_creator *c, rk_vol **v)
 {
 	struct rk_create_plan *p = &c->plan;
 	const struct rk_geom *g = &c->g;
@@ -835,8 +851,10 @@ static rk_err make_consistent(rk_creator *c, rk_vol *v)
 	for (size_t i = 0; i < rs.n; i++)
 		total += rs.v[i].count;
 	struct resync_ctx rc = {c, 0, total};
+	if (total)
+		e = vol_get(c, v);
 	for (size_t i = 0; i < rs.n && !e; i++) {
-		e = rk_vol_resync(v, rs.v[i].first, rs.v[i].count, resync_tick, &rc);
+		e = rk_vol_resync(*v, rs.v[i].first, rs.v[i].count, resync_tick, &rc);
 		rc.base += rs.v[i].count;
 	}
 	p->stripes_resynced = total;
@@ -921,30 +939,16 @@ rk_err rk_create_commit(rk_creator *c)
 
 	/* 3 and 4: through the engine, only when there is something to do. */
 	if (!e) {
-		const struct rk_geom *g = &c->g;
-		int need_vol = c->from_fd >= 0 && p->from_size > 0;
-		for (i = 0; i < p->nroles && !need_vol; i++)
-			if (p->members[i].path && !p->members[i].created && (g->nparity || g->copies > 1))
-				need_vol = 1;
-		if (need_vol) {
-			uint64_t *doff = calloc(p->nroles, sizeof *doff);
-			rk_vol *v = NULL;
-			if (!doff)
-				e = rk_fail(RK_E_NOMEM, "no memory");
-			else {
-				for (i = 0; i < p->nroles; i++)
-					doff[i] = p->data_offset;
-				e = rk_vol_open(&v, g, c->devs, doff);
-			}
+		rk_vol *v = NULL;
+		e = make_consistent(c, &v);
+		if (!e && c->from_fd >= 0 && p->from_size > 0) {
+			e = vol_get(c, &v);
 			if (!e)
-				e = make_consistent(c, v);
-			if (!e && c->from_fd >= 0 && p->from_size > 0)
 				e = fill_from(c, v, c->from);
-			if (!e && v)
-				e = rk_vol_flush(v);
-			rk_vol_close(v);
-			free(doff);
 		}
+		if (!e && v)
+			e = rk_vol_flush(v);
+		rk_vol_close(v);
 	}
 	if (e) {
 		/* Nothing of ours is on the members yet: take back the files we made. */

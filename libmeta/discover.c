@@ -123,7 +123,9 @@ static void examine_path(struct cand *c, struct cand *all, uint32_t i)
 		memcpy(m->array_uuid, sb->array_uuid, 16);
 		memcpy(m->member_uuid, sb->member_uuid, 16);
 		m->events = sb->events;
-		m->role = sb->this_role == RK_ROLE_NONE ? -1 : (int64_t)sb->this_role;
+		/* A spare's this_role points at its spare entry (past nroles). */
+		m->role = sb->this_role == RK_ROLE_NONE || sb->this_role >= sb->nroles ? -1
+		        : (int64_t)sb->this_role;
 		return;
 	}
 	char copies[400] = "";

@@ -28,6 +28,11 @@ static inline vec v_mul2(vec q)
 static inline vec v_qstep(vec q, vec x, int z) { (void)z; return v_xor(v_mul2(q), x); }
 static inline vec v_qskip(vec q, int z) { (void)z; return v_mul2(q); }
 
+static inline vec v_qstep2(vec q, vec x1, int z1, vec x2, int z2)
+{
+	return v_qstep(v_qstep(q, x1, z1), x2, z2);
+}
+
 typedef struct { vec lo, hi; } mulc_t;
 static inline void v_mulc_init(mulc_t *m, uint8_t c)
 {

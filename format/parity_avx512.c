@@ -31,6 +31,11 @@ static inline vec v_qskip(vec q, int z)
 	return v_qstep(q, v_zero(), z);
 }
 
+static inline vec v_qstep2(vec q, vec x1, int z1, vec x2, int z2)
+{
+	return v_qstep(v_qstep(q, x1, z1), x2, z2);
+}
+
 typedef struct { vec lo, hi; } mulc_t;
 static inline void v_mulc_init(mulc_t *m, uint8_t c)
 {

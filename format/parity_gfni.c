@@ -20,12 +20,17 @@ static inline vec v_xor(vec a, vec b) { return _mm512_xor_si512(a, b); }
 static inline vec v_xor3(vec a, vec b, vec c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
 static inline vec v_zero(void) { return _mm512_setzero_si512(); }
 
+static inline vec mulpow(vec x, int z)
+{
+	return _mm512_gf2p8affine_epi64_epi8(x, _mm512_set1_epi64((long long)rk_gf_affine_pow2[z]), 0);
+}
 static inline vec v_qstep(vec q, vec x, int z)
 {
-	if (z == 0)     /* g^0 = 1 */
-		return v_xor(q, x);
-	vec m = _mm512_set1_epi64((long long)rk_gf_affine_pow2[z]);
-	return v_xor(q, _mm512_gf2p8affine_epi64_epi8(x, m, 0));
+	return z ? v_xor(q, mulpow(x, z)) : v_xor(q, x);   /* g^0 = 1 */
+}
+static inline vec v_qstep2(vec q, vec x1, int z1, vec x2, int z2)
+{
+	return v_xor3(q, mulpow(x1, z1), mulpow(x2, z2));
 }
 static inline vec v_qskip(vec q, int z)
 {

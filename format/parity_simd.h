@@ -9,6 +9,7 @@
  *                             0: q ^= g^z * D_z (v_qstep multiplies)
  *   v_load v_store v_xor v_xor3 v_zero
  *   v_qstep(q, x, z)          q after taking in data x of block z
+ *   v_qstep2(q, x1, z1, x2, z2)  q after data x1 of block z1, then x2 of z2 = z1-1
  *   v_qskip(q, z)             q after a block z that counts as zero
  *   mulc_t, v_mulc_init(m, c), v_mulc(m, x)   multiplication by a constant
  *   simd_valid()
@@ -16,7 +17,9 @@
  * Every kernel walks the blocks column by column (SIMD_U vectors per block
  * held in registers), so each input byte is read once and each output byte
  * written once; recovery is a single pass too.  Whole vectors use unaligned
- * loads; the last bytes (< VW) go to the reference kernels. */
+ * loads; the last bytes (< VW) go to the reference kernels.  The kernels
+ * read the block pointers from a local copy (d), which the compiler knows no
+ * store into a block can change. */
 #ifndef SIMD_NAME
 #error "parity_simd.h is included by a variant file"
 #endif
@@ -26,10 +29,10 @@
 #define SIMD_CAT2(a, b) a##b
 #define SIMD_CAT(a, b) SIMD_CAT2(a, b)
 #define INL static inline __attribute__((always_inline))
-#define BLK(i) ((uint8_t *)ptrs[i] + o)
+#define BLK(i) (d[i] + o)
 #define UNROLL _Pragma("GCC unroll 16")
 
-INL void xor_cols(int nd, void **ptrs, size_t o, int U)
+INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
 {
 	vec p[SIMD_U];
 	UNROLL for (int u = 0; u < U; u++)
@@ -45,39 +48,57 @@ INL void xor_cols(int nd, void **ptrs, size_t o, int U)
 		v_store(BLK(nd) + u * VW, p[u]);
 }
 
+/* The local copy of the block pointers. */
+#define COPY_PTRS(n)                                \
+	uint8_t *d[RK_PARITY_MAX_DISKS];            \
+	for (int i_ = 0; i_ < (n); i_++)            \
+		d[i_] = (uint8_t *)ptrs[i_]
+
 static void s_xor_gen(int disks, size_t bytes, void **ptrs)
 {
 	size_t o = 0;
+	COPY_PTRS(disks);
 	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		xor_cols(disks - 1, ptrs, o, SIMD_U);
+		xor_cols(disks - 1, d, o, SIMD_U);
 	for (; o + VW <= bytes; o += VW)
-		xor_cols(disks - 1, ptrs, o, 1);
+		xor_cols(disks - 1, d, o, 1);
 	if (o < bytes)
 		rk_ref_xor_at(disks, o, bytes - o, ptrs);
 }
 
 /* P and Q of blocks start..stop (skipping fa and fb, which count as zero)
- * into p[] and q[]; for Horner q still lacks the factor g^start. */
-INL void pq_cols(void **ptrs, size_t o, int U, int start, int stop, int fa, int fb,
+ * into p[] and q[]; for Horner q still lacks the factor g^start.  Blocks
+ * go two at a time where neither is lost (three-way XORs). */
+INL void pq_cols(uint8_t *const *d, size_t o, int U, int start, int stop, int fa, int fb,
 		 vec *p, vec *q)
 {
 	UNROLL for (int u = 0; u < U; u++)
 		p[u] = q[u] = v_zero();
-	for (int z = stop; z >= start; z--) {
+	int z = stop;
+	while (z >= start) {
 		if (z == fa || z == fb) {
 			UNROLL for (int u = 0; u < U; u++)
 				q[u] = v_qskip(q[u], z);
-			continue;
-		}
-		UNROLL for (int u = 0; u < U; u++) {
-			vec x = v_load(BLK(z) + u * VW);
-			p[u] = v_xor(p[u], x);
-			q[u] = v_qstep(q[u], x, z);
+			z--;
+		} else if (z > start && z - 1 != fa && z - 1 != fb) {
+			UNROLL for (int u = 0; u < U; u++) {
+				vec x1 = v_load(BLK(z) + u * VW), x2 = v_load(BLK(z - 1) + u * VW);
+				p[u] = v_xor3(p[u], x1, x2);
+				q[u] = v_qstep2(q[u], x1, z, x2, z - 1);
+			}
+			z -= 2;
+		} else {
+			UNROLL for (int u = 0; u < U; u++) {
+				vec x = v_load(BLK(z) + u * VW);
+				p[u] = v_xor(p[u], x);
+				q[u] = v_qstep(q[u], x, z);
+			}
+			z--;
 		}
 	}
 }
 
-INL void gen_cols(int nd, void **ptrs, size_t o, int U)
+INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
 {
 	vec p[SIMD_U], q[SIMD_U];
 	/* The top block starts both sums (Horner: q = D_top; else its product). */
@@ -86,11 +107,18 @@ INL void gen_cols(int nd, void **ptrs, size_t o, int U)
 		p[u] = x;
 		q[u] = v_qstep(v_zero(), x, nd - 1);
 	}
-	for (int z = nd - 2; z >= 0; z--)
+	int z = nd - 2;
+	for (; z >= 1; z -= 2)
 		UNROLL for (int u = 0; u < U; u++) {
-			vec x = v_load(BLK(z) + u * VW);
+			vec x1 = v_load(BLK(z) + u * VW), x2 = v_load(BLK(z - 1) + u * VW);
+			p[u] = v_xor3(p[u], x1, x2);
+			q[u] = v_qstep2(q[u], x1, z, x2, z - 1);
+		}
+	if (z == 0)
+		UNROLL for (int u = 0; u < U; u++) {
+			vec x = v_load(BLK(0) + u * VW);
 			p[u] = v_xor(p[u], x);
-			q[u] = v_qstep(q[u], x, z);
+			q[u] = v_qstep(q[u], x, 0);
 		}
 	UNROLL for (int u = 0; u < U; u++) {
 		v_store(BLK(nd) + u * VW, p[u]);
@@ -101,19 +129,20 @@ INL void gen_cols(int nd, void **ptrs, size_t o, int U)
 static void s_gen(int disks, size_t bytes, void **ptrs)
 {
 	size_t o = 0;
+	COPY_PTRS(disks);
 	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		gen_cols(disks - 2, ptrs, o, SIMD_U);
+		gen_cols(disks - 2, d, o, SIMD_U);
 	for (; o + VW <= bytes; o += VW)
-		gen_cols(disks - 2, ptrs, o, 1);
+		gen_cols(disks - 2, d, o, 1);
 	if (o < bytes)
 		rk_ref_gen_at(disks, o, bytes - o, ptrs);
 }
 
-INL void partial_cols(int nd, int start, int stop, void **ptrs, size_t o, int U,
+INL void partial_cols(int nd, int start, int stop, uint8_t *const *d, size_t o, int U,
 		      const mulc_t *gs)
 {
 	vec p[SIMD_U], q[SIMD_U];
-	pq_cols(ptrs, o, U, start, stop, -1, -1, p, q);
+	pq_cols(d, o, U, start, stop, -1, -1, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		if (V_HORNER && start)
 			q[u] = v_mulc(gs, q[u]);
@@ -126,20 +155,26 @@ static void s_partial(int disks, int start, int stop, size_t bytes, void **ptrs)
 {
 	mulc_t gs;
 	size_t o = 0;
+	uint8_t *d[RK_PARITY_MAX_DISKS] = { 0 };
+	/* Only start..stop, P and Q: the other pointers may be anything. */
+	for (int i = start; i <= stop; i++)
+		d[i] = (uint8_t *)ptrs[i];
+	d[disks - 2] = (uint8_t *)ptrs[disks - 2];
+	d[disks - 1] = (uint8_t *)ptrs[disks - 1];
 	v_mulc_init(&gs, rk_gf_exp((unsigned)start));
 	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		partial_cols(disks - 2, start, stop, ptrs, o, SIMD_U, &gs);
+		partial_cols(disks - 2, start, stop, d, o, SIMD_U, &gs);
 	for (; o + VW <= bytes; o += VW)
-		partial_cols(disks - 2, start, stop, ptrs, o, 1, &gs);
+		partial_cols(disks - 2, start, stop, d, o, 1, &gs);
 	if (o < bytes)
 		rk_ref_partial_at(disks, start, stop, o, bytes - o, ptrs);
 }
 
-INL void rec2_cols(int nd, int fa, int fb, void **ptrs, size_t o, int U,
+INL void rec2_cols(int nd, int fa, int fb, uint8_t *const *d, size_t o, int U,
 		   const mulc_t *mp, const mulc_t *mq)
 {
 	vec p[SIMD_U], q[SIMD_U];
-	pq_cols(ptrs, o, U, 0, nd - 1, fa, fb, p, q);
+	pq_cols(d, o, U, 0, nd - 1, fa, fb, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		vec dp = v_xor(p[u], v_load(BLK(nd) + u * VW));
 		vec dq = v_xor(q[u], v_load(BLK(nd + 1) + u * VW));
@@ -154,21 +189,22 @@ static void s_rec2(int disks, size_t bytes, int fa, int fb, void **ptrs)
 	mulc_t mp, mq;
 	uint8_t cp, cq;
 	size_t o = 0;
+	COPY_PTRS(disks);
 	rk_rec2_consts(fa, fb, &cp, &cq);
 	v_mulc_init(&mp, cp);
 	v_mulc_init(&mq, cq);
 	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		rec2_cols(disks - 2, fa, fb, ptrs, o, SIMD_U, &mp, &mq);
+		rec2_cols(disks - 2, fa, fb, d, o, SIMD_U, &mp, &mq);
 	for (; o + VW <= bytes; o += VW)
-		rec2_cols(disks - 2, fa, fb, ptrs, o, 1, &mp, &mq);
+		rec2_cols(disks - 2, fa, fb, d, o, 1, &mp, &mq);
 	if (o < bytes)
 		rk_ref_rec2_at(disks, o, bytes - o, fa, fb, ptrs);
 }
 
-INL void recp_cols(int nd, int fa, void **ptrs, size_t o, int U, const mulc_t *mx)
+INL void recp_cols(int nd, int fa, uint8_t *const *d, size_t o, int U, const mulc_t *mx)
 {
 	vec p[SIMD_U], q[SIMD_U];
-	pq_cols(ptrs, o, U, 0, nd - 1, fa, -1, p, q);
+	pq_cols(d, o, U, 0, nd - 1, fa, -1, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		vec dx = v_mulc(mx, v_xor(q[u], v_load(BLK(nd + 1) + u * VW)));
 		v_store(BLK(fa) + u * VW, dx);
@@ -180,11 +216,12 @@ static void s_recp(int disks, size_t bytes, int fa, void **ptrs)
 {
 	mulc_t mx;
 	size_t o = 0;
+	COPY_PTRS(disks);
 	v_mulc_init(&mx, rk_gf_inv(rk_gf_exp((unsigned)fa)));
 	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		recp_cols(disks - 2, fa, ptrs, o, SIMD_U, &mx);
+		recp_cols(disks - 2, fa, d, o, SIMD_U, &mx);
 	for (; o + VW <= bytes; o += VW)
-		recp_cols(disks - 2, fa, ptrs, o, 1, &mx);
+		recp_cols(disks - 2, fa, d, o, 1, &mx);
 	if (o < bytes)
 		rk_ref_recp_at(disks, o, bytes - o, fa, ptrs);
 }

@@ -365,13 +365,30 @@ static rk_err build_array(struct cand *c, uint32_t n, int gi, struct rk_array_in
 				break;
 		}
 	}
-	/* 4. the freshest member (first given on ties). */
+	/* 4. the freshest member: the most events; on a tie, one that no other
+	 * equally fresh member marks out, then the first given. */
 	int64_t fi = -1;
+	uint64_t maxev = 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (c[i].grp == gi && !c[i].decided && (fi < 0 || c[i].m.events > c[fi].m.events))
+		if (c[i].grp == gi && !c[i].decided && (fi < 0 || c[i].m.events > maxev)) {
 			fi = i;
+			maxev = c[i].m.events;
+		}
 	if (fi < 0)
 		return RK_OK;   /* cannot happen: a group has a member */
+	for (uint32_t i = 0; i < n; i++) {
+		if (c[i].grp != gi || c[i].decided || c[i].m.events != maxev)
+			continue;
+		int marked_by_peer = 0;
+		for (uint32_t k = 0; k < n && !marked_by_peer; k++)
+			if (k != i && c[k].grp == gi && !c[k].decided && c[k].m.events == maxev &&
+			    marks_out(c[k].m.sb, c[i].m.role, c[i].m.member_uuid))
+				marked_by_peer = 1;
+		if (!marked_by_peer) {
+			fi = i;
+			break;
+		}
+	}
 	const struct rk_sb *f = c[fi].m.sb;
 	memcpy(a->uuid, f->array_uuid, 16);
 	snprintf(a->name, sizeof a->name, "%s", f->name);

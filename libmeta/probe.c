@@ -17,7 +17,20 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src);
 }
 
-/* Printable copy of a blkid value (UUIDs of some formats hold raw bytes). */
+/* Printable copy of a blkid value (UUIDs of some formats hold raw bytes):
+ * libblkid's own encoding, as udev's ID_FS_*_ENC (valid UTF-8 kept, other
+ * bytes and white space as \xNN), so it compares with `blkid -p -o udev`. */
+static void copy_encoded(char *dst, size_t cap, const char *src, size_t len)
+{
+	char tmp[512];
+	size_t n = len < sizeof tmp - 1 ? len : sizeof tmp - 1;
+	memcpy(tmp, src, n);
+	tmp[n] = 0;
+	if (blkid_encode_string(tmp, dst, cap) != 0)
+		snprintf(dst, cap, "(unprintable)");
+}
+
+/* Printable ASCII copy, other bytes as \xNN. */
 static void copy_printable(char *dst, size_t cap, const char *src, size_t len)
 {
 	size_t o = 0;
@@ -164,14 +177,14 @@ static rk_err probe_blkid(const char *path, struct rk_probe_result *r)
 			copy_str(r->type, sizeof r->type, v);
 			copy_str(r->usage, sizeof r->usage, "partition table");
 			if ((v = lookup(pr, "PTUUID", &len)))
-				copy_printable(r->uuid, sizeof r->uuid, v, len);
+				copy_encoded(r->uuid, sizeof r->uuid, v, len);
 		}
 		if (r->type[0]) {
 			r->found = 1;
 			if ((v = lookup(pr, "UUID", &len)))
-				copy_printable(r->uuid, sizeof r->uuid, v, len);
+				copy_encoded(r->uuid, sizeof r->uuid, v, len);
 			if ((v = lookup(pr, "LABEL", &len)))
-				copy_printable(r->label, sizeof r->label, v, len);
+				copy_encoded(r->label, sizeof r->label, v, len);
 			if ((v = lookup(pr, "VERSION", &len)))
 				copy_printable(r->version, sizeof r->version, v, len);
 			describe(r);

@@ -557,9 +557,10 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 		uint64_t u = usable_of(m->dev_size);
 		uint64_t need = RK_DATA_OFFSET_DEFAULT + unit + RK_SB_AREA + RK_SB_ALIGN;
 		if (u < unit) {
+			rk_err r = rk_fail(RK_E_SHORT, "%s: too small (%s); a member needs at least %s", o->paths[i],
+			                   size_words(m->dev_size, b1, sizeof b1), size_words(need, b2, sizeof b2));
 			rk_create_free(c);
-			return rk_fail(RK_E_SHORT, "%s: too small (%s); a member needs at least %s", m->path,
-			               size_words(m->dev_size, b1, sizeof b1), size_words(need, b2, sizeof b2));
+			return r;
 		}
 		if (u < umin) {
 			umin = u;
@@ -646,8 +647,9 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 	if (o->from) {
 		int fd = open(o->from, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
+			int er = errno;
 			rk_create_free(c);
-			return rk_fail(RK_E_OPEN, "--from %s: cannot open: %s", o->from, strerror(errno));
+			return rk_fail(RK_E_OPEN, "--from %s: cannot open: %s", o->from, strerror(er));
 		}
 		c->from_fd = fd;
 		c->from = strdup(o->from);

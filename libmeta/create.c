@@ -737,6 +737,18 @@ static void scan_tick(void *ctx, uint64_t done)
 		s->c->progress(s->c->pctx, RK_CREATE_PH_SCAN, s->base + done, s->total);
 }
 
+/* Bytes per volume write of the --from fill: up to four whole stripes; for
+ * stripes larger than FILL_MAX, whole chunks (then writes split stripes). */
+static uint64_t fill_batch(const rk_creator *c)
+{
+	uint64_t unit = c->plan.chunk ? c->plan.chunk : RK_SB_ALIGN;
+	uint64_t sd = c->g.stripe_data ? c->g.stripe_data : unit;
+	if (sd > FILL_MAX)
+		return FILL_MAX - FILL_MAX % unit;
+	uint64_t k = FILL_MAX / sd;
+	return sd * (k > 4 ? 4 : k);
+}
+
 /* The engine over the members, opened on first need (fresh zero members
  * never need it). */
 static rk_err vol_get(rk_creator *c, rk_vol **v)
@@ -764,6 +776,8 @@ static rk_err make_consistent(rk_creator *c, rk_vol **v)
 	int mirror = !parity && g->copies > 1;
 	if (!parity && !mirror)
 		return RK_OK;        /* linear, raid0: no redundancy to keep */
+	if (parity && p->nmissing >= g->nparity)
+		return RK_OK;        /* no redundancy left among the present members: any content is consistent */
 
 	struct runs rs = {0};
 	int any = 0;
@@ -830,8 +844,11 @@ static rk_err make_consistent(rk_creator *c, rk_vol **v)
 		rs.v[0].count = g->nstripes;
 	} else {
 		runs_merge(&rs);
-		/* Whole stripes the fill will write need no resync. */
-		uint64_t full = g->stripe_data ? p->from_size / g->stripe_data : 0;
+		/* Whole stripes the fill will write, each in one full-stripe
+		 * write, need no resync. */
+		uint64_t full = 0;
+		if (g->stripe_data && fill_batch(c) % g->stripe_data == 0)
+			full = p->from_size / g->stripe_data;
 		size_t w = 0;
 		for (size_t i = 0; i < rs.n; i++) {
 			struct row_run r = rs.v[i];
@@ -877,13 +894,7 @@ static rk_err make_consistent(rk_creator *c, rk_vol **v)
 static rk_err fill_from(rk_creator *c, rk_vol *v, const char *from)
 {
 	struct rk_create_plan *p = &c->plan;
-	uint64_t unit = p->chunk ? p->chunk : RK_SB_ALIGN;
-	uint64_t sd = c->g.stripe_data ? c->g.stripe_data : unit;
-	uint64_t batch = sd;
-	if (batch > FILL_MAX)
-		batch = FILL_MAX - FILL_MAX % unit;    /* huge stripes: whole chunks */
-	else
-		batch *= FILL_MAX / batch > 4 ? 4 : (FILL_MAX / batch ? FILL_MAX / batch : 1);
+	uint64_t batch = fill_batch(c);
 	uint8_t *buf = malloc((size_t)batch);
 	if (!buf)
 		return rk_fail(RK_E_NOMEM, "--from %s: no memory for a %llu-byte buffer", from,

@@ -78,7 +78,7 @@ static rk_err check_range(const rk_dev *d, const void *buf, size_t len, uint64_t
 {
 	uint64_t end;
 
-	if (!buf)
+	if (!buf && len)
 		return rk_fail(RK_E_INVAL, "%s: %s with no buffer", d->path, what);
 	if (rk_add_ovf(off, (uint64_t)len, &end))
 		return rk_fail(RK_E_RANGE, "%s: %s of %zu bytes at offset %llu overflows",
@@ -95,10 +95,10 @@ rk_err rk_dev_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
 
 	if (!d)
 		return rk_fail(RK_E_INVAL, "read from a NULL device");
-	if (len == 0)
-		return RK_OK;
 	if ((e = check_range(d, buf, len, off, "read")))
 		return e;
+	if (len == 0)
+		return RK_OK;
 	return d->ops->pread(d, buf, len, off);
 }
 
@@ -110,10 +110,10 @@ rk_err rk_dev_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 		return rk_fail(RK_E_INVAL, "write to a NULL device");
 	if (!d->writable)
 		return rk_fail(RK_E_READONLY, "%s: write refused: opened read-only", d->path);
-	if (len == 0)
-		return RK_OK;
 	if ((e = check_range(d, buf, len, off, "write")))
 		return e;
+	if (len == 0)
+		return RK_OK;
 	return d->ops->pwrite(d, buf, len, off);
 }
 

@@ -6,7 +6,10 @@
  *   fault injection    rk_dev_fault()     (dev_fault.c; wraps another dev)
  * All offsets and sizes are 64-bit bytes.  pread/pwrite are full transfers
  * (short reads/writes are looped; EOF inside the range is RK_E_RANGE) and are
- * bounds-checked against rk_dev_size() without overflow.
+ * bounds-checked against rk_dev_size() without overflow (RK_E_RANGE); a
+ * zero-length request with off <= size succeeds without reaching the backend.
+ * Writes through a read-only device fail with RK_E_READONLY; flushing one is
+ * a no-op.
  */
 #ifndef RK_DEV_H
 #define RK_DEV_H
@@ -111,7 +114,7 @@ void   rk_fault_plan_free(rk_fault_plan *p);
  * POWER_CUT before rk_fault_crash(): then LOWER stays open in the plan (so the
  * crash can still be applied) until the plan is gone. */
 rk_err rk_dev_fault(rk_dev **out, rk_dev *lower, rk_fault_plan *p, int member);
-/* The lower device of MEMBER while it is open (NULL otherwise); for tests. */
+/* The lower device of MEMBER while the plan holds it (NULL otherwise); for tests. */
 rk_dev *rk_fault_lower(rk_fault_plan *p, int member);
 /* Whether the plan's fault has fired (the write, I/O or read it names was reached). */
 int    rk_fault_fired(const rk_fault_plan *p);

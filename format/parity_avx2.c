@@ -8,6 +8,7 @@
 typedef __m256i vec;
 #define VW 32
 #define SIMD_U 4
+#define SIMD_UG 4
 #define V_HORNER 1
 #define SIMD_NAME avx2
 #define SIMD_STR "avx2"

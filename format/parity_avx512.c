@@ -8,6 +8,7 @@
 typedef __m512i vec;
 #define VW 64
 #define SIMD_U 4
+#define SIMD_UG 2
 #define V_HORNER 1
 #define SIMD_NAME avx512
 #define SIMD_STR "avx512"

@@ -4,7 +4,9 @@
  *
  *   SIMD_NAME, SIMD_PRIO      suffix of the descriptor rk_parity_<NAME>, priority
  *   vec, VW                   the vector type and its width in bytes
- *   SIMD_U                    columns of VW bytes per unrolled step
+ *   SIMD_U, SIMD_UG           columns of VW bytes per unrolled step in the
+ *                             recovery / partial kernels and in xor / gen
+ *   G_QSTEP, G_QSTEP2         (optional) the Q steps gen uses, if not v_qstep*
  *   V_HORNER                  1: Q by Horner (q = q*2 ^ D_z, from the top);
  *                             0: q ^= g^z * D_z (v_qstep multiplies)
  *   v_load v_store v_xor v_xor3 v_zero
@@ -31,10 +33,15 @@
 #define INL static inline __attribute__((always_inline))
 #define BLK(i) (d[i] + o)
 #define UNROLL _Pragma("GCC unroll 16")
+#ifndef G_QSTEP
+#define G_QSTEP v_qstep
+#define G_QSTEP2 v_qstep2
+#endif
+#define SIMD_UMAX (SIMD_U > SIMD_UG ? SIMD_U : SIMD_UG)
 
 INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
 {
-	vec p[SIMD_U];
+	vec p[SIMD_UMAX];
 	UNROLL for (int u = 0; u < U; u++)
 		p[u] = v_load(BLK(0) + u * VW);
 	int z = 1;
@@ -58,8 +65,8 @@ static void s_xor_gen(int disks, size_t bytes, void **ptrs)
 {
 	size_t o = 0;
 	COPY_PTRS(disks);
-	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		xor_cols(disks - 1, d, o, SIMD_U);
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
+		xor_cols(disks - 1, d, o, SIMD_UG);
 	for (; o + VW <= bytes; o += VW)
 		xor_cols(disks - 1, d, o, 1);
 	if (o < bytes)
@@ -100,25 +107,25 @@ INL void pq_cols(uint8_t *const *d, size_t o, int U, int start, int stop, int fa
 
 INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
 {
-	vec p[SIMD_U], q[SIMD_U];
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
 	/* The top block starts both sums (Horner: q = D_top; else its product). */
 	UNROLL for (int u = 0; u < U; u++) {
 		vec x = v_load(BLK(nd - 1) + u * VW);
 		p[u] = x;
-		q[u] = v_qstep(v_zero(), x, nd - 1);
+		q[u] = G_QSTEP(v_zero(), x, nd - 1);
 	}
 	int z = nd - 2;
 	for (; z >= 1; z -= 2)
 		UNROLL for (int u = 0; u < U; u++) {
 			vec x1 = v_load(BLK(z) + u * VW), x2 = v_load(BLK(z - 1) + u * VW);
 			p[u] = v_xor3(p[u], x1, x2);
-			q[u] = v_qstep2(q[u], x1, z, x2, z - 1);
+			q[u] = G_QSTEP2(q[u], x1, z, x2, z - 1);
 		}
 	if (z == 0)
 		UNROLL for (int u = 0; u < U; u++) {
 			vec x = v_load(BLK(0) + u * VW);
 			p[u] = v_xor(p[u], x);
-			q[u] = v_qstep(q[u], x, 0);
+			q[u] = G_QSTEP(q[u], x, 0);
 		}
 	UNROLL for (int u = 0; u < U; u++) {
 		v_store(BLK(nd) + u * VW, p[u]);
@@ -130,8 +137,8 @@ static void s_gen(int disks, size_t bytes, void **ptrs)
 {
 	size_t o = 0;
 	COPY_PTRS(disks);
-	for (; o + SIMD_U * VW <= bytes; o += SIMD_U * VW)
-		gen_cols(disks - 2, d, o, SIMD_U);
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
+		gen_cols(disks - 2, d, o, SIMD_UG);
 	for (; o + VW <= bytes; o += VW)
 		gen_cols(disks - 2, d, o, 1);
 	if (o < bytes)
@@ -141,7 +148,7 @@ static void s_gen(int disks, size_t bytes, void **ptrs)
 INL void partial_cols(int nd, int start, int stop, uint8_t *const *d, size_t o, int U,
 		      const mulc_t *gs)
 {
-	vec p[SIMD_U], q[SIMD_U];
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
 	pq_cols(d, o, U, start, stop, -1, -1, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		if (V_HORNER && start)
@@ -173,7 +180,7 @@ static void s_partial(int disks, int start, int stop, size_t bytes, void **ptrs)
 INL void rec2_cols(int nd, int fa, int fb, uint8_t *const *d, size_t o, int U,
 		   const mulc_t *mp, const mulc_t *mq)
 {
-	vec p[SIMD_U], q[SIMD_U];
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
 	pq_cols(d, o, U, 0, nd - 1, fa, fb, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		vec dp = v_xor(p[u], v_load(BLK(nd) + u * VW));
@@ -203,7 +210,7 @@ static void s_rec2(int disks, size_t bytes, int fa, int fb, void **ptrs)
 
 INL void recp_cols(int nd, int fa, uint8_t *const *d, size_t o, int U, const mulc_t *mx)
 {
-	vec p[SIMD_U], q[SIMD_U];
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
 	pq_cols(d, o, U, 0, nd - 1, fa, -1, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		vec dx = v_mulc(mx, v_xor(q[u], v_load(BLK(nd + 1) + u * VW)));

@@ -6,6 +6,7 @@
 typedef __m128i vec;
 #define VW 16
 #define SIMD_U 4
+#define SIMD_UG 4
 #define V_HORNER 1
 #define SIMD_NAME ssse3
 #define SIMD_STR "ssse3"

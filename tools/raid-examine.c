@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "rk_dev.h"
 #include "rk_discover.h"
+#include "rk_fmt.h"
 #include "rk_geom.h"
 #include "rk_json.h"
 #include "rk_le.h"
@@ -75,6 +76,9 @@ static void examine_one(const char *path, const struct rk_member *m, int json, r
 	rk_err e = rk_dev_open(&d, path, RK_DEV_RDONLY);
 	char openerr[512] = "";
 	uint64_t size = 0;
+	void *fobj[4];
+	const struct rk_meta_fmt *ffmt[4];
+	int nfor = 0;
 	if (e) {
 		snprintf(openerr, sizeof openerr, "%s", rk_errmsg());
 		if (!json)
@@ -83,6 +87,17 @@ static void examine_one(const char *path, const struct rk_member *m, int json, r
 	} else {
 		size = rk_dev_size(d);
 		e = rk_sb_read(d, &rd);
+		/* Foreign formats decoded natively (md 0.90 / 1.x). */
+		for (int k = 0; rk_meta_fmts[k] && nfor < 4; k++) {
+			const struct rk_meta_fmt *fm = rk_meta_fmts[k];
+			if (!strcmp(fm->name, "raidkit") || !strcmp(fm->name, "blkid"))
+				continue;
+			void *obj = NULL;
+			if (fm->decode(d, path, &obj) == RK_OK) {
+				fobj[nfor] = obj;
+				ffmt[nfor++] = fm;
+			}
+		}
 		rk_dev_close(d);
 		if (e && e != RK_E_NOSB) {
 			snprintf(openerr, sizeof openerr, "%s", rk_errmsg());
@@ -121,6 +136,11 @@ static void examine_one(const char *path, const struct rk_member *m, int json, r
 		if (pr.found)
 			rk_print_probe_json(j, &pr);
 		rk_json_arr_end(j);
+		rk_json_key(j, "foreign_metadata");
+		rk_json_arr_begin(j);
+		for (int k = 0; k < nfor; k++)
+			ffmt[k]->print_json(j, fobj[k]);
+		rk_json_arr_end(j);
 		rk_json_key(j, "discovery");
 		if (m)
 			rk_print_member_json(j, m);
@@ -142,11 +162,15 @@ static void examine_one(const char *path, const struct rk_member *m, int json, r
 			printf("  foreign signature: ");
 			rk_print_probe_text(stdout, &pr, "");
 		}
+		for (int k = 0; k < nfor; k++)
+			ffmt[k]->print_text(stdout, fobj[k], "  ");
 		if (m)
 			printf("  discovery: %s: %s\n", rk_member_class_name(m->cls), m->reason);
 		printf("\n");
 	}
 	rk_sb_read_free(&rd);
+	for (int k = 0; k < nfor; k++)
+		ffmt[k]->release(fobj[k]);
 }
 
 static int do_examine(char **paths, uint32_t n, int json)

@@ -1171,6 +1171,73 @@ START_TEST(test_write_power_cut)
 }
 END_TEST
 
+
+/* ---- the worked example of spec/format.md ---- */
+
+/* Rebuilds the example superblock and compares it with the hex dump in
+ * spec/format.md, so the document cannot drift from the code. */
+START_TEST(test_spec_example)
+{
+	FILE *f = fopen("spec/format.md", "r");
+	if (!f) {
+		printf("SKIP: spec/format.md not found from %s (run from the source tree)\n", "the current directory");
+		return;
+	}
+	uint8_t want[512];
+	size_t nwant = 0;
+	char line[256];
+	int in = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strstr(line, "<!-- example-hexdump"))
+			in = 1;
+		else if (strstr(line, "<!-- end-example-hexdump"))
+			in = 0;
+		else if (in && strlen(line) > 50 && line[8] == ':') {
+			/* xxd: "00000010: 65a7 d8a6 ...  text" */
+			unsigned long addr = strtoul(line, NULL, 16);
+			ck_assert_uint_eq(addr, nwant);
+			const char *q = line + 10;
+			for (int k = 0; k < 16; k++) {
+				unsigned v;
+				while (*q == ' ')
+					q++;
+				ck_assert_int_eq(sscanf(q, "%2x", &v), 1);
+				want[nwant++] = (uint8_t)v;
+				q += 2;
+			}
+		}
+	}
+	fclose(f);
+	ck_assert_uint_ge(nwant, 128);
+
+	static const uint8_t au[16] = { 0x6b, 0x1e, 0x2f, 0x9a, 0x43, 0xc0, 0x4d, 0x11,
+	                                0x9e, 0x5b, 0x0c, 0x7e, 0x21, 0x88, 0x3a, 0xf4 };
+	static const uint8_t mu[16] = { 0xd2, 0x4a, 0x70, 0x01, 0x5c, 0x3e, 0x4b, 0x8f,
+	                                0xa1, 0x07, 0x93, 0x6d, 0xe0, 0x2b, 0x55, 0x00 };
+	struct rk_sb *sb = sb_new();
+	struct rk_sb_params p = { .array_uuid = au, .name = "example", .level = 5, .layout = 2,
+	                          .chunk = 65536, .nroles = 4 };
+	const uint64_t dev = 1 * GiB;
+	p.data_size = rk_sb_max_data_size(dev, 1 * MiB, 65536);
+	ck_assert_int_eq(rk_sb_init(sb, &p), RK_OK);
+	for (int i = 0; i < 4; i++) {
+		memcpy(sb->roles[i].member_uuid, mu, 16);
+		sb->roles[i].member_uuid[15] = (uint8_t)(0x10 + i);
+	}
+	sb->ctime = 1732900000;
+	sb->utime = 1732900042;
+	sb->events = 7;
+	ck_assert_int_eq(rk_sb_set_member(sb, 2, dev), RK_OK);
+	uint8_t *b = malloc(65536);
+	ck_assert_int_eq(rk_sb_encode(sb, b, 65536), RK_OK);
+	for (size_t i = 0; i < nwant; i++)
+		ck_assert_msg(b[i] == want[i], "spec/format.md example byte 0x%zx: spec 0x%02x, library 0x%02x",
+		              i, want[i], b[i]);
+	free(b);
+	free(sb);
+}
+END_TEST
+
 static Suite *sb_suite(void)
 {
 	Suite *s = suite_create("sb");
@@ -1185,6 +1252,7 @@ static Suite *sb_suite(void)
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_flips);
 	tcase_add_test(tc, test_init);
+	tcase_add_test(tc, test_spec_example);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("copies");
 	tcase_add_test(tc, test_read_choose);

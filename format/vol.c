@@ -1,0 +1,1135 @@
+/* vol.c: the stripe engine: a volume over the members of an array.
+ *
+ * Linear, RAID-0, RAID-1 and RAID-10 move data straight between the caller's
+ * buffer and the members.  RAID-4/5/6 work in units: a few whole stripes, or
+ * for very wide stripes a column slice of one stripe, staged in one buffer
+ * per role (memory stays near VOL_BUDGET whatever the array size).  Member
+ * I/O of a step is a list of segments, merged per role into large requests
+ * and run in parallel by a small thread pool (one job per role).
+ *
+ * A member whose read or write fails with RK_E_IO is marked down, reported
+ * through the fail callback, and the operation carries on degraded where the
+ * redundancy allows.  Other errors (RK_E_FAULT: the process is "dead";
+ * RK_E_READONLY ...) stop the operation.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rk_vol.h"
+#include "rk_le.h"
+#include "rk_parity.h"
+
+#define VOL_BUDGET   (4u << 20)   /* bytes of role buffers per unit */
+#define VOL_MIN_COLS 4096u        /* narrowest column slice */
+#define VOL_MAX_THREADS 8
+#define DIRECT_PIECE (4u << 20)   /* largest single request of the direct path */
+#define DIRECT_BATCH (32u << 20)  /* volume bytes per direct-path batch */
+
+enum { UP = 0, MISSING = 1, FAILED = 2 };
+
+struct seg {
+	uint32_t role;
+	uint32_t write;
+	uint64_t off;        /* member data-area offset */
+	uint8_t *buf;
+	size_t   len;
+	rk_err   err;
+};
+
+struct pool {
+	pthread_t th[VOL_MAX_THREADS];
+	int nth;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	int stop;
+	struct seg *segs;
+	uint32_t *gstart;     /* group g = segs[gstart[g] .. gstart[g+1]) */
+	uint32_t ng, next, active;
+	struct rk_vol *v;
+};
+
+/* Per stripe of a unit (parity levels). */
+struct ustripe {
+	uint64_t s;
+	uint32_t p, q;
+	uint32_t ua, ub;      /* column range the operation touches, relative to the slice */
+	int lost;             /* needs reconstruction / degraded handling */
+	int mode;             /* write: 0 none, 1 full, 2 rmw, 3 rcw, 4 degraded */
+};
+
+struct rk_vol {
+	struct rk_geom g;
+	uint32_t n;
+	rk_dev **devs;
+	uint64_t *doff;
+	uint8_t *down;
+	char (*msg)[160];     /* last I/O error per role (set by workers) */
+	pthread_mutex_t mu;   /* down[], fail callback */
+	pthread_mutex_t op;   /* one operation at a time: shared buffers */
+	rk_vol_fail_fn fail_fn;
+	void *fail_ctx;
+	const struct rk_parity_algo *pa;
+	struct pool pool;
+	int pool_on;
+	/* segment list */
+	struct seg *segs;
+	uint32_t nsegs, capsegs;
+	uint32_t *gstart;
+	/* parity-level unit state */
+	uint32_t ustripes;    /* B: stripes per unit */
+	uint64_t ucols;       /* w: columns per slice */
+	uint8_t **rb;         /* per role: ustripes * ucols bytes */
+	uint8_t *rbmem;
+	uint8_t *zero, *scratch;
+	uint32_t *vrole, *slot;     /* per unit stripe: ndata / nroles entries */
+	uint32_t *wa, *wb;          /* per unit stripe and data block: touched columns */
+	struct ustripe *us;
+	void **ptrs;                /* q_slots + 2 (or nroles + 2) */
+	uint32_t *tmp_roles;
+	struct rk_loc *locs;        /* g.copies entries */
+};
+
+/* ---- member state ---- */
+
+int rk_vol_role_down(const rk_vol *v, uint32_t role)
+{
+	if (role >= v->n)
+		return 1;
+	return __atomic_load_n(&v->down[role], __ATOMIC_ACQUIRE) != UP;
+}
+
+static int is_down(rk_vol *v, uint32_t role)
+{
+	return v->down[role] != UP;   /* only the operation thread changes it */
+}
+
+static uint32_t ndown(rk_vol *v)
+{
+	uint32_t c = 0;
+	for (uint32_t r = 0; r < v->n; r++)
+		c += v->down[r] != UP;
+	return c;
+}
+
+/* Marks ROLE failed and tells the owner (once). */
+static void fail_role(rk_vol *v, uint32_t role, rk_err why)
+{
+	pthread_mutex_lock(&v->mu);
+	int was = v->down[role];
+	if (was == UP)
+		__atomic_store_n(&v->down[role], (uint8_t)FAILED, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&v->mu);
+	if (was != UP)
+		return;
+	rk_fail(why, "%s", v->msg[role][0] ? v->msg[role] : "member I/O failed");
+	if (v->fail_fn)
+		v->fail_fn(v->fail_ctx, role, why);
+}
+
+void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&v->mu);
+	v->fail_fn = fn;
+	v->fail_ctx = ctx;
+	pthread_mutex_unlock(&v->mu);
+}
+
+uint64_t rk_vol_size(const rk_vol *v)
+{
+	return v->g.volume_size;
+}
+
+const struct rk_geom *rk_vol_geom(const rk_vol *v)
+{
+	return &v->g;
+}
+
+/* ---- segment I/O ---- */
+
+static rk_err add_seg(rk_vol *v, uint32_t role, int write, uint64_t off, void *buf, size_t len)
+{
+	if (len == 0)
+		return RK_OK;
+	if (v->nsegs == v->capsegs) {
+		uint32_t nc = v->capsegs ? v->capsegs * 2 : 256;
+		struct seg *ns = realloc(v->segs, nc * sizeof *ns);
+		uint32_t *ng = realloc(v->gstart, (nc + 1) * sizeof *ng);
+		if (ns)
+			v->segs = ns;
+		if (ng)
+			v->gstart = ng;
+		if (!ns || !ng)
+			return rk_fail(RK_E_NOMEM, "volume: out of memory");
+		v->capsegs = nc;
+	}
+	v->segs[v->nsegs++] = (struct seg){ .role = role, .write = (uint32_t)write, .off = off, .buf = buf, .len = len };
+	return RK_OK;
+}
+
+static void run_group(rk_vol *v, uint32_t gidx, struct seg *segs, const uint32_t *gs)
+{
+	rk_err prev = RK_OK;
+	for (uint32_t i = gs[gidx]; i < gs[gidx + 1]; i++) {
+		struct seg *s = &segs[i];
+		if (prev) {
+			s->err = prev;
+			continue;
+		}
+		rk_dev *d = v->devs[s->role];
+		uint64_t at = v->doff[s->role] + s->off;
+		s->err = s->write ? rk_dev_pwrite(d, s->buf, s->len, at) : rk_dev_pread(d, s->buf, s->len, at);
+		if (s->err) {
+			snprintf(v->msg[s->role], sizeof v->msg[0], "%s", rk_errmsg());
+			prev = s->err;
+		}
+	}
+}
+
+static void *pool_main(void *arg)
+{
+	struct pool *p = arg;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->stop && p->next >= p->ng)
+			pthread_cond_wait(&p->go, &p->mu);
+		if (p->stop)
+			break;
+		uint32_t g = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		run_group(p->v, g, p->segs, p->gstart);
+		pthread_mutex_lock(&p->mu);
+		if (--p->active == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+	if (x->role != y->role)
+		return x->role < y->role ? -1 : 1;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return 0;
+}
+
+/* Runs the queued segments (one direction per call), members in parallel,
+ * then empties the queue.  Members whose I/O failed with RK_E_IO are failed
+ * (fail_role); any other error is returned. */
+static rk_err run_segs(rk_vol *v)
+{
+	uint32_t n = v->nsegs;
+	v->nsegs = 0;
+	if (n == 0)
+		return RK_OK;
+	struct seg *s = v->segs;
+	qsort(s, n, sizeof *s, seg_cmp);
+	/* merge neighbours on a member into large requests */
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (m && s[m - 1].role == s[i].role && s[m - 1].write == s[i].write &&
+		    s[m - 1].off + s[m - 1].len == s[i].off && s[m - 1].buf + s[m - 1].len == s[i].buf &&
+		    s[m - 1].len + s[i].len <= (64u << 20)) {
+			s[m - 1].len += s[i].len;
+			continue;
+		}
+		s[m++] = s[i];
+	}
+	uint32_t ng = 0;
+	for (uint32_t i = 0; i < m; i++)
+		if (i == 0 || s[i].role != s[i - 1].role)
+			v->gstart[ng++] = i;
+	v->gstart[ng] = m;
+	if (!v->pool_on || ng == 1) {
+		for (uint32_t g = 0; g < ng; g++)
+			run_group(v, g, s, v->gstart);
+	} else {
+		struct pool *p = &v->pool;
+		pthread_mutex_lock(&p->mu);
+		p->segs = s;
+		p->gstart = v->gstart;
+		p->ng = ng;
+		p->next = 0;
+		p->active = ng;
+		pthread_cond_broadcast(&p->go);
+		while (p->next < p->ng) {
+			uint32_t g = p->next++;
+			pthread_mutex_unlock(&p->mu);
+			run_group(v, g, s, v->gstart);
+			pthread_mutex_lock(&p->mu);
+			p->active--;
+		}
+		while (p->active)
+			pthread_cond_wait(&p->done, &p->mu);
+		p->ng = 0;
+		pthread_mutex_unlock(&p->mu);
+	}
+	rk_err fatal = RK_OK;
+	for (uint32_t i = 0; i < m; i++) {
+		if (!s[i].err)
+			continue;
+		/* without redundancy a member is never dropped: a bad sector of
+		 * a RAID-0 member fails that read, not the whole volume */
+		if (s[i].err == RK_E_IO && rk_geom_redundancy(&v->g) > 0)
+			fail_role(v, s[i].role, RK_E_IO);
+		else if (!fatal)
+			fatal = rk_fail(s[i].err, "%s", v->msg[s[i].role]);
+	}
+	return fatal;
+}
+
+/* ---- open / close ---- */
+
+/* Whether every volume chunk still has a live copy (RAID-10). */
+static int r10_readable(rk_vol *v)
+{
+	uint64_t lim = v->g.nstripes < v->n ? v->g.nstripes : v->n;   /* the copy pattern repeats every n chunks */
+	for (uint64_t c = 0; c < lim; c++) {
+		uint32_t k = rk_geom_copies(&v->g, c * v->g.chunk, v->locs, v->g.copies), live = 0;
+		for (uint32_t i = 0; i < k; i++)
+			live += !is_down(v, v->locs[i].role);
+		if (!live)
+			return 0;
+	}
+	return 1;
+}
+
+/* Enough members to serve every byte? */
+static int readable(rk_vol *v)
+{
+	uint32_t d = ndown(v);
+	switch (v->g.level) {
+	case 1: return d < v->n;
+	case 10: return r10_readable(v);
+	default: return d <= v->g.nparity;
+	}
+}
+
+static rk_err too_few(rk_vol *v)
+{
+	return rk_fail(RK_E_TOOFEW, "volume: %u of %u members missing or failed; RAID-%s tolerates %u", ndown(v), v->n,
+	               rk_level_name(v->g.level), rk_geom_redundancy(&v->g));
+}
+
+static void vol_free(rk_vol *v)
+{
+	if (!v)
+		return;
+	if (v->pool_on) {
+		pthread_mutex_lock(&v->pool.mu);
+		v->pool.stop = 1;
+		pthread_cond_broadcast(&v->pool.go);
+		pthread_mutex_unlock(&v->pool.mu);
+		for (int i = 0; i < v->pool.nth; i++)
+			pthread_join(v->pool.th[i], NULL);
+		pthread_mutex_destroy(&v->pool.mu);
+		pthread_cond_destroy(&v->pool.go);
+		pthread_cond_destroy(&v->pool.done);
+	}
+	free(v->devs);
+	free(v->doff);
+	free(v->down);
+	free(v->msg);
+	free(v->segs);
+	free(v->gstart);
+	free(v->rb);
+	free(v->rbmem);
+	free(v->zero);
+	free(v->scratch);
+	free(v->vrole);
+	free(v->slot);
+	free(v->wa);
+	free(v->wb);
+	free(v->us);
+	free(v->ptrs);
+	free(v->tmp_roles);
+	free(v->locs);
+	pthread_mutex_destroy(&v->mu);
+	pthread_mutex_destroy(&v->op);
+	free(v);
+}
+
+void rk_vol_close(rk_vol *v)
+{
+	vol_free(v);
+}
+
+static int parity_level(const struct rk_geom *g)
+{
+	return g->level == 4 || g->level == 5 || g->level == 6;
+}
+
+rk_err rk_vol_open(rk_vol **out, const struct rk_geom *g, rk_dev *const *devs, const uint64_t *data_offset)
+{
+	*out = NULL;
+	if (!g || !devs || !data_offset || g->nroles == 0 || g->nroles > RK_GEOM_MAX_ROLES || g->volume_size == 0)
+		return rk_fail(RK_E_INVAL, "volume: invalid geometry or member list");
+	/* re-derive: never trust a caller-filled struct */
+	struct rk_geom chk;
+	rk_err e = rk_geom_init(&chk, g->level, g->layout, g->chunk, g->nroles, g->member_size);
+	if (e)
+		return e;
+	if (chk.volume_size != g->volume_size || chk.member_size != g->member_size)
+		return rk_fail(RK_E_INVAL, "volume: geometry was not made by rk_geom_init");
+	rk_vol *v = calloc(1, sizeof *v);
+	if (!v)
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	pthread_mutex_init(&v->mu, NULL);
+	pthread_mutex_init(&v->op, NULL);
+	v->g = chk;
+	uint32_t n = v->n = g->nroles;
+	v->devs = calloc(n, sizeof *v->devs);
+	v->doff = calloc(n, sizeof *v->doff);
+	v->down = calloc(n, 1);
+	v->msg = calloc(n, sizeof *v->msg);
+	v->locs = calloc(v->g.copies, sizeof *v->locs);
+	if (!v->devs || !v->doff || !v->down || !v->msg || !v->locs)
+		goto nomem;
+	for (uint32_t r = 0; r < n; r++) {
+		v->devs[r] = devs[r];
+		v->doff[r] = data_offset[r];
+		if (!devs[r]) {
+			v->down[r] = MISSING;
+			continue;
+		}
+		uint64_t end;
+		if (rk_add_ovf(data_offset[r], v->g.member_size, &end) || end > rk_dev_size(devs[r])) {
+			e = rk_fail(RK_E_SHORT, "%s: member is %llu bytes, the data area ends at %llu", rk_dev_path(devs[r]),
+			            (unsigned long long)rk_dev_size(devs[r]), (unsigned long long)end);
+			vol_free(v);
+			return e;
+		}
+	}
+	if (!readable(v)) {
+		e = too_few(v);
+		vol_free(v);
+		return e;
+	}
+	v->pa = rk_parity();
+	if (parity_level(&v->g)) {
+		uint64_t chunk = v->g.chunk, row = (uint64_t)n * chunk;
+		if (row <= VOL_BUDGET) {
+			v->ucols = chunk;
+			v->ustripes = (uint32_t)(VOL_BUDGET / row);
+			if (v->ustripes > 64)
+				v->ustripes = 64;
+			if (v->ustripes > v->g.nstripes)
+				v->ustripes = (uint32_t)v->g.nstripes;
+		} else {
+			uint64_t w = VOL_BUDGET / n;
+			w -= w % VOL_MIN_COLS;
+			if (w < VOL_MIN_COLS)
+				w = VOL_MIN_COLS;
+			v->ucols = w < chunk ? w : chunk;
+			v->ustripes = 1;
+		}
+		size_t per = (size_t)v->ustripes * v->ucols, B = v->ustripes;
+		uint32_t nd = v->g.ndata, slots = v->g.q_slots + 2;
+		v->rb = calloc(n, sizeof *v->rb);
+		v->rbmem = aligned_alloc(64, (per * n + 63) / 64 * 64);
+		v->zero = aligned_alloc(64, (v->ucols + 63) / 64 * 64);
+		v->scratch = aligned_alloc(64, (v->ucols + 63) / 64 * 64);
+		v->vrole = calloc(B * nd, sizeof *v->vrole);
+		v->slot = calloc(B * n, sizeof *v->slot);
+		v->wa = calloc(B * nd, sizeof *v->wa);
+		v->wb = calloc(B * nd, sizeof *v->wb);
+		v->us = calloc(B, sizeof *v->us);
+		v->ptrs = calloc(slots > n + 2 ? slots : n + 2, sizeof *v->ptrs);
+		v->tmp_roles = calloc(n, sizeof *v->tmp_roles);
+		if (!v->rb || !v->rbmem || !v->zero || !v->scratch || !v->vrole || !v->slot || !v->wa || !v->wb || !v->us ||
+		    !v->ptrs || !v->tmp_roles)
+			goto nomem;
+		memset(v->zero, 0, v->ucols);
+		for (uint32_t r = 0; r < n; r++)
+			v->rb[r] = v->rbmem + per * r;
+	}
+	/* the pool: one thread per member up to a cap (the caller's thread is one) */
+	int nth = (int)(n < VOL_MAX_THREADS ? n : VOL_MAX_THREADS) - 1;
+	if (nth > 0) {
+		struct pool *p = &v->pool;
+		pthread_mutex_init(&p->mu, NULL);
+		pthread_cond_init(&p->go, NULL);
+		pthread_cond_init(&p->done, NULL);
+		p->v = v;
+		v->pool_on = 1;
+		for (int i = 0; i < nth; i++) {
+			if (pthread_create(&p->th[i], NULL, pool_main, p))
+				break;
+			p->nth++;
+		}
+	}
+	*out = v;
+	return RK_OK;
+nomem:
+	vol_free(v);
+	return rk_fail(RK_E_NOMEM, "volume: out of memory");
+}
+
+/* ---- direct path: linear, 0, 1, 10 ---- */
+
+/* Reads [off, off+len) (the caller checked the range). */
+static rk_err direct_read(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t done = 0;
+	uint64_t piece_no = 0;
+	while (done < len) {
+		/* plan a batch: one segment per piece, from the first live copy
+		 * (RAID-1 rotates over copies so a large read spreads) */
+		uint64_t bstart = done, bend = done;
+		rk_err e;
+		while (bend < len && bend - bstart < DIRECT_BATCH) {
+			uint64_t voff = off + bend, run;
+			uint32_t k = rk_geom_copies(g, voff, v->locs, g->copies);
+			struct rk_loc l0;
+			if ((e = rk_geom_map(g, voff, &l0, &run)))
+				return e;
+			uint64_t take = run < len - bend ? run : len - bend;
+			if (take > DIRECT_PIECE)
+				take = DIRECT_PIECE;
+			uint32_t pick = k;
+			for (uint32_t i = 0; i < k; i++) {
+				uint32_t c = (uint32_t)((i + (g->level == 1 ? piece_no : 0)) % k);
+				if (!is_down(v, v->locs[c].role)) {
+					pick = c;
+					break;
+				}
+			}
+			if (pick == k)
+				return k > 1 ? too_few(v)
+				             : rk_fail(RK_E_IO, "volume: byte %llu lives on member %u, which has failed (RAID-%s has no redundancy)",
+				                       (unsigned long long)voff, v->locs[0].role, rk_level_name(g->level));
+			if ((e = add_seg(v, v->locs[pick].role, 0, v->locs[pick].member_off, buf + bend, (size_t)take)))
+				return e;
+			bend += take;
+			piece_no++;
+		}
+		uint32_t before = ndown(v);
+		if ((e = run_segs(v)))
+			return e;
+		if (ndown(v) != before) {
+			if (!readable(v))
+				return too_few(v);
+			continue;   /* redo the batch from the surviving copies */
+		}
+		done = bend;
+	}
+	return RK_OK;
+}
+
+static rk_err direct_write(rk_vol *v, const uint8_t *buf, uint64_t len, uint64_t off)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t done = 0;
+	while (done < len) {
+		uint64_t bend = done;
+		rk_err e;
+		while (bend < len && bend - done < DIRECT_BATCH) {
+			uint64_t voff = off + bend, run;
+			struct rk_loc l0;
+			if ((e = rk_geom_map(g, voff, &l0, &run)))
+				return e;
+			uint64_t take = run < len - bend ? run : len - bend;
+			if (take > DIRECT_PIECE)
+				take = DIRECT_PIECE;
+			uint32_t k = rk_geom_copies(g, voff, v->locs, g->copies), live = 0;
+			for (uint32_t i = 0; i < k; i++) {
+				if (is_down(v, v->locs[i].role))
+					continue;
+				live++;
+				if ((e = add_seg(v, v->locs[i].role, 1, v->locs[i].member_off, (uint8_t *)(uintptr_t)(buf + bend),
+				                 (size_t)take)))
+					return e;
+			}
+			if (!live)
+				return k > 1 ? too_few(v)
+				             : rk_fail(RK_E_IO, "volume: byte %llu lives on member %u, which has failed",
+				                       (unsigned long long)voff, v->locs[0].role);
+			bend += take;
+		}
+		if ((e = run_segs(v)))
+			return e;
+		/* a failed copy is fine while another copy of every byte landed */
+		if (!readable(v))
+			return too_few(v);
+		if (g->copies == 1 && ndown(v))
+			return rk_fail(RK_E_IO, "volume: a member failed during the write: %s", rk_errmsg());
+		done = bend;
+	}
+	return RK_OK;
+}
+
+/* ---- parity levels: units ---- */
+
+/* Unit being processed: stripes [s0, s0+nst), columns [c0, c1) of each chunk. */
+struct unit {
+	uint64_t s0;
+	uint32_t nst;
+	uint64_t c0, c1;
+};
+
+#define RB(v, r, u) ((v)->rb[r] + (size_t)(u) * (v)->ucols)
+
+/* Fills the stripe maps of the unit and the touched column range of each
+ * data block for the volume range [off, end). */
+static void unit_setup(rk_vol *v, const struct unit *U, uint64_t off, uint64_t end)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nd = g->ndata;
+	for (uint32_t u = 0; u < U->nst; u++) {
+		struct ustripe *st = &v->us[u];
+		st->s = U->s0 + u;
+		struct rk_stripe_map m = { .vol_role = v->vrole + (size_t)u * nd, .slot = v->slot + (size_t)u * v->n };
+		rk_geom_stripe_map(g, st->s, &m);   /* cannot fail: s < nstripes */
+		st->p = m.p_role;
+		st->q = m.q_role;
+		st->ua = UINT32_MAX;
+		st->ub = 0;
+		st->lost = 0;
+		st->mode = 0;
+		uint64_t vs = st->s * g->stripe_data;
+		for (uint32_t j = 0; j < nd; j++) {
+			uint64_t bs = vs + (uint64_t)j * g->chunk;
+			uint64_t a = bs + U->c0 > off ? bs + U->c0 : off;
+			uint64_t b = bs + U->c1 < end ? bs + U->c1 : end;
+			uint32_t *wa = &v->wa[(size_t)u * nd + j], *wb = &v->wb[(size_t)u * nd + j];
+			if (a >= b) {
+				*wa = *wb = 0;
+				continue;
+			}
+			*wa = (uint32_t)(a - bs - U->c0);
+			*wb = (uint32_t)(b - bs - U->c0);
+			if (*wa < st->ua)
+				st->ua = *wa;
+			if (*wb > st->ub)
+				st->ub = *wb;
+		}
+		if (st->ua >= st->ub)
+			st->ua = st->ub = 0;
+	}
+}
+
+/* Member offset of column COL of stripe S in the unit. */
+static uint64_t moff(rk_vol *v, const struct unit *U, uint64_t s, uint64_t col)
+{
+	return s * v->g.chunk + U->c0 + col;
+}
+
+/* Queues reads of every live role of stripe U over its [ua, ub). */
+static rk_err queue_all_live(rk_vol *v, const struct unit *U, uint32_t u)
+{
+	struct ustripe *st = &v->us[u];
+	for (uint32_t r = 0; r < v->n; r++) {
+		if (is_down(v, r))
+			continue;
+		rk_err e = add_seg(v, r, 0, moff(v, U, st->s, st->ua), RB(v, r, u) + st->ua, st->ub - st->ua);
+		if (e)
+			return e;
+	}
+	return RK_OK;
+}
+
+/* Rebuilds in the role buffers every down data block of stripe U over
+ * [ua, ub) from the live roles (already read there).  RK_E_TOOFEW when the
+ * parity cannot cover the loss. */
+static rk_err reconstruct(rk_vol *v, uint32_t u)
+{
+	const struct rk_geom *g = &v->g;
+	struct ustripe *st = &v->us[u];
+	const uint32_t *slot = v->slot + (size_t)u * v->n;
+	size_t len = st->ub - st->ua;
+	uint32_t lostd[2], nl = 0, nlost_all = 0;
+	for (uint32_t r = 0; r < v->n; r++) {
+		if (!is_down(v, r))
+			continue;
+		nlost_all++;
+		if (r != st->p && r != st->q) {
+			if (nl == 2)
+				return too_few(v);
+			lostd[nl++] = r;
+		}
+	}
+	if (nl == 0 || len == 0)
+		return RK_OK;
+	if (nlost_all > g->nparity)
+		return too_few(v);
+	int p_ok = !is_down(v, st->p);
+	if (nl == 1 && p_ok) {
+		/* XOR of the other data blocks and P */
+		uint32_t k = 0;
+		for (uint32_t r = 0; r < v->n; r++)
+			if (r != lostd[0] && r != st->q)
+				v->ptrs[k++] = RB(v, r, u) + st->ua;
+		v->ptrs[k++] = RB(v, lostd[0], u) + st->ua;
+		if (k == 2)
+			memcpy(v->ptrs[1], v->ptrs[0], len);
+		else
+			v->pa->xor_gen((int)k, len, v->ptrs);
+		return RK_OK;
+	}
+	/* RAID-6 with Q: the syndrome pointer array in md's slot order */
+	uint32_t slots = g->q_slots + 2;
+	for (uint32_t i = 0; i < slots; i++)
+		v->ptrs[i] = v->zero;
+	for (uint32_t r = 0; r < v->n; r++)
+		v->ptrs[slot[r]] = RB(v, r, u) + st->ua;
+	if (nl == 1) {          /* data + P lost */
+		v->pa->rec_datap((int)slots, len, (int)slot[lostd[0]], v->ptrs);
+	} else {
+		uint32_t a = slot[lostd[0]], b = slot[lostd[1]];
+		v->pa->rec_2data((int)slots, len, (int)(a < b ? a : b), (int)(a < b ? b : a), v->ptrs);
+	}
+	return RK_OK;
+}
+
+/* Recomputes P (and Q) of stripe U over [ua, ub) from the data in the role
+ * buffers. */
+static void gen_parity(rk_vol *v, uint32_t u)
+{
+	const struct rk_geom *g = &v->g;
+	struct ustripe *st = &v->us[u];
+	size_t len = st->ub - st->ua;
+	if (len == 0)
+		return;
+	const uint32_t *vr = v->vrole + (size_t)u * g->ndata;
+	if (g->level != 6) {
+		for (uint32_t j = 0; j < g->ndata; j++)
+			v->ptrs[j] = RB(v, vr[j], u) + st->ua;
+		v->ptrs[g->ndata] = RB(v, st->p, u) + st->ua;
+		if (g->ndata == 1)
+			memcpy(v->ptrs[1], v->ptrs[0], len);
+		else
+			v->pa->xor_gen((int)g->ndata + 1, len, v->ptrs);
+		return;
+	}
+	const uint32_t *slot = v->slot + (size_t)u * v->n;
+	uint32_t slots = g->q_slots + 2;
+	for (uint32_t i = 0; i < slots; i++)
+		v->ptrs[i] = v->zero;
+	for (uint32_t r = 0; r < v->n; r++)
+		v->ptrs[slot[r]] = RB(v, r, u) + st->ua;
+	v->pa->gen((int)slots, len, v->ptrs);
+}
+
+/* Reads the volume range [off, end) that falls in unit U into BUF (which
+ * holds volume byte OFF0 at index 0). */
+static rk_err unit_read(rk_vol *v, const struct unit *U, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nd = g->ndata;
+	rk_err e;
+	unit_setup(v, U, off, end);
+	/* pass 1: the wanted blocks from their members */
+	for (uint32_t u = 0; u < U->nst; u++)
+		for (uint32_t j = 0; j < nd; j++) {
+			uint32_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j], r = v->vrole[(size_t)u * nd + j];
+			if (a >= b)
+				continue;
+			if (is_down(v, r)) {
+				v->us[u].lost = 1;
+				continue;
+			}
+			if ((e = add_seg(v, r, 0, moff(v, U, v->us[u].s, a), RB(v, r, u) + a, b - a)))
+				return e;
+		}
+	if ((e = run_segs(v)))
+		return e;
+	/* pass 2..: stripes with a wanted block on a down member */
+	for (uint32_t tries = 0;; tries++) {
+		uint32_t need = 0;
+		for (uint32_t u = 0; u < U->nst; u++) {
+			struct ustripe *st = &v->us[u];
+			st->lost = 0;
+			for (uint32_t j = 0; j < nd; j++) {
+				uint32_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j];
+				if (a < b && is_down(v, v->vrole[(size_t)u * nd + j]))
+					st->lost = 1;
+			}
+			if (!st->lost)
+				continue;
+			need++;
+			if ((e = queue_all_live(v, U, u)))
+				return e;
+		}
+		if (!need)
+			break;
+		if (!readable(v) || tries > v->n)
+			return too_few(v);
+		uint32_t before = ndown(v);
+		if ((e = run_segs(v)))
+			return e;
+		if (ndown(v) != before)
+			continue;   /* another member failed meanwhile: read again */
+		for (uint32_t u = 0; u < U->nst; u++)
+			if (v->us[u].lost && (e = reconstruct(v, u)))
+				return e;
+		break;
+	}
+	/* copy out */
+	for (uint32_t u = 0; u < U->nst; u++) {
+		uint64_t vs = v->us[u].s * g->stripe_data;
+		for (uint32_t j = 0; j < nd; j++) {
+			uint32_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j];
+			if (a < b)
+				memcpy(buf + (vs + (uint64_t)j * g->chunk + U->c0 + a - off0),
+				       RB(v, v->vrole[(size_t)u * nd + j], u) + a, b - a);
+		}
+	}
+	return RK_OK;
+}
+
+/* Chooses how to write each stripe of the unit and queues its reads. */
+static rk_err plan_write_reads(rk_vol *v, const struct unit *U)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nd = g->ndata;
+	rk_err e;
+	for (uint32_t u = 0; u < U->nst; u++) {
+		struct ustripe *st = &v->us[u];
+		if (st->ua >= st->ub) {
+			st->mode = 0;
+			continue;
+		}
+		const uint32_t *wa = v->wa + (size_t)u * nd, *wb = v->wb + (size_t)u * nd, *vr = v->vrole + (size_t)u * nd;
+		int anydown = 0;
+		for (uint32_t r = 0; r < v->n; r++)
+			anydown |= is_down(v, r);
+		if (anydown) {
+			st->mode = 4;
+			if ((e = queue_all_live(v, U, u)))
+				return e;
+			continue;
+		}
+		uint32_t written = 0, partial = 0;
+		for (uint32_t j = 0; j < nd; j++) {
+			if (wa[j] < wb[j])
+				written++;
+			if (!(wa[j] == st->ua && wb[j] == st->ub))
+				partial++;   /* not covering U: RCW must read it */
+		}
+		if (partial == 0) {
+			st->mode = 1;
+			continue;
+		}
+		uint32_t rmw = written + g->nparity, rcw = partial;
+		if (rmw < rcw) {
+			st->mode = 2;
+			for (uint32_t j = 0; j < nd; j++)
+				if (wa[j] < wb[j] && (e = add_seg(v, vr[j], 0, moff(v, U, st->s, wa[j]), RB(v, vr[j], u) + wa[j],
+				                                  wb[j] - wa[j])))
+					return e;
+			if ((e = add_seg(v, st->p, 0, moff(v, U, st->s, st->ua), RB(v, st->p, u) + st->ua, st->ub - st->ua)))
+				return e;
+			if (g->level == 6 &&
+			    (e = add_seg(v, st->q, 0, moff(v, U, st->s, st->ua), RB(v, st->q, u) + st->ua, st->ub - st->ua)))
+				return e;
+		} else {
+			st->mode = 3;
+			for (uint32_t j = 0; j < nd; j++)
+				if (!(wa[j] == st->ua && wb[j] == st->ub) &&
+				    (e = add_seg(v, vr[j], 0, moff(v, U, st->s, st->ua), RB(v, vr[j], u) + st->ua, st->ub - st->ua)))
+					return e;
+		}
+	}
+	return RK_OK;
+}
+
+/* Writes the unit's new data and parity: data first, then parity (the
+ * journal hooks in here later).  Only live roles are written. */
+static rk_err unit_commit(rk_vol *v, const struct unit *U)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nd = g->ndata;
+	rk_err e;
+	for (uint32_t u = 0; u < U->nst; u++) {
+		struct ustripe *st = &v->us[u];
+		if (!st->mode)
+			continue;
+		for (uint32_t j = 0; j < nd; j++) {
+			uint32_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j], r = v->vrole[(size_t)u * nd + j];
+			if (a < b && !is_down(v, r) && (e = add_seg(v, r, 1, moff(v, U, st->s, a), RB(v, r, u) + a, b - a)))
+				return e;
+		}
+	}
+	if ((e = run_segs(v)))
+		return e;
+	for (uint32_t u = 0; u < U->nst; u++) {
+		struct ustripe *st = &v->us[u];
+		if (!st->mode)
+			continue;
+		uint32_t pr[2] = { st->p, st->q };
+		for (uint32_t k = 0; k < g->nparity; k++)
+			if (!is_down(v, pr[k]) &&
+			    (e = add_seg(v, pr[k], 1, moff(v, U, st->s, st->ua), RB(v, pr[k], u) + st->ua, st->ub - st->ua)))
+				return e;
+	}
+	if ((e = run_segs(v)))
+		return e;
+	if (!readable(v))
+		return too_few(v);
+	return RK_OK;
+}
+
+/* Writes the part of [off, end) in unit U from BUF (volume byte OFF0 at 0). */
+static rk_err unit_write(rk_vol *v, const struct unit *U, const uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nd = g->ndata;
+	rk_err e;
+	unit_setup(v, U, off, end);
+	/* reads; a member failing meanwhile re-plans the unit */
+	for (uint32_t tries = 0;; tries++) {
+		if (!readable(v) || tries > v->n)
+			return too_few(v);
+		if ((e = plan_write_reads(v, U)))
+			return e;
+		uint32_t before = ndown(v);
+		if ((e = run_segs(v)))
+			return e;
+		if (ndown(v) == before)
+			break;
+	}
+	for (uint32_t u = 0; u < U->nst; u++) {
+		struct ustripe *st = &v->us[u];
+		if (!st->mode)
+			continue;
+		const uint32_t *wa = v->wa + (size_t)u * nd, *wb = v->wb + (size_t)u * nd, *vr = v->vrole + (size_t)u * nd;
+		const uint8_t *src = buf + (st->s * g->stripe_data + U->c0 - off0);
+		if (st->mode == 4 && (e = reconstruct(v, u)))
+			return e;
+		if (st->mode == 2) {
+			/* parity -= old, += new, block by block */
+			const uint32_t *slot = v->slot + (size_t)u * v->n;
+			for (uint32_t j = 0; j < nd; j++) {
+				if (wa[j] >= wb[j])
+					continue;
+				size_t len = wb[j] - wa[j];
+				uint8_t *old = RB(v, vr[j], u) + wa[j];
+				const uint8_t *nw = src + (uint64_t)j * g->chunk + wa[j];
+				uint8_t *P = RB(v, st->p, u) + wa[j];
+				if (g->level != 6) {
+					void *p4[4] = { P, old, (void *)(uintptr_t)nw, v->scratch };
+					v->pa->xor_gen(4, len, p4);
+					memcpy(P, v->scratch, len);
+				} else {
+					uint32_t slots = g->q_slots + 2;
+					for (uint32_t i = 0; i < slots; i++)
+						v->ptrs[i] = v->zero;
+					v->ptrs[g->q_slots] = P;
+					v->ptrs[g->q_slots + 1] = RB(v, st->q, u) + wa[j];
+					int sj = (int)slot[vr[j]];
+					v->ptrs[sj] = old;
+					v->pa->gen_partial((int)slots, sj, sj, len, v->ptrs);
+					v->ptrs[sj] = (void *)(uintptr_t)nw;
+					v->pa->gen_partial((int)slots, sj, sj, len, v->ptrs);
+				}
+				memcpy(old, nw, len);
+			}
+			continue;
+		}
+		/* full, rcw, degraded: overlay the new data, regenerate parity over U */
+		for (uint32_t j = 0; j < nd; j++)
+			if (wa[j] < wb[j])
+				memcpy(RB(v, vr[j], u) + wa[j], src + (uint64_t)j * g->chunk + wa[j], wb[j] - wa[j]);
+		gen_parity(v, u);
+	}
+	return unit_commit(v, U);
+}
+
+/* Walks [off, off+len) of a parity volume unit by unit. */
+static rk_err parity_io(rk_vol *v, uint8_t *buf, const uint8_t *cbuf, uint64_t len, uint64_t off)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t end = off + len;
+	uint64_t s = off / g->stripe_data, slast = (end - 1) / g->stripe_data;
+	while (s <= slast) {
+		struct unit U = { .s0 = s };
+		uint64_t left = slast - s + 1;
+		U.nst = left < v->ustripes ? (uint32_t)left : v->ustripes;
+		for (uint64_t c0 = 0; c0 < g->chunk; c0 += v->ucols) {
+			U.c0 = c0;
+			U.c1 = c0 + v->ucols < g->chunk ? c0 + v->ucols : g->chunk;
+			rk_err e = buf ? unit_read(v, &U, buf, off, off, end) : unit_write(v, &U, cbuf, off, off, end);
+			if (e)
+				return e;
+		}
+		s += U.nst;
+	}
+	return RK_OK;
+}
+
+/* ---- public I/O ---- */
+
+static rk_err check_range(rk_vol *v, size_t len, uint64_t off)
+{
+	uint64_t end;
+	if (rk_add_ovf(off, len, &end) || end > v->g.volume_size)
+		return rk_fail(RK_E_RANGE, "volume: %zu bytes at %llu pass the end of the volume (%llu bytes)", len,
+		               (unsigned long long)off, (unsigned long long)v->g.volume_size);
+	return RK_OK;
+}
+
+rk_err rk_vol_read(rk_vol *v, void *buf, size_t len, uint64_t off)
+{
+	rk_err e = check_range(v, len, off);
+	if (e || len == 0)
+		return e;
+	pthread_mutex_lock(&v->op);
+	if (parity_level(&v->g))
+		e = parity_io(v, buf, NULL, len, off);
+	else
+		e = direct_read(v, buf, len, off);
+	v->nsegs = 0;
+	pthread_mutex_unlock(&v->op);
+	return e;
+}
+
+rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off)
+{
+	rk_err e = check_range(v, len, off);
+	if (e || len == 0)
+		return e;
+	pthread_mutex_lock(&v->op);
+	if (parity_level(&v->g))
+		e = parity_io(v, NULL, buf, len, off);
+	else
+		e = direct_write(v, buf, len, off);
+	v->nsegs = 0;
+	pthread_mutex_unlock(&v->op);
+	return e;
+}
+
+rk_err rk_vol_flush(rk_vol *v)
+{
+	pthread_mutex_lock(&v->op);
+	rk_err fatal = RK_OK;
+	for (uint32_t r = 0; r < v->n; r++) {
+		if (is_down(v, r))
+			continue;
+		rk_err e = rk_dev_flush(v->devs[r]);
+		if (e == RK_E_IO) {
+			snprintf(v->msg[r], sizeof v->msg[0], "%s", rk_errmsg());
+			fail_role(v, r, e);
+		} else if (e && !fatal) {
+			fatal = e;
+		}
+	}
+	if (!fatal && !readable(v))
+		fatal = too_few(v);
+	pthread_mutex_unlock(&v->op);
+	return fatal;
+}
+
+/* ---- resync ---- */
+
+#define MIRROR_PIECE (1u << 20)
+
+/* Copies stripe S from its first live copy to every other live copy,
+ * through TMP (MIRROR_PIECE bytes). */
+static rk_err resync_mirror(rk_vol *v, uint64_t s, uint8_t *tmp)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t a = s * g->stripe_data, b = a + g->stripe_data;
+	const uint64_t piece = MIRROR_PIECE;
+	if (b > g->volume_size)
+		b = g->volume_size;
+	rk_err e = RK_OK;
+	for (uint64_t x = a; x < b && !e;) {
+		uint64_t run;
+		struct rk_loc l0;
+		if ((e = rk_geom_map(g, x, &l0, &run)))
+			break;
+		uint64_t take = run < b - x ? run : b - x;
+		if (take > piece)
+			take = piece;
+		if ((e = direct_read(v, tmp, take, x)))
+			break;
+		uint32_t k = rk_geom_copies(g, x, v->locs, g->copies);
+		for (uint32_t i = 0; i < k && !e; i++)
+			if (!is_down(v, v->locs[i].role))
+				e = add_seg(v, v->locs[i].role, 1, v->locs[i].member_off, tmp, (size_t)take);
+		if (!e)
+			e = run_segs(v);
+		if (!e && !readable(v))
+			e = too_few(v);
+		x += take;
+	}
+	return e;
+}
+
+rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
+                     void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t last;
+	if (rk_add_ovf(first, count, &last) || last > g->nstripes)
+		return rk_fail(RK_E_RANGE, "volume: stripes %llu+%llu pass the last stripe (%llu)", (unsigned long long)first,
+		               (unsigned long long)count, (unsigned long long)g->nstripes);
+	if (g->level == 0 || g->level == RK_LEVEL_LINEAR || count == 0)
+		return RK_OK;   /* nothing redundant */
+	uint8_t *tmp = NULL;
+	if (!parity_level(g) && !(tmp = malloc(MIRROR_PIECE)))
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	pthread_mutex_lock(&v->op);
+	rk_err e = RK_OK;
+	uint64_t s = first;
+	while (s < last && !e) {
+		uint64_t step = 1;
+		if (!parity_level(g)) {
+			e = resync_mirror(v, s, tmp);
+		} else {
+			struct unit U = { .s0 = s };
+			uint64_t left = last - s;
+			U.nst = left < v->ustripes ? (uint32_t)left : v->ustripes;
+			step = U.nst;
+			for (uint64_t c0 = 0; c0 < g->chunk && !e; c0 += v->ucols) {
+				U.c0 = c0;
+				U.c1 = c0 + v->ucols < g->chunk ? c0 + v->ucols : g->chunk;
+				/* every data block touched over the whole slice */
+				unit_setup(v, &U, s * g->stripe_data, (s + U.nst) * g->stripe_data);
+				for (uint32_t tries = 0;; tries++) {
+					if (!readable(v) || tries > v->n) {
+						e = too_few(v);
+						break;
+					}
+					for (uint32_t u = 0; u < U.nst && !e; u++)
+						e = queue_all_live(v, &U, u);
+					uint32_t before = ndown(v);
+					if (e || (e = run_segs(v)))
+						break;
+					if (ndown(v) == before)
+						break;
+				}
+				for (uint32_t u = 0; u < U.nst && !e; u++) {
+					v->us[u].mode = 1;
+					if ((e = reconstruct(v, u)))
+						break;
+					gen_parity(v, u);
+				}
+				/* parity only */
+				for (uint32_t u = 0; u < U.nst && !e; u++) {
+					struct ustripe *st = &v->us[u];
+					uint32_t pr[2] = { st->p, st->q };
+					for (uint32_t k = 0; k < g->nparity && !e; k++)
+						if (!is_down(v, pr[k]))
+							e = add_seg(v, pr[k], 1, moff(v, &U, st->s, st->ua), RB(v, pr[k], u) + st->ua,
+							            st->ub - st->ua);
+				}
+				if (!e)
+					e = run_segs(v);
+				if (!e && !readable(v))
+					e = too_few(v);
+			}
+		}
+		s += step;
+		if (!e && progress)
+			progress(ctx, s - first);
+	}
+	v->nsegs = 0;
+	pthread_mutex_unlock(&v->op);
+	free(tmp);
+	return e;
+}

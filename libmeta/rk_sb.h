@@ -5,6 +5,10 @@
  * little-endian get/put helpers (rk_le.h); tests/unit/test_sb.c pins every
  * offset.
  *
+ * A copy is a 512-byte header (field offsets in spec/format.md), then
+ * nentries role entries of 32 bytes, zero-padded to sb_bytes (a multiple of
+ * 4096); crc is zlib's crc32(0, copy, sb_bytes) with bytes 16..19 zeroed.
+ *
  * Member layout (bytes):
  *   [0, 4096)                     untouched (partition tables, boot code)
  *   [4096, 4096+RK_SB_AREA)       primary superblock copy
@@ -126,15 +130,22 @@ struct rk_sb {
  * or journal_offset. */
 #define RK_SB_PRIMARY_END  (RK_SB_PRIMARY_OFF + RK_SB_AREA)
 
-/* Decodes one copy from BUF (LEN bytes, at least RK_SB_HEADER_SIZE) read at
- * member byte offset AT of a device of DEV_SIZE bytes.  Checks magic,
- * version, incompat features, CRC, and every field against every other and
- * against DEV_SIZE (overflow-safe); a copy whose sb_offset is not AT is
- * refused.  On error the detail (rk_errmsg) says which field and why. */
+/* Decodes one copy from BUF (LEN bytes: what could be read there, up to
+ * RK_SB_AREA) read at member byte offset AT of a device of DEV_SIZE bytes.
+ * Checks magic (RK_E_NOSB), length (RK_E_SHORT), version (RK_E_VERSION),
+ * CRC (RK_E_BADCRC), incompat features (RK_E_FEATURE), and every field
+ * against every other and against DEV_SIZE (overflow-safe; RK_E_CORRUPT, or
+ * RK_E_SHORT for a device smaller than recorded); a copy whose sb_offset is
+ * not AT is refused (RK_E_CORRUPT).  On error the detail (rk_errmsg) says
+ * which field and why, and SB holds whatever was parsed so far (zeroed
+ * first).  An accepted copy re-encodes to the same bytes. */
 rk_err rk_sb_decode(struct rk_sb *sb, const uint8_t *buf, size_t len, uint64_t at, uint64_t dev_size);
 
-/* Encodes SB into BUF (LEN >= sb->sb_bytes), computing sb_bytes (if 0) and
- * CRC; fields are validated first, as rk_sb_decode would. */
+/* Encodes SB into BUF (LEN >= sb->sb_bytes): sb_bytes bytes, padding zeroed,
+ * CRC computed.  sb->sb_bytes 0 means rk_sb_bytes_for(nentries).  Fields are
+ * validated first as rk_sb_validate(sb, 0) would (so against sb->dev_size);
+ * nothing is written to BUF on failure.  sb->sb_offset must already be the
+ * place the copy goes (rk_sb_write sets it per copy). */
 rk_err rk_sb_encode(const struct rk_sb *sb, uint8_t *buf, size_t len);
 
 /* Validates a native struct (what decode checks after parsing): every field

@@ -90,7 +90,9 @@ enum rk_fault_model {
 	RK_FAULT_TEAR_WRITE,  /* write #n is torn: a seed-chosen prefix of whole sectors lands, then RK_E_FAULT; every later I/O fails */
 	RK_FAULT_POWER_CUT,   /* power cut at write #n: see rk_fault_crash() */
 	RK_FAULT_KILL,        /* process kill at write #n: writes before n survive, n and later never happen */
-	RK_FAULT_PULL,        /* member `member` fails every I/O from its own I/O #n on (cable pull) */
+	RK_FAULT_PULL,        /* member `member` fails every I/O from its own I/O #n on (cable pull):
+	                         its reads and writes are counted; RK_E_IO naming the
+	                         member; its flushes fail once it is gone */
 	RK_FAULT_READ_ERROR,  /* reads of member `member` touching [off, off+len) fail with RK_E_IO;
 	                         a write over part of the range heals that part (as a
 	                         drive remaps a bad sector on write) */

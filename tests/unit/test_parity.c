@@ -62,9 +62,13 @@ static struct stripe *st_new(int disks, size_t len, int off)
 	s->disks = disks;
 	s->len = len;
 	for (int i = 0; i < disks; i++) {
-		s->mem[i] = aligned_alloc(64, (len + 191) / 64 * 64);
-		ck_assert_ptr_nonnull(s->mem[i]);
-		s->p[i] = s->mem[i] + (off < 0 ? (int)(rnd() % 64) : off);
+		/* The block ends where the allocation ends, so that ASan catches a
+		 * kernel reading or writing past it. */
+		size_t o = off < 0 ? rnd() % 64 : (size_t)off;
+		void *m = NULL;
+		ck_assert_int_eq(posix_memalign(&m, 64, o + len), 0);
+		s->mem[i] = m;
+		s->p[i] = s->mem[i] + o;
 		fill(s->p[i], len);
 	}
 	return s;

@@ -38,11 +38,17 @@ struct rk_dev_ops {
 
 /* Opens PATH (regular file or block device).  Size from st_size or
  * BLKGETSIZE64, logical sector size from BLKSSZGET (512 for files).
- * Errors name PATH: "disk3.img: cannot open: Permission denied". */
+ * Errors name PATH: "disk3.img: cannot open: Permission denied".
+ * RK_E_OPEN: missing, unreadable, or neither a regular file nor a block
+ * device (FIFOs are refused without blocking); RK_E_BUSY: RDWR and another
+ * writer holds the file's flock or the block device is claimed (mounted, md,
+ * another O_EXCL opener); RK_E_INVAL: bad flags.  With RDWR|CREATE a missing
+ * file is created empty. */
 rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags);
 
-/* Creates a new sparse file PATH of SIZE bytes (fails if it exists) and opens
- * it read-write. */
+/* Creates a new sparse file PATH of SIZE bytes and opens it read-write
+ * (locked).  RK_E_EXISTS if PATH exists (left untouched); on a later failure
+ * the new file is removed. */
 rk_err rk_dev_create(rk_dev **out, const char *path, uint64_t size);
 
 /* A zero-filled in-memory device of SIZE bytes named NAME (copied). */
@@ -121,7 +127,8 @@ rk_dev *rk_fault_lower(rk_fault_plan *p, int member);
 /* Whether the plan's fault has fired (the write, I/O or read it names was reached). */
 int    rk_fault_fired(const rk_fault_plan *p);
 /* Writes issued so far across the plan (to enumerate fault points: run once
- * with RK_FAULT_NONE and read the count). */
+ * with RK_FAULT_NONE and read the count).  Every write reaching the plan
+ * counts, failed ones too; empty or out-of-range writes never reach it. */
 uint64_t rk_fault_writes(const rk_fault_plan *p);
 /* For POWER_CUT: applies the post-crash state to the lower devices: writes
  * before the last completed flush persist, later ones persist as a seeded

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "rk_discover.h"
+#include "rk_fmt.h"
 #include "rk_json.h"
 #include "rk_le.h"
 #include "rk_print.h"
@@ -78,6 +79,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 1)
 		return 0;
+	/* The native md decoders see the raw bytes too (hostile headers). */
+	{
+		static struct rk_md1 md1;
+		static struct rk_md090 md0;
+		if (rk_md1_decode(&md1, data, size, 0) == RK_OK && md1.max_dev > RK_MD1_MAX_DEV)
+			abort();
+		(void)rk_md090_decode(&md0, data, size, 0);
+	}
 	const uint8_t *p = data;
 	size_t left = size;
 	uint8_t flags = p[0];

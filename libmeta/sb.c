@@ -108,29 +108,43 @@ rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_
 	rk_err e = check_chunk(level, chunk);
 	if (e)
 		return e;
+	/* md's layout numbers, as far as format/geom.c maps them. */
 	switch (level) {
-	case RK_LEVEL_LINEAR: case 0: case 1:
+	case RK_LEVEL_LINEAR: case 1:
 		if (layout != 0)
 			return rk_fail(RK_E_CORRUPT, "layout %u: level %d has only layout 0", layout, (int)level);
+		break;
+	case 0:
+		if (layout > 2)   /* md's zone layouts; members are equal-sized, so all map alike */
+			return rk_fail(RK_E_CORRUPT, "layout %u: level 0 takes md layouts 0 to 2", layout);
 		break;
 	case 4:
 		if (layout != 0 && layout != 5)
 			return rk_fail(RK_E_CORRUPT, "layout %u: level 4 takes layout 0 or 5 (parity-last)", layout);
 		break;
-	case 5: case 6:
+	case 5:
 		if (layout > 5)
-			return rk_fail(RK_E_CORRUPT, "layout %u: level %d takes md layouts 0 to 5", layout, (int)level);
+			return rk_fail(RK_E_CORRUPT, "layout %u: level 5 takes md layouts 0 to 5", layout);
 		break;
+	case 6: {
+		int ddf = layout >= 8 && layout <= 10;
+		if (!(layout <= 5 || ddf || (layout >= 16 && layout <= 20)))
+			return rk_fail(RK_E_CORRUPT, "layout %u: level 6 takes md layouts 0-5, 8-10 (DDF) or 16-20 (-6)",
+			               layout);
+		/* GF(2^8) has 255 Q coefficients: DDF layouts give every role one */
+		if (nroles > (ddf ? 255u : 257u))
+			return rk_fail(RK_E_CORRUPT, "nroles %u: level 6 with layout %u holds at most %u roles",
+			               nroles, layout, ddf ? 255u : 257u);
+		break;
+	}
 	case 10: {
 		uint32_t near = layout & 0xff, far = (layout >> 8) & 0xff;
-		if (layout & ~0x1ffffu)
+		if (layout >> 19 || (layout >> 17) > 2)
 			return rk_fail(RK_E_CORRUPT, "layout 0x%x: level 10 layout has unknown bits 0x%x",
 			               layout, layout & ~0x1ffffu);
 		if (near < 1 || far < 1 || near * far < 2 || near * far > nroles)
 			return rk_fail(RK_E_CORRUPT, "layout 0x%x: level 10 with %u near and %u far copies on %u roles "
 			               "(copies must be 2 to nroles)", layout, near, far, nroles);
-		if ((layout & 0x10000) && far < 2)
-			return rk_fail(RK_E_CORRUPT, "layout 0x%x: level 10 offset layout needs 2 or more far copies", layout);
 		break;
 	}
 	}

@@ -92,12 +92,18 @@ static void make_random(struct rk_sb *sb)
 	uint64_t chunk = 0;
 	if (level == 4)
 		layout = rndn(2) ? 5 : 0;
-	if (level == 5 || level == 6)
+	if (level == 5)
 		layout = (uint32_t)rndn(6);
+	if (level == 6) {
+		static const uint32_t l6[] = { 0, 1, 2, 3, 4, 5, 8, 9, 10, 16, 17, 18, 19, 20 };
+		layout = l6[rndn(14)];
+		if (nroles > 255)
+			nroles = 255;
+	}
 	if (level == 10) {
-		static const uint32_t l10[] = { 0x102, 0x201, 0x10201, 0x103, 0x202, 0x301 };
+		static const uint32_t l10[] = { 0x102, 0x201, 0x10201, 0x103, 0x202, 0x301, 0x20201, 0x40102 };
 		do
-			layout = l10[rndn(6)];
+			layout = l10[rndn(8)];
 		while ((layout & 0xff) * ((layout >> 8) & 0xff) > nroles);
 	}
 	if (level != -1 && level != 1)
@@ -248,6 +254,13 @@ START_TEST(test_volume_size)
 	ck_assert_uint_eq(v, 15 * C);
 	ck_assert_int_eq(rk_sb_volume_size(10, 0x10201, C, 2, D, &v), RK_OK);
 	ck_assert_uint_eq(v, 10 * C);
+	ck_assert_int_eq(rk_sb_volume_size(10, 0x20201, C, 4, D, &v), RK_OK);   /* far-set mode 1 */
+	ck_assert_uint_eq(v, 20 * C);
+	ck_assert_int_eq(rk_sb_volume_size(6, 9, C, 255, D, &v), RK_OK);       /* DDF */
+	ck_assert_uint_eq(v, 253 * 10 * C);
+	ck_assert_int_eq(rk_sb_volume_size(6, 18, C, 257, D, &v), RK_OK);
+	ck_assert_int_eq(rk_sb_volume_size(0, 2, C, 2, D, &v), RK_OK);
+	ck_assert_uint_eq(v, 20 * C);
 	/* minimums and refusals */
 	ck_assert_uint_eq(rk_sb_min_roles(-1), 1);
 	ck_assert_uint_eq(rk_sb_min_roles(0), 1);
@@ -477,12 +490,14 @@ static const struct rule rules[] = {
 	{ "chunk large", RK_E_CORRUPT, "chunk 33554432" },
 	{ "chunk raid1", RK_E_CORRUPT, "chunk 65536" },
 	{ "layout 5", RK_E_CORRUPT, "layout 6" },
-	{ "layout 0", RK_E_CORRUPT, "layout 1" },
+	{ "layout 0", RK_E_CORRUPT, "layout 3" },
+	{ "layout 6", RK_E_CORRUPT, "layout 11" },
+	{ "raid6 roles", RK_E_CORRUPT, "nroles 258" },
+	{ "raid6 ddf roles", RK_E_CORRUPT, "at most 255" },
 	{ "layout 4", RK_E_CORRUPT, "layout 3" },
 	{ "layout 10 copies", RK_E_CORRUPT, "layout 0x101" },
 	{ "layout 10 too many", RK_E_CORRUPT, "layout 0x105" },
 	{ "layout 10 bits", RK_E_CORRUPT, "unknown bits" },
-	{ "layout 10 offset", RK_E_CORRUPT, "offset layout" },
 	{ "volume_size", RK_E_CORRUPT, "volume_size" },
 	{ "data_offset align", RK_E_CORRUPT, "multiples" },
 	{ "data_offset primary", RK_E_CORRUPT, "primary superblock" },
@@ -545,12 +560,14 @@ static uint64_t break_rule(struct rk_sb *sb, int i)
 	else if (!strcmp(n, "chunk large")) sb->chunk = 32 * MiB;
 	else if (!strcmp(n, "chunk raid1")) sb->level = 1;
 	else if (!strcmp(n, "layout 5")) sb->layout = 6;
-	else if (!strcmp(n, "layout 0")) { sb->level = 0; sb->layout = 1; }
+	else if (!strcmp(n, "layout 0")) { sb->level = 0; sb->layout = 3; }
+	else if (!strcmp(n, "layout 6")) { sb->level = 6; sb->layout = 11; }
+	else if (!strcmp(n, "raid6 roles")) { sb->level = 6; sb->nroles = sb->nentries = 258; sb->sb_bytes = rk_sb_bytes_for(258); }
+	else if (!strcmp(n, "raid6 ddf roles")) { sb->level = 6; sb->layout = 9; sb->nroles = sb->nentries = 256; sb->sb_bytes = rk_sb_bytes_for(256); }
 	else if (!strcmp(n, "layout 4")) { sb->level = 4; sb->layout = 3; }
 	else if (!strcmp(n, "layout 10 copies")) { sb->level = 10; sb->layout = 0x101; }
 	else if (!strcmp(n, "layout 10 too many")) { sb->level = 10; sb->layout = 0x105; }
-	else if (!strcmp(n, "layout 10 bits")) { sb->level = 10; sb->layout = 0x20102; }
-	else if (!strcmp(n, "layout 10 offset")) { sb->level = 10; sb->layout = 0x10102; }
+	else if (!strcmp(n, "layout 10 bits")) { sb->level = 10; sb->layout = 0x60102; }
 	else if (!strcmp(n, "volume_size")) sb->volume_size -= sb->chunk;
 	else if (!strcmp(n, "data_offset align")) sb->data_offset += 512;
 	else if (!strcmp(n, "data_offset primary")) sb->data_offset = 65536;

@@ -6,11 +6,14 @@
  * unknown).  Whatever decodes must re-encode to the very same bytes and
  * decode again to the same struct; anything else aborts.  The input is also
  * put on a memory device at both copy places and read with rk_sb_read, so
- * the copy choosing runs on hostile bytes too.
+ * the copy choosing runs on hostile bytes too.  Each input is tried once
+ * as it is and once with its CRC recomputed, so that a fuzzer's mutations
+ * reach the field validation.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "rk_dev.h"
 #include "rk_le.h"
@@ -19,7 +22,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct rk_sb sb, again;
-static uint8_t enc[RK_SB_AREA];
+static uint8_t enc[RK_SB_AREA], fixed[RK_SB_AREA];
 
 static void one(const uint8_t *data, size_t size, uint64_t at, uint64_t dev)
 {
@@ -60,6 +63,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof ats / sizeof ats[0]; i++)
 		for (size_t j = 0; j < sizeof devs / sizeof devs[0]; j++)
 			one(data, size, ats[i], devs[j]);
+
+	/* Again with the CRC made right, so mutations reach the field checks
+	 * instead of stopping at the checksum. */
+	uint32_t n_crc = size >= 20 ? rk_get_le32(data + 12) : 0;
+	if (n_crc >= 20 && n_crc <= size && n_crc <= sizeof fixed) {
+		memcpy(fixed, data, n_crc);
+		rk_put_le32(fixed + 16, 0);
+		rk_put_le32(fixed + 16, (uint32_t)crc32(0, fixed, n_crc));
+		for (size_t i = 0; i < sizeof ats / sizeof ats[0]; i++)
+			for (size_t j = 0; j < sizeof devs / sizeof devs[0]; j++)
+				one(fixed, n_crc, ats[i], devs[j]);
+	}
 
 	/* Both copy places of a small memory device. */
 	uint64_t dsize = RK_SB_PRIMARY_END + 4 * RK_SB_AREA + (size & 4095);

@@ -1,0 +1,655 @@
+/* test_vol.c: the stripe engine over memory members against a flat model
+ * volume: random reads and writes on every level and layout, healthy and
+ * degraded at each level's limit, parity/mirror consistency checked with the
+ * reference kernels, injected read errors reconstructed and reported, too
+ * many missing members refused, and the I/O a full-stripe or small write
+ * costs. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rk_dev.h"
+#include "rk_geom.h"
+#include "rk_parity.h"
+#include "rk_vol.h"
+
+#define REQ(c) do { if (!(c)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c); } while (0)
+#define REQ_MSG(c, ...) do { if (!(c)) ck_abort_msg(__VA_ARGS__); } while (0)
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+static uint64_t rnd_below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+static void fill(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(rnd() >> 40);
+}
+
+/* ---- a counting pass-through device ---- */
+struct cnt { rk_dev *lower; uint64_t reads, writes; };
+static rk_err cnt_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	struct cnt *c = rk_dev_priv(d);
+	c->reads++;
+	return rk_dev_pread(c->lower, buf, len, off);
+}
+static rk_err cnt_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
+{
+	struct cnt *c = rk_dev_priv(d);
+	c->writes++;
+	return rk_dev_pwrite(c->lower, buf, len, off);
+}
+static rk_err cnt_flush(rk_dev *d)
+{
+	struct cnt *c = rk_dev_priv(d);
+	return rk_dev_flush(c->lower);
+}
+static void cnt_close(rk_dev *d)
+{
+	struct cnt *c = rk_dev_priv(d);
+	rk_dev_close(c->lower);
+	free(c);
+}
+static const struct rk_dev_ops cnt_ops = { "count", cnt_pread, cnt_pwrite, cnt_flush, cnt_close };
+
+/* ---- an array of memory members ---- */
+struct arr {
+	struct rk_geom g;
+	uint32_t n;
+	rk_dev **mem;       /* the memory devices */
+	rk_dev **use;       /* what the volume sees (NULL = missing) */
+	struct cnt **cnt;
+	uint64_t *doff;
+	rk_vol *v;
+	uint8_t *model;
+	uint32_t fails;
+	uint32_t failed_role;
+};
+
+static void on_fail(void *ctx, uint32_t role, rk_err why)
+{
+	struct arr *a = ctx;
+	a->fails++;
+	a->failed_role = role;
+	REQ(why == RK_E_IO);
+}
+
+static void arr_make(struct arr *a, int32_t level, uint32_t layout, uint64_t chunk, uint32_t n, uint64_t msize,
+                     int counting)
+{
+	memset(a, 0, sizeof *a);
+	ck_assert_int_eq(rk_geom_init(&a->g, level, layout, chunk, n, msize), RK_OK);
+	a->n = n;
+	a->mem = calloc(n, sizeof *a->mem);
+	a->use = calloc(n, sizeof *a->use);
+	a->cnt = calloc(n, sizeof *a->cnt);
+	a->doff = calloc(n, sizeof *a->doff);
+	for (uint32_t r = 0; r < n; r++) {
+		a->doff[r] = 4096 + (r % 3) * 512;   /* data areas need not line up */
+		char name[32];
+		snprintf(name, sizeof name, "mem%u", r);
+		rk_dev *m;
+		ck_assert_int_eq(rk_dev_mem(&m, name, a->doff[r] + a->g.member_size + 1000), RK_OK);
+		if (counting) {
+			struct cnt *c = calloc(1, sizeof *c);
+			c->lower = m;
+			ck_assert_int_eq(rk_dev_new(&a->mem[r], &cnt_ops, c, name, rk_dev_size(m), 512, 1), RK_OK);
+			a->cnt[r] = c;
+		} else {
+			a->mem[r] = m;
+		}
+		a->use[r] = a->mem[r];
+	}
+	a->model = calloc(1, a->g.volume_size);   /* members start zeroed: a consistent, all-zero volume */
+	REQ(a->model != NULL);
+}
+
+static rk_err arr_open(struct arr *a)
+{
+	rk_err e = rk_vol_open(&a->v, &a->g, a->use, a->doff);
+	if (!e)
+		rk_vol_on_fail(a->v, on_fail, a);
+	return e;
+}
+
+static void arr_free(struct arr *a)
+{
+	rk_vol_close(a->v);
+	for (uint32_t r = 0; r < a->n; r++)
+		if (a->use[r] && a->use[r] != a->mem[r])
+			rk_dev_close(a->use[r]);
+	for (uint32_t r = 0; r < a->n; r++)
+		rk_dev_close(a->mem[r]);
+	free(a->mem);
+	free(a->use);
+	free(a->cnt);
+	free(a->doff);
+	free(a->model);
+}
+
+static uint8_t *member_bytes(struct arr *a, uint32_t r)
+{
+	rk_dev *d = a->cnt[r] ? a->cnt[r]->lower : a->mem[r];
+	return rk_dev_mem_data(d) + a->doff[r];
+}
+
+/* Random writes and reads against the model. */
+static void random_ops(struct arr *a, unsigned ops, uint64_t maxlen)
+{
+	uint64_t vs = a->g.volume_size;
+	uint8_t *buf = malloc(maxlen);
+	for (unsigned i = 0; i < ops; i++) {
+		uint64_t len = 1 + rnd_below(maxlen);
+		if (rnd() & 1)
+			len = 1 + rnd_below(a->g.chunk ? a->g.chunk * 2 : 4096);
+		if (len > vs)
+			len = vs;
+		uint64_t off = rnd_below(vs - len + 1);
+		if ((rnd() & 3) == 0 && a->g.stripe_data && a->g.stripe_data <= vs) {
+			/* stripe-aligned: full-stripe writes */
+			off = rnd_below(vs / a->g.stripe_data) * a->g.stripe_data;
+			if (off + len > vs)
+				len = vs - off;
+		}
+		if (rnd() % 3) {
+			fill(buf, len);
+			rk_err e = rk_vol_write(a->v, buf, len, off);
+			REQ_MSG(e == RK_OK, "write %llu@%llu: %s", (unsigned long long)len, (unsigned long long)off, rk_errmsg());
+			memcpy(a->model + off, buf, len);
+		} else {
+			rk_err e = rk_vol_read(a->v, buf, len, off);
+			REQ_MSG(e == RK_OK, "read %llu@%llu: %s", (unsigned long long)len, (unsigned long long)off, rk_errmsg());
+			REQ_MSG(!memcmp(buf, a->model + off, len), "level %d layout %u n=%u: read %llu@%llu differs",
+			        a->g.level, a->g.layout, a->n, (unsigned long long)len, (unsigned long long)off);
+		}
+	}
+	free(buf);
+}
+
+static void read_all(struct arr *a)
+{
+	uint8_t *buf = malloc(a->g.volume_size);
+	rk_err e = rk_vol_read(a->v, buf, a->g.volume_size, 0);
+	REQ_MSG(e == RK_OK, "read all: %s", rk_errmsg());
+	REQ_MSG(!memcmp(buf, a->model, a->g.volume_size), "level %d layout %u n=%u: volume differs from the model",
+	        a->g.level, a->g.layout, a->n);
+	free(buf);
+}
+
+/* Redundancy on the members as the reference kernels compute it. */
+static void check_consistent(struct arr *a)
+{
+	const struct rk_geom *g = &a->g;
+	if (g->level == 4 || g->level == 5 || g->level == 6) {
+		uint32_t *dr = calloc(g->ndata, sizeof *dr), *vr = calloc(g->ndata, sizeof *vr);
+		uint32_t slots = g->q_slots + 2;
+		void **ptrs = calloc(slots, sizeof *ptrs);
+		uint8_t *zero = calloc(1, g->chunk), *p = malloc(g->chunk), *q = malloc(g->chunk);
+		for (uint64_t s = 0; s < g->nstripes; s++) {
+			struct rk_stripe_roles sr = { .data_role = dr };
+			REQ(rk_geom_stripe(g, s, &sr) == RK_OK);
+			for (uint32_t i = 0; i < slots; i++)
+				ptrs[i] = zero;
+			int ddf = g->level == 6 && g->layout >= 8 && g->layout <= 10;
+			for (uint32_t i = 0; i < g->ndata; i++)
+				ptrs[ddf ? dr[i] : i] = member_bytes(a, dr[i]) + sr.member_off;
+			if (g->level == 6) {
+				ptrs[slots - 2] = p;
+				ptrs[slots - 1] = q;
+				rk_parity_ref.gen((int)slots, g->chunk, ptrs);
+				REQ_MSG(!memcmp(q, member_bytes(a, sr.q_role) + sr.member_off, g->chunk),
+				        "level 6 layout %u n=%u stripe %llu: Q mismatch", g->layout, a->n, (unsigned long long)s);
+			} else {
+				ptrs[g->ndata] = p;
+				rk_parity_ref.xor_gen((int)g->ndata + 1, g->chunk, ptrs);
+			}
+			REQ_MSG(!memcmp(p, member_bytes(a, sr.p_role) + sr.member_off, g->chunk),
+			        "level %d layout %u n=%u stripe %llu: P mismatch", g->level, g->layout, a->n,
+			        (unsigned long long)s);
+			/* and the data blocks hold the model's bytes */
+			struct rk_stripe_map m = { .vol_role = vr };
+			REQ(rk_geom_stripe_map(g, s, &m) == RK_OK);
+			for (uint32_t j = 0; j < g->ndata; j++)
+				REQ(!memcmp(member_bytes(a, vr[j]) + m.member_off, a->model + s * g->stripe_data + j * g->chunk,
+				            g->chunk));
+		}
+		free(dr);
+		free(vr);
+		free(ptrs);
+		free(zero);
+		free(p);
+		free(q);
+		return;
+	}
+	/* every copy of every unit holds the model's bytes */
+	struct rk_loc locs[64];
+	uint64_t step = g->level == RK_LEVEL_LINEAR ? 1 : g->chunk ? g->chunk : 512;
+	if (g->level == RK_LEVEL_LINEAR || g->level == 1)
+		step = 512;
+	for (uint64_t x = 0; x < g->volume_size; x += step) {
+		uint64_t run;
+		struct rk_loc l;
+		REQ(rk_geom_map(g, x, &l, &run) == RK_OK);
+		uint64_t len = run < step ? run : step;
+		if (len > g->volume_size - x)
+			len = g->volume_size - x;
+		uint32_t k = rk_geom_copies(g, x, locs, 64);
+		for (uint32_t i = 0; i < k; i++)
+			REQ_MSG(!memcmp(member_bytes(a, locs[i].role) + locs[i].member_off, a->model + x, len),
+			        "level %d n=%u: copy %u of %llu on role %u differs", g->level, a->n, i, (unsigned long long)x,
+			        locs[i].role);
+	}
+}
+
+struct cfg { int32_t level; uint32_t layout; uint32_t n; uint64_t chunk; uint64_t chunks_per_member; };
+
+static uint32_t configs(struct cfg *c)
+{
+	uint32_t k = 0;
+	c[k++] = (struct cfg){ RK_LEVEL_LINEAR, 0, 3, 0, 0 };
+	c[k++] = (struct cfg){ RK_LEVEL_LINEAR, 0, 1, 4096, 0 };
+	c[k++] = (struct cfg){ 0, 0, 1, 4096, 8 };
+	c[k++] = (struct cfg){ 0, 0, 4, 4096, 8 };
+	c[k++] = (struct cfg){ 0, 0, 5, 1536, 9 };
+	c[k++] = (struct cfg){ 1, 0, 1, 0, 0 };
+	c[k++] = (struct cfg){ 1, 0, 2, 0, 0 };
+	c[k++] = (struct cfg){ 1, 0, 3, 4096, 0 };
+	c[k++] = (struct cfg){ 4, 5, 3, 4096, 8 };
+	c[k++] = (struct cfg){ 4, 0, 5, 512, 16 };
+	for (uint32_t l = 0; l <= 5; l++) {
+		c[k++] = (struct cfg){ 5, l, 4, 4096, 8 };
+		c[k++] = (struct cfg){ 5, l, 5 + l % 3, 1024, 11 };
+	}
+	c[k++] = (struct cfg){ 5, 2, 2, 4096, 8 };
+	for (uint32_t l = 0; l <= 20; l++) {
+		if (!(l <= 5 || (l >= 8 && l <= 10) || l >= 16))
+			continue;
+		c[k++] = (struct cfg){ 6, l, 5, 4096, 10 };
+		c[k++] = (struct cfg){ 6, l, 4 + l % 4, 2048, 9 };
+	}
+	c[k++] = (struct cfg){ 6, 2, 3, 4096, 6 };
+	c[k++] = (struct cfg){ 10, 0x102, 2, 4096, 8 };
+	c[k++] = (struct cfg){ 10, 0x102, 3, 4096, 8 };
+	c[k++] = (struct cfg){ 10, 0x103, 4, 2048, 9 };
+	c[k++] = (struct cfg){ 10, 0x201, 3, 4096, 8 };
+	c[k++] = (struct cfg){ 10, 0x10201, 3, 4096, 8 };
+	c[k++] = (struct cfg){ 10, 0x202, 4, 4096, 8 };
+	return k;
+}
+
+static uint64_t cfg_msize(const struct cfg *c)
+{
+	return c->chunks_per_member ? c->chunk * c->chunks_per_member + 100 : 40000;
+}
+
+static uint32_t ncfg;
+static struct cfg cfgs[128];
+
+START_TEST(test_healthy)
+{
+	const struct cfg *c = &cfgs[_i];
+	rng_state = 0x5eed0000 + (uint64_t)_i;
+	struct arr a;
+	arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	uint64_t sd = a.g.stripe_data;
+	random_ops(&a, 300, sd * 3 < a.g.volume_size ? sd * 3 : a.g.volume_size);
+	read_all(&a);
+	check_consistent(&a);
+	ck_assert_uint_eq(a.fails, 0);
+	ck_assert_int_eq(rk_vol_flush(a.v), RK_OK);
+	arr_free(&a);
+}
+END_TEST
+
+/* Roles to leave out at the level's limit (deterministic per seed). */
+static uint32_t pick_missing(const struct arr *a, uint32_t *miss)
+{
+	const struct rk_geom *g = &a->g;
+	uint32_t k = 0;
+	switch (g->level) {
+	case 1: k = a->n - 1; break;
+	case 4: case 5: k = 1; break;
+	case 6: k = 2; break;
+	case 10: k = 1; break;
+	default: return 0;
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t r;
+		int dup;
+		do {
+			r = (uint32_t)rnd_below(a->n);
+			dup = 0;
+			for (uint32_t j = 0; j < i; j++)
+				dup |= miss[j] == r;
+		} while (dup);
+		miss[i] = r;
+	}
+	return k;
+}
+
+START_TEST(test_degraded)
+{
+	const struct cfg *c = &cfgs[_i];
+	if (rk_level_min_roles(c->level) == 0 || c->level == 0 || c->level == RK_LEVEL_LINEAR ||
+	    (c->level == 1 && c->n == 1))
+		return;   /* nothing can be missing */
+	rng_state = 0xdead0000 + (uint64_t)_i;
+	struct arr a;
+	arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	/* content written healthy */
+	uint8_t *buf = malloc(a.g.volume_size);
+	fill(buf, a.g.volume_size);
+	ck_assert_int_eq(rk_vol_write(a.v, buf, a.g.volume_size, 0), RK_OK);
+	memcpy(a.model, buf, a.g.volume_size);
+	free(buf);
+	rk_vol_close(a.v);
+	a.v = NULL;
+	uint32_t miss[64];
+	uint32_t k = pick_missing(&a, miss);
+	for (uint32_t i = 0; i < k; i++)
+		a.use[miss[i]] = NULL;
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	for (uint32_t i = 0; i < k; i++)
+		ck_assert(rk_vol_role_down(a.v, miss[i]));
+	read_all(&a);
+	uint64_t sd = a.g.stripe_data;
+	random_ops(&a, 300, sd * 3 < a.g.volume_size ? sd * 3 : a.g.volume_size);
+	read_all(&a);
+	/* reopened degraded, the writes are still there */
+	rk_vol_close(a.v);
+	a.v = NULL;
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	read_all(&a);
+	rk_vol_close(a.v);
+	a.v = NULL;
+	ck_assert_uint_eq(a.fails, 0);
+	arr_free(&a);
+}
+END_TEST
+
+/* RAID-6 and RAID-5 written with one member missing: the survivors' P (and Q)
+ * must describe the missing member, so a second loss is still readable. */
+START_TEST(test_degraded_then_second_loss)
+{
+	static const struct cfg cs[] = {
+		{ 6, 2, 5, 4096, 8 }, { 6, 0, 6, 2048, 8 }, { 6, 9, 5, 4096, 8 }, { 6, 18, 6, 4096, 8 }, { 6, 10, 4, 4096, 8 },
+	};
+	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+		const struct cfg *c = &cs[t];
+		rng_state = 0x77 + t;
+		struct arr a;
+		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		random_ops(&a, 100, a.g.stripe_data * 2);
+		rk_vol_close(a.v);
+		a.v = NULL;
+		uint32_t x = (uint32_t)rnd_below(a.n);
+		a.use[x] = NULL;
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		random_ops(&a, 200, a.g.stripe_data * 2);
+		rk_vol_close(a.v);
+		a.v = NULL;
+		for (uint32_t y = 0; y < a.n; y++) {
+			if (y == x)
+				continue;
+			a.use[y] = NULL;
+			ck_assert_int_eq(arr_open(&a), RK_OK);
+			read_all(&a);
+			rk_vol_close(a.v);
+			a.v = NULL;
+			a.use[y] = a.mem[y];
+		}
+		arr_free(&a);
+	}
+}
+END_TEST
+
+START_TEST(test_toofew)
+{
+	for (uint32_t i = 0; i < ncfg; i++) {
+		const struct cfg *c = &cfgs[i];
+		struct arr a;
+		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+		uint32_t k = c->level == 1 ? c->n : c->level == 6 ? 3 : c->level == 10 ? c->n : (c->level == 4 || c->level == 5) ? 2 : 1;
+		if (k > c->n)
+			k = c->n;
+		for (uint32_t r = 0; r < k; r++)
+			a.use[r] = NULL;
+		if (c->level == 10) {
+			/* all members of one chunk's copies gone */
+			struct rk_loc locs[8];
+			for (uint32_t r = 0; r < a.n; r++)
+				a.use[r] = a.mem[r];
+			uint32_t nc = rk_geom_copies(&a.g, 0, locs, 8);
+			for (uint32_t j = 0; j < nc; j++)
+				a.use[locs[j].role] = NULL;
+		}
+		rk_err e = arr_open(&a);
+		REQ_MSG(e == RK_E_TOOFEW, "level %d n=%u with %u missing: %d", c->level, c->n, k, e);
+		arr_free(&a);
+	}
+}
+END_TEST
+
+/* A read error on one member is reconstructed and reported. */
+START_TEST(test_read_error)
+{
+	static const struct cfg cs[] = {
+		{ 5, 2, 4, 4096, 8 }, { 6, 2, 5, 4096, 8 }, { 6, 0, 6, 4096, 8 }, { 4, 5, 3, 4096, 8 },
+		{ 1, 0, 2, 0, 0 }, { 10, 0x102, 3, 4096, 8 }, { 10, 0x201, 4, 4096, 8 }, { 0, 0, 3, 4096, 8 },
+		{ 5, 2, 255, 65536, 2 },
+	};
+	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+		const struct cfg *c = &cs[t];
+		rng_state = 0x99 + t;
+		struct arr a;
+		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		uint8_t *buf = malloc(a.g.volume_size);
+		fill(buf, a.g.volume_size);
+		ck_assert_int_eq(rk_vol_write(a.v, buf, a.g.volume_size, 0), RK_OK);
+		memcpy(a.model, buf, a.g.volume_size);
+		rk_vol_close(a.v);
+		a.v = NULL;
+		/* a read error on the member the engine reads a random volume byte from */
+		struct rk_loc loc;
+		ck_assert_int_eq(rk_geom_map(&a.g, rnd_below(a.g.volume_size), &loc, NULL), RK_OK);
+		uint32_t bad = loc.role;
+		rk_fault_plan *plan;
+		struct rk_fault_spec spec = { .model = RK_FAULT_READ_ERROR, .member = (int)bad,
+		                              .off = a.doff[bad] + loc.member_off, .len = 1, .seed = 1 };
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &spec), RK_OK);
+		rk_dev *lowerless;
+		rk_dev *mem_copy;
+		/* the fault device takes ownership of its lower: give it a fresh mem device with the same bytes */
+		ck_assert_int_eq(rk_dev_mem(&mem_copy, "faulty", rk_dev_size(a.mem[bad])), RK_OK);
+		memcpy(rk_dev_mem_data(mem_copy), rk_dev_mem_data(a.mem[bad]), rk_dev_size(a.mem[bad]));
+		ck_assert_int_eq(rk_dev_fault(&lowerless, mem_copy, plan, (int)bad), RK_OK);
+		a.use[bad] = lowerless;
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		rk_err e = rk_vol_read(a.v, buf, a.g.volume_size, 0);
+		if (c->level == 0) {
+			ck_assert_int_eq(e, RK_E_IO);
+			ck_assert_uint_eq(a.fails, 0);
+		} else {
+			ck_assert_msg(e == RK_OK, "level %d: %s", c->level, rk_errmsg());
+			ck_assert(!memcmp(buf, a.model, a.g.volume_size));
+			ck_assert_uint_eq(a.fails, 1);
+			ck_assert_uint_eq(a.failed_role, bad);
+			ck_assert(rk_vol_role_down(a.v, bad));
+			/* writes go on degraded */
+			random_ops(&a, 50, 3 * a.g.stripe_data < a.g.volume_size ? 3 * a.g.stripe_data : a.g.volume_size);
+			read_all(&a);
+		}
+		rk_fault_plan_free(plan);
+		free(buf);
+		arr_free(&a);
+	}
+}
+END_TEST
+
+/* What writes cost: a full stripe reads nothing, a small write on a wide
+ * RAID-5 reads old data and P (read-modify-write), a large partial stripe
+ * reads the untouched data (reconstruct-write). */
+START_TEST(test_write_costs)
+{
+	struct arr a;
+	arr_make(&a, 5, 2, 4096, 8, 4096 * 8, 1);
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	uint64_t sd = a.g.stripe_data;
+	uint8_t *buf = malloc(sd * 2);
+	fill(buf, sd * 2);
+	for (uint32_t r = 0; r < a.n; r++)
+		a.cnt[r]->reads = a.cnt[r]->writes = 0;
+	ck_assert_int_eq(rk_vol_write(a.v, buf, sd * 2, sd), RK_OK);
+	memcpy(a.model + sd, buf, sd * 2);
+	uint64_t reads = 0, writes = 0;
+	for (uint32_t r = 0; r < a.n; r++) {
+		reads += a.cnt[r]->reads;
+		writes += a.cnt[r]->writes;
+		a.cnt[r]->reads = a.cnt[r]->writes = 0;
+	}
+	ck_assert_uint_eq(reads, 0);
+	/* one merged request per member for both stripes, except the two roles
+	 * that are data in one stripe and P in the other: data goes before parity */
+	ck_assert_uint_eq(writes, a.n + 2);
+	/* 100 bytes in one chunk: RMW reads data + P */
+	ck_assert_int_eq(rk_vol_write(a.v, buf, 100, 3 * sd + 5000), RK_OK);
+	memcpy(a.model + 3 * sd + 5000, buf, 100);
+	reads = writes = 0;
+	for (uint32_t r = 0; r < a.n; r++) {
+		reads += a.cnt[r]->reads;
+		writes += a.cnt[r]->writes;
+		a.cnt[r]->reads = a.cnt[r]->writes = 0;
+	}
+	ck_assert_uint_eq(reads, 2);
+	ck_assert_uint_eq(writes, 2);
+	/* 6 of 7 chunks: RCW reads the one untouched chunk */
+	ck_assert_int_eq(rk_vol_write(a.v, buf, 6 * 4096, 4 * sd), RK_OK);
+	memcpy(a.model + 4 * sd, buf, 6 * 4096);
+	reads = writes = 0;
+	for (uint32_t r = 0; r < a.n; r++) {
+		reads += a.cnt[r]->reads;
+		writes += a.cnt[r]->writes;
+	}
+	ck_assert_uint_eq(reads, 1);
+	ck_assert_uint_eq(writes, 7);
+	read_all(&a);
+	check_consistent(&a);
+	free(buf);
+	arr_free(&a);
+}
+END_TEST
+
+/* Stripes wider than the unit budget are processed in column slices. */
+START_TEST(test_wide)
+{
+	static const struct cfg cs[] = { { 5, 2, 255, 65536, 2 }, { 6, 0, 257, 65536, 2 }, { 6, 10, 100, 65536, 2 } };
+	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+		const struct cfg *c = &cs[t];
+		rng_state = 0x1000 + t;
+		struct arr a;
+		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		random_ops(&a, 40, a.g.stripe_data + 100000);
+		read_all(&a);
+		check_consistent(&a);
+		rk_vol_close(a.v);
+		a.v = NULL;
+		a.use[3] = NULL;
+		a.use[c->n - 1] = NULL;
+		if (c->level == 5)
+			a.use[c->n - 1] = a.mem[c->n - 1];
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		random_ops(&a, 20, a.g.stripe_data + 100000);
+		read_all(&a);
+		arr_free(&a);
+	}
+}
+END_TEST
+
+/* Resync makes parity and mirrors consistent with member content written
+ * behind the engine's back (mkraid over old content). */
+START_TEST(test_resync)
+{
+	for (uint32_t i = 0; i < ncfg; i++) {
+		const struct cfg *c = &cfgs[i];
+		if (c->level == 0 || c->level == RK_LEVEL_LINEAR)
+			continue;
+		rng_state = 0x4e5 + i;
+		struct arr a;
+		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
+		for (uint32_t r = 0; r < a.n; r++)
+			fill(member_bytes(&a, r), a.g.member_size);
+		ck_assert_int_eq(arr_open(&a), RK_OK);
+		ck_assert_int_eq(rk_vol_resync(a.v, 0, a.g.nstripes, NULL, NULL), RK_OK);
+		/* the model is what the data copies say now */
+		ck_assert_int_eq(rk_vol_read(a.v, a.model, a.g.volume_size, 0), RK_OK);
+		check_consistent(&a);
+		ck_assert_int_eq(rk_vol_resync(a.v, a.g.nstripes, 1, NULL, NULL), RK_E_RANGE);
+		arr_free(&a);
+	}
+}
+END_TEST
+
+START_TEST(test_bounds)
+{
+	struct arr a;
+	arr_make(&a, 5, 2, 4096, 4, 4096 * 4, 0);
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	uint8_t b[16];
+	ck_assert_int_eq(rk_vol_read(a.v, b, 16, a.g.volume_size - 8), RK_E_RANGE);
+	ck_assert_int_eq(rk_vol_write(a.v, b, 16, UINT64_MAX - 4), RK_E_RANGE);
+	ck_assert_int_eq(rk_vol_read(a.v, b, 0, a.g.volume_size), RK_OK);
+	ck_assert_uint_eq(rk_vol_size(a.v), a.g.volume_size);
+	rk_vol_close(a.v);
+	a.v = NULL;
+	/* a member too small for its data area */
+	rk_dev *small;
+	ck_assert_int_eq(rk_dev_mem(&small, "small", 4096), RK_OK);
+	a.use[1] = small;
+	ck_assert_int_eq(arr_open(&a), RK_E_SHORT);
+	a.use[1] = a.mem[1];
+	rk_dev_close(small);
+	arr_free(&a);
+}
+END_TEST
+
+static Suite *vol_suite(void)
+{
+	Suite *s = suite_create("vol");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 300);
+	ncfg = configs(cfgs);
+	tcase_add_loop_test(tc, test_healthy, 0, (int)ncfg);
+	tcase_add_loop_test(tc, test_degraded, 0, (int)ncfg);
+	tcase_add_test(tc, test_degraded_then_second_loss);
+	tcase_add_test(tc, test_toofew);
+	tcase_add_test(tc, test_read_error);
+	tcase_add_test(tc, test_write_costs);
+	tcase_add_test(tc, test_wide);
+	tcase_add_test(tc, test_resync);
+	tcase_add_test(tc, test_bounds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(vol_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

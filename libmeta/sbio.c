@@ -23,6 +23,15 @@ static void say(char *dst, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Copy-sized I/O buffers aligned for devices opened with O_DIRECT. */
+static uint8_t *area_buf(void)
+{
+	uint8_t *b = aligned_alloc(RK_SB_ALIGN, RK_SB_AREA);
+	if (b)
+		memset(b, 0, RK_SB_AREA);
+	return b;
+}
+
 static void copy_reset(struct rk_sb_copy *c, uint64_t off)
 {
 	free(c->sb);
@@ -126,7 +135,7 @@ rk_err rk_sb_read(rk_dev *d, struct rk_sb_read *out)
 	memset(out, 0, sizeof *out);
 	out->chosen = -1;
 	uint64_t size = rk_dev_size(d);
-	uint8_t *buf = malloc(RK_SB_AREA);
+	uint8_t *buf = area_buf();
 	if (!buf)
 		return rk_fail(RK_E_NOMEM, "%s: out of memory reading superblocks", rk_dev_path(d));
 	rk_err e = read_copy(d, size > RK_SB_PRIMARY_OFF ? RK_SB_PRIMARY_OFF : 0, &out->copy[0], buf);
@@ -198,7 +207,7 @@ rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb)
 		               path, (unsigned long long)(sb->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
 	uint64_t off[2] = { RK_SB_PRIMARY_OFF, rk_sb_backup_offset(devsz) };
 	struct rk_sb *t = malloc(sizeof *t);
-	uint8_t *buf[2] = { calloc(1, RK_SB_AREA), calloc(1, RK_SB_AREA) };
+	uint8_t *buf[2] = { area_buf(), area_buf() };
 	struct rk_sb_read cur;
 	memset(&cur, 0, sizeof cur);
 	rk_err e = RK_OK;

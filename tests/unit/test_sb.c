@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "rk_dev.h"
@@ -1007,11 +1008,11 @@ START_TEST(test_read_resized)
 }
 END_TEST
 
-START_TEST(test_write_readonly)
+START_TEST(test_write_invalid)
 {
 	rk_dev *d;
 	struct rk_sb *sb = small_member(1);
-	/* a read-only backend: the device layer refuses, the error names the copy */
+	/* an invalid superblock is refused before anything is written */
 	ck_assert_int_eq(rk_dev_mem(&d, "ro", DEV_SZ), RK_OK);
 	sb->nroles = 0;   /* invalid: nothing is written */
 	ck_assert_int_eq(rk_sb_write(d, sb), RK_E_CORRUPT);
@@ -1020,6 +1021,53 @@ START_TEST(test_write_readonly)
 		if (rk_dev_mem_data(d)[i])
 			ck_abort_msg("byte %zu written", i);
 	rk_dev_close(d);
+	free(sb);
+}
+END_TEST
+
+
+/* Through a real image file: both copies land where the spec says. */
+START_TEST(test_file_device)
+{
+	char dir[] = "/tmp/test_sb.XXXXXX", path[64];
+	if (!mkdtemp(dir)) {
+		printf("SKIP: cannot make a temporary directory in /tmp\n");
+		return;
+	}
+	snprintf(path, sizeof path, "%s/m0.img", dir);
+	struct rk_sb *sb = small_member(12);
+	rk_dev *d;
+	ck_assert_msg(rk_dev_create(&d, path, DEV_SZ) == RK_OK, "%s", rk_errmsg());
+	ck_assert_msg(rk_sb_write(d, sb) == RK_OK, "%s", rk_errmsg());
+	rk_dev_close(d);
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	uint8_t m[16];
+	const uint64_t B = rk_sb_backup_offset(DEV_SZ);
+	ck_assert_int_eq(fseeko(f, 4096, SEEK_SET), 0);
+	ck_assert_uint_eq(fread(m, 1, 16, f), 16);
+	ck_assert_mem_eq(m, "RAIDKIT\0\1\0\0\0", 12);
+	ck_assert_int_eq(fseeko(f, (off_t)B, SEEK_SET), 0);
+	ck_assert_uint_eq(fread(m, 1, 16, f), 16);
+	ck_assert_mem_eq(m, "RAIDKIT\0", 8);
+	ck_assert_int_eq(fseeko(f, 0, SEEK_SET), 0);
+	uint8_t head[4096];
+	ck_assert_uint_eq(fread(head, 1, sizeof head, f), sizeof head);
+	for (size_t i = 0; i < sizeof head; i++)
+		ck_assert_uint_eq(head[i], 0);     /* the first 4 KiB is left alone */
+	fclose(f);
+	struct rk_sb_read r;
+	ck_assert_int_eq(rk_dev_open(&d, path, RK_DEV_RDONLY), RK_OK);
+	ck_assert_int_eq(rk_sb_read(d, &r), RK_OK);
+	ck_assert_int_eq(r.chosen, 0);
+	ck_assert_uint_eq(r.copy[0].sb->events, 12);
+	ck_assert_int_eq(r.copy[1].status, RK_COPY_OK);
+	rk_sb_read_free(&r);
+	/* read-only: writing is refused by the device layer, named */
+	ck_assert_int_eq(rk_sb_write(d, sb), RK_E_READONLY);
+	rk_dev_close(d);
+	unlink(path);
+	rmdir(dir);
 	free(sb);
 }
 END_TEST
@@ -1274,7 +1322,8 @@ static Suite *sb_suite(void)
 	tc = tcase_create("copies");
 	tcase_add_test(tc, test_read_choose);
 	tcase_add_test(tc, test_read_resized);
-	tcase_add_test(tc, test_write_readonly);
+	tcase_add_test(tc, test_write_invalid);
+	tcase_add_test(tc, test_file_device);
 	tcase_add_test(tc, test_write_torn);
 	tcase_add_test(tc, test_write_power_cut);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,864 @@
+/* raid-assemble: find the members of an array in any order, report what was
+ * used and what was left out (and why), and give access to the volume:
+ * --export (read-only) and --write.  Policy and presentation only: discovery
+ * is rk_discover(), the volume and its superblock protocol rk_array. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "cli.h"
+#include "rk_array.h"
+#include "rk_discover.h"
+#include "rk_geom.h"
+#include "rk_json.h"
+#include "rk_sb.h"
+
+#define BATCH (8u << 20)   /* export/write transfer size: full stripes on any sane geometry */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	"Usage: raid-assemble [OPTIONS] MEMBER...\n"
+	"Finds the members of an array among MEMBERs (any order, any names, mixed\n"
+	"with other arrays and unrelated files), reports which path serves each\n"
+	"role and why every other path was left out.  Without an action it reads\n"
+	"nothing but metadata; members are opened read-only unless --write is given.\n"
+	"\n"
+	"  --json               one JSON document on stdout\n"
+	"  --uuid UUID          pick the array with this UUID (members of others are foreign)\n"
+	"  --force              run a too-degraded array with its freshest stale members\n"
+	"  --export OUT         write the volume to OUT ('-' for stdout)\n"
+	"    --at OFFSET        from this volume byte (default 0)\n"
+	"    --length BYTES     this many bytes (default: to the end)\n"
+	"  --write FILE --at OFFSET\n"
+	"                       write FILE's bytes ('-' for stdin) into the volume at\n"
+	"                       OFFSET, keeping redundancy consistent (also degraded)\n"
+	"  --progress           progress on stderr even when not a terminal\n"
+	"  --help, --version\n"
+	"\n"
+	"Sizes and offsets take K, M, G, T suffixes (powers of 1024).\n"
+	"Exit: 0 clean; 1 degraded or paths left out; 2 too few members, conflict\n"
+	"or I/O error; 64 bad usage.\n");
+}
+
+struct opts {
+	int json, force, progress;
+	int have_uuid;
+	uuid_t uuid;
+	const char *export_to, *write_from;
+	int have_at, have_len;
+	uint64_t at, len;
+};
+
+static void uuid_text(const uint8_t *u, char out[37])
+{
+	uuid_unparse_lower(u, out);
+}
+
+static int uuid_zero(const uint8_t *u)
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
+{
+	for (uint32_t i = 0; i < d->narrays; i++)
+		if (!memcmp(d->arrays[i].uuid, uuid, 16))
+			return (int)i;
+	return -1;
+}
+
+/* Whether left-out path M is reported under array A: everything not used,
+ * except paths that belong to another array found here (listed there). */
+static int left_belongs(const struct rk_discovery *d, uint32_t a, const struct rk_member *m)
+{
+	if (!m->path)
+		return 0;
+	if (m->array_idx >= 0 && (uint32_t)m->array_idx < d->narrays)
+		return (uint32_t)m->array_idx == a;
+	if (m->has_sb) {
+		int i = array_index_of(d, m->array_uuid);
+		if (i >= 0 && (uint32_t)i != a)
+			return 0;
+	}
+	return 1;
+}
+
+static const char *level_text(int32_t level, char *buf, size_t n)
+{
+	if (level == RK_LEVEL_LINEAR)
+		snprintf(buf, n, "linear");
+	else
+		snprintf(buf, n, "RAID-%s", rk_level_name(level));
+	return buf;
+}
+
+/* "clean|degraded|failed" as the contract has it; a conflict cannot run. */
+static const char *state_word(const struct rk_array_info *ai)
+{
+	switch (ai->state) {
+	case RK_ASTATE_CLEAN: return "clean";
+	case RK_ASTATE_DEGRADED: return "degraded";
+	default: return "failed";
+	}
+}
+
+static int array_exit(const struct rk_discovery *d, uint32_t a)
+{
+	const struct rk_array_info *ai = &d->arrays[a];
+	if (ai->state == RK_ASTATE_FAILED || ai->state == RK_ASTATE_CONFLICT || !ai->sb)
+		return EX_FAIL;
+	if (ai->state == RK_ASTATE_DEGRADED)
+		return EX_REPORT;
+	for (uint32_t i = 0; i < d->nleft; i++)
+		if (left_belongs(d, a, &d->left[i]))
+			return EX_REPORT;
+	for (uint32_t b = 0; b < d->narrays; b++)
+		if (b != a && d->arrays[b].nactive)
+			return EX_REPORT;   /* their members were given and not used here */
+	return EX_DONE;
+}
+
+/* ---- --force: stale members fill roles the array cannot run without ---- */
+
+static void force_stale(struct rk_discovery *d, uint32_t a)
+{
+	struct rk_array_info *ai = &d->arrays[a];
+	if (ai->state != RK_ASTATE_FAILED || !ai->sb)
+		return;
+	struct rk_geom g;
+	if (rk_geom_init(&g, ai->sb->level, ai->sb->layout, ai->sb->chunk, ai->sb->nroles, ai->sb->data_size))
+		return;
+	uint32_t tol = rk_geom_redundancy(&g);
+	for (;;) {
+		uint32_t missing = 0;
+		for (uint32_t r = 0; r < ai->nroles; r++)
+			missing += ai->roles[r].cls != RK_MEMBER_ACTIVE;
+		if (missing <= tol)
+			break;
+		/* The freshest stale member that can serve a missing role. */
+		int best = -1;
+		for (uint32_t i = 0; i < d->nleft; i++) {
+			struct rk_member *m = &d->left[i];
+			if (m->cls != RK_MEMBER_STALE || !m->sb || !m->path || memcmp(m->sb->array_uuid, ai->uuid, 16) ||
+			    m->sb->this_role >= ai->nroles || ai->roles[m->sb->this_role].cls == RK_MEMBER_ACTIVE)
+				continue;
+			if (best < 0 || m->events > d->left[best].events)
+				best = (int)i;
+		}
+		if (best < 0)
+			break;
+		struct rk_member *m = &d->left[best];
+		uint32_t r = m->sb->this_role;
+		cli_err("warning: --force: using stale %s for role %u (events %" PRIu64 ", the others have %" PRIu64
+		        "): blocks written since may be inconsistent", m->path, r, m->events, ai->sb->events);
+		/* Swap so that each entry stays owned exactly once. */
+		struct rk_member tmp = ai->roles[r];
+		ai->roles[r] = *m;
+		*m = tmp;
+		ai->roles[r].cls = RK_MEMBER_ACTIVE;
+		ai->roles[r].role = r;
+		snprintf(ai->roles[r].reason, sizeof ai->roles[r].reason, "forced in (stale: events %" PRIu64 ")",
+		         ai->roles[r].events);
+		ai->nactive++;
+	}
+	uint32_t missing = 0;
+	for (uint32_t r = 0; r < ai->nroles; r++)
+		missing += ai->roles[r].cls != RK_MEMBER_ACTIVE;
+	if (missing <= tol) {
+		ai->state = missing ? RK_ASTATE_DEGRADED : RK_ASTATE_CLEAN;
+		snprintf(ai->why, sizeof ai->why, "forced with stale members; %u role%s missing", missing,
+		         missing == 1 ? "" : "s");
+	}
+}
+
+/* ---- the report ---- */
+
+static void json_member(rk_json *j, const struct rk_member *m, int64_t role, const char *state,
+                        const char *reason)
+{
+	rk_json_obj_begin(j);
+	rk_json_key(j, "role");
+	if (role >= 0)
+		rk_json_i64(j, role);
+	else
+		rk_json_null(j);
+	rk_json_kstr(j, "path", m ? m->path : NULL);
+	rk_json_key(j, "uuid");
+	if (m && m->sb && !uuid_zero(m->member_uuid))
+		rk_json_uuid(j, m->member_uuid);
+	else
+		rk_json_null(j);
+	rk_json_key(j, "events");
+	if (m && m->sb)
+		rk_json_u64(j, m->events);
+	else
+		rk_json_null(j);
+	rk_json_kstr(j, "state", state);
+	rk_json_kstr(j, "reason", reason && *reason ? reason : NULL);
+	rk_json_obj_end(j);
+}
+
+static void report_json_array(rk_json *j, const struct rk_discovery *d, uint32_t a)
+{
+	const struct rk_array_info *ai = &d->arrays[a];
+	const struct rk_sb *sb = ai->sb;
+	char buf[64];
+	rk_json_obj_begin(j);
+	rk_json_key(j, "uuid");
+	rk_json_uuid(j, ai->uuid);
+	rk_json_kstr(j, "name", ai->name);
+	if (sb) {
+		rk_json_kstr(j, "level", rk_level_name(sb->level));
+		rk_json_kstr(j, "layout", rk_layout_name(sb->level, sb->layout, buf, sizeof buf));
+		rk_json_ku64(j, "chunk", sb->chunk);
+		rk_json_ku64(j, "volume_size", sb->volume_size);
+		rk_json_ku64(j, "events", sb->events);
+		rk_json_kbool(j, "unclean", sb->array_state == RK_ARRAY_ACTIVE);
+	}
+	rk_json_ku64(j, "members_total", ai->nroles);
+	rk_json_ku64(j, "members_active", ai->nactive);
+	rk_json_kstr(j, "state", state_word(ai));
+	rk_json_kbool(j, "conflict", ai->state == RK_ASTATE_CONFLICT);
+	rk_json_kstr(j, "why", ai->why[0] ? ai->why : NULL);
+	rk_json_key(j, "members");
+	rk_json_arr_begin(j);
+	for (uint32_t r = 0; r < ai->nroles; r++) {
+		const struct rk_member *m = &ai->roles[r];
+		if (m->cls == RK_MEMBER_ACTIVE && m->path) {
+			json_member(j, m, r, "active", m->reason);
+		} else {
+			rk_json_obj_begin(j);
+			rk_json_ki64(j, "role", r);
+			rk_json_kstr(j, "path", NULL);
+			rk_json_key(j, "uuid");
+			if (sb && r < sb->nentries && !uuid_zero(sb->roles[r].member_uuid))
+				rk_json_uuid(j, sb->roles[r].member_uuid);
+			else
+				rk_json_null(j);
+			rk_json_key(j, "events");
+			rk_json_null(j);
+			rk_json_kstr(j, "state", "missing");
+			rk_json_kstr(j, "reason", m->reason[0] ? m->reason : NULL);
+			rk_json_obj_end(j);
+		}
+	}
+	for (uint32_t i = 0; i < d->nleft; i++) {
+		const struct rk_member *m = &d->left[i];
+		if (left_belongs(d, a, m))
+			json_member(j, m, m->role, rk_member_class_name(m->cls), m->reason);
+	}
+	for (uint32_t b = 0; b < d->narrays; b++) {
+		if (b == a)
+			continue;
+		char u[37], why[128];
+		uuid_text(d->arrays[b].uuid, u);
+		for (uint32_t r = 0; r < d->arrays[b].nroles; r++) {
+			const struct rk_member *m = &d->arrays[b].roles[r];
+			if (m->cls != RK_MEMBER_ACTIVE || !m->path)
+				continue;
+			snprintf(why, sizeof why, "member of array %s, role %u", u, r);
+			json_member(j, m, -1, "foreign", why);
+		}
+	}
+	rk_json_arr_end(j);
+	rk_json_obj_end(j);
+}
+
+static void human_size(uint64_t v, char *buf, size_t n)
+{
+	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double x = (double)v;
+	int i = 0;
+	while (x >= 1024 && i < 6) {
+		x /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, n, "%" PRIu64 " B", v);
+	else
+		snprintf(buf, n, "%.1f %s", x, u[i]);
+}
+
+static void report_words_array(FILE *f, const struct rk_discovery *d, uint32_t a)
+{
+	const struct rk_array_info *ai = &d->arrays[a];
+	const struct rk_sb *sb = ai->sb;
+	char u[37], lv[32], lay[64], vs[32], ch[32];
+	uuid_text(ai->uuid, u);
+	fprintf(f, "array %s", u);
+	if (ai->name[0])
+		fprintf(f, " \"%s\"", ai->name);
+	fputc('\n', f);
+	if (sb) {
+		human_size(sb->volume_size, vs, sizeof vs);
+		human_size(sb->chunk, ch, sizeof ch);
+		fprintf(f, "  %s %s, chunk %s, %u roles, volume %" PRIu64 " bytes (%s), events %" PRIu64 "\n",
+		        level_text(sb->level, lv, sizeof lv), rk_layout_name(sb->level, sb->layout, lay, sizeof lay),
+		        ch, ai->nroles, sb->volume_size, vs, sb->events);
+	}
+	fprintf(f, "  state: %s", ai->state == RK_ASTATE_CONFLICT ? "failed (conflicting metadata)" : state_word(ai));
+	if (ai->why[0])
+		fprintf(f, ": %s", ai->why);
+	fputc('\n', f);
+	if (sb && sb->array_state == RK_ARRAY_ACTIVE)
+		fprintf(f, "  note: the array was not shut down cleanly (a write may have been in flight)\n");
+	for (uint32_t r = 0; r < ai->nroles; r++) {
+		const struct rk_member *m = &ai->roles[r];
+		if (m->cls == RK_MEMBER_ACTIVE && m->path) {
+			fprintf(f, "  role %-3u %s (events %" PRIu64 ")\n", r, m->path, m->events);
+		} else {
+			/* discovery's sentence starts "role N: "; the line says it already */
+			const char *why = m->reason;
+			char pre[32];
+			int k = snprintf(pre, sizeof pre, "role %u: ", r);
+			if (k > 0 && !strncmp(why, pre, (size_t)k))
+				why += k;
+			fprintf(f, "  role %-3u missing%s%s\n", r, *why ? ": " : "", why);
+		}
+	}
+	int header = 0;
+	for (uint32_t i = 0; i < d->nleft; i++) {
+		const struct rk_member *m = &d->left[i];
+		if (!left_belongs(d, a, m))
+			continue;
+		if (!header++)
+			fprintf(f, "  left out:\n");
+		fprintf(f, "    %s: %s%s%s\n", m->path, rk_member_class_name(m->cls), m->reason[0] ? ": " : "",
+		        m->reason);
+	}
+	for (uint32_t b = 0; b < d->narrays; b++) {
+		if (b == a)
+			continue;
+		uuid_text(d->arrays[b].uuid, u);
+		for (uint32_t r = 0; r < d->arrays[b].nroles; r++) {
+			const struct rk_member *m = &d->arrays[b].roles[r];
+			if (m->cls != RK_MEMBER_ACTIVE || !m->path)
+				continue;
+			if (!header++)
+				fprintf(f, "  left out:\n");
+			fprintf(f, "    %s: foreign: member of array %s, role %u\n", m->path, u, r);
+		}
+	}
+}
+
+static void report_words(FILE *f, const struct rk_discovery *d)
+{
+	for (uint32_t a = 0; a < d->narrays; a++) {
+		if (a)
+			fputc('\n', f);
+		report_words_array(f, d, a);
+	}
+	if (!d->narrays) {
+		fprintf(f, "no array found\n");
+		for (uint32_t i = 0; i < d->nleft; i++)
+			if (d->left[i].path)
+				fprintf(f, "  %s: %s%s%s\n", d->left[i].path, rk_member_class_name(d->left[i].cls),
+				        d->left[i].reason[0] ? ": " : "", d->left[i].reason);
+	}
+}
+
+/* ---- actions ---- */
+
+struct action_result {
+	const char *kind;        /* "export", "write" or NULL */
+	const char *path;
+	uint64_t offset, length, done;
+	uint64_t events_after;
+	int ok;
+	char error[512];
+};
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	const uint64_t *q = (const uint64_t *)(const void *)p;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		if (q[i / 8])
+			return 0;
+	for (; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads up to N bytes (fewer only at end of input); -1 on error. */
+static ssize_t read_full(int fd, uint8_t *p, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static void report_failures(rk_array *arr, const struct rk_array_info *ai)
+{
+	for (uint32_t r = 0; r < ai->nroles; r++) {
+		const char *why = rk_array_fail_reason(arr, r);
+		if (*why)
+			cli_err("warning: role %u (%s) failed during I/O and was left out: %s", r,
+			        ai->roles[r].path ? ai->roles[r].path : "?", why);
+	}
+}
+
+static int do_export(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
+{
+	rk_array *arr;
+	if (rk_array_open(&arr, ai, RK_ARRAY_RDONLY)) {
+		snprintf(res->error, sizeof res->error, "%s", rk_errmsg());
+		cli_err("%s", rk_errmsg());
+		return EX_FAIL;
+	}
+	if (rk_array_was_unclean(arr) && ai->state == RK_ASTATE_DEGRADED)
+		cli_err("warning: the array was not shut down cleanly and is degraded: reconstructed blocks of a "
+		        "stripe that was being written may be wrong");
+	int tostdout = !strcmp(o->export_to, "-");
+	int fd = tostdout ? STDOUT_FILENO : open(o->export_to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_err("%s: cannot open for writing: %s", o->export_to, strerror(errno));
+		snprintf(res->error, sizeof res->error, "%s: %s", o->export_to, strerror(errno));
+		rk_array_close(arr);
+		return EX_FAIL;
+	}
+	struct stat st;
+	int sparse = !tostdout && !fstat(fd, &st) && S_ISREG(st.st_mode);
+	uint8_t *buf = NULL;
+	if (posix_memalign((void **)&buf, 4096, BATCH)) {
+		cli_err("out of memory");
+		if (!tostdout)
+			close(fd);
+		rk_array_close(arr);
+		return EX_FAIL;
+	}
+	struct cli_progress *pg = cli_progress_start("raid-assemble: export", res->length, o->progress, o->json);
+	int rc = EX_DONE;
+	uint64_t done = 0;
+	while (done < res->length) {
+		size_t n = res->length - done < BATCH ? (size_t)(res->length - done) : BATCH;
+		if (rk_array_read(arr, buf, n, res->offset + done)) {
+			snprintf(res->error, sizeof res->error, "reading volume bytes [%" PRIu64 ", +%zu): %s",
+			         res->offset + done, n, rk_errmsg());
+			cli_err("%s", res->error);
+			rc = EX_FAIL;
+			break;
+		}
+		int wr;
+		if (sparse && all_zero(buf, n))
+			wr = lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
+		else
+			wr = write_all(fd, buf, n);
+		if (wr) {
+			snprintf(res->error, sizeof res->error, "%s: write failed: %s", o->export_to, strerror(errno));
+			cli_err("%s", res->error);
+			rc = EX_FAIL;
+			break;
+		}
+		done += n;
+		cli_progress_update(pg, done);
+	}
+	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length)) {
+		snprintf(res->error, sizeof res->error, "%s: %s", o->export_to, strerror(errno));
+		cli_err("%s", res->error);
+		rc = EX_FAIL;
+	}
+	if (rc == EX_DONE && !tostdout && close(fd)) {
+		snprintf(res->error, sizeof res->error, "%s: %s", o->export_to, strerror(errno));
+		cli_err("%s", res->error);
+		rc = EX_FAIL;
+	} else if (rc != EX_DONE && !tostdout) {
+		close(fd);
+	}
+	if (rc == EX_DONE)
+		cli_progress_end(pg);
+	else
+		free(pg);
+	free(buf);
+	res->done = done;
+	if (rk_array_nfailed(arr)) {
+		report_failures(arr, ai);
+		if (rc == EX_DONE)
+			rc = EX_REPORT;
+	}
+	res->events_after = rk_array_events(arr);
+	rk_array_close(arr);
+	res->ok = rc != EX_FAIL;
+	return rc;
+}
+
+static int do_write(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
+{
+	int fromstdin = !strcmp(o->write_from, "-");
+	int fd = fromstdin ? STDIN_FILENO : open(o->write_from, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_err("--write: %s: cannot open: %s", o->write_from, strerror(errno));
+		snprintf(res->error, sizeof res->error, "%s: %s", o->write_from, strerror(errno));
+		return EX_USAGE;
+	}
+	struct stat st;
+	uint64_t size = ai->sb->volume_size;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size > size - res->offset) {
+			if (!fromstdin)
+				close(fd);
+			return cli_usage_error("--write: %s is %" PRIu64 " bytes; from --at %" PRIu64
+			                       " only %" PRIu64 " fit in the %" PRIu64 "-byte volume",
+			                       o->write_from, (uint64_t)st.st_size, res->offset, size - res->offset, size);
+		}
+		res->length = (uint64_t)st.st_size;
+	} else {
+		res->length = size - res->offset;   /* at most; the input decides */
+	}
+	rk_array *arr;
+	if (rk_array_open(&arr, ai, RK_ARRAY_RDWR)) {
+		snprintf(res->error, sizeof res->error, "%s", rk_errmsg());
+		cli_err("%s", rk_errmsg());
+		if (!fromstdin)
+			close(fd);
+		return EX_FAIL;
+	}
+	if (rk_array_was_unclean(arr))
+		cli_err("warning: the array was not shut down cleanly: parity of stripes written then may lag; "
+		        "run raid-scrub --repair");
+	uint8_t *buf = NULL;
+	if (posix_memalign((void **)&buf, 4096, BATCH)) {
+		cli_err("out of memory");
+		if (!fromstdin)
+			close(fd);
+		rk_array_close(arr);
+		return EX_FAIL;
+	}
+	struct cli_progress *pg = cli_progress_start("raid-assemble: write", res->length, o->progress, o->json);
+	int rc = EX_DONE;
+	uint64_t done = 0;
+	for (;;) {
+		uint64_t room = size - res->offset - done;
+		/* One byte past the room tells an over-long stream from an exact fit. */
+		size_t want = room < BATCH ? (size_t)room + 1 : BATCH;
+		ssize_t n = read_full(fd, buf, want);
+		if (n < 0) {
+			snprintf(res->error, sizeof res->error, "%s: read failed: %s", o->write_from, strerror(errno));
+			cli_err("%s", res->error);
+			rc = EX_FAIL;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((uint64_t)n > room) {
+			snprintf(res->error, sizeof res->error, "%s: input goes past the end of the %" PRIu64
+			         "-byte volume; the first %" PRIu64 " bytes were written", o->write_from, size, done);
+			cli_err("--write: %s", res->error);
+			rc = EX_USAGE;
+			break;
+		}
+		if (rk_array_write(arr, buf, (size_t)n, res->offset + done)) {
+			snprintf(res->error, sizeof res->error, "writing volume bytes [%" PRIu64 ", +%zd): %s",
+			         res->offset + done, n, rk_errmsg());
+			cli_err("%s", res->error);
+			rc = EX_FAIL;
+			break;
+		}
+		done += (uint64_t)n;
+		cli_progress_update(pg, done);
+		if ((size_t)n < want)
+			break;
+	}
+	if (!fromstdin)
+		close(fd);
+	free(buf);
+	res->done = done;
+	res->length = done;
+	if (rk_array_nfailed(arr)) {
+		report_failures(arr, ai);
+		if (rc == EX_DONE)
+			rc = EX_REPORT;
+	}
+	res->events_after = rk_array_events(arr);
+	if (rk_array_close(arr)) {
+		snprintf(res->error, sizeof res->error, "finishing the write: %s", rk_errmsg());
+		cli_err("%s", res->error);
+		rc = EX_FAIL;
+	}
+	if (rc == EX_DONE)
+		cli_progress_end(pg);
+	else
+		free(pg);
+	res->ok = rc == EX_DONE || rc == EX_REPORT;
+	return rc;
+}
+
+/* Refuses an export target that is one of the given paths. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (stat(a, &sa) || stat(b, &sb))
+		return 0;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int main(int argc, char **argv)
+{
+	cli_init(argv[0]);
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	enum { O_JSON = 256, O_UUID, O_FORCE, O_EXPORT, O_AT, O_LENGTH, O_WRITE, O_PROGRESS, O_MOUNT, O_RW,
+	       O_HELP, O_VERSION };
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, O_JSON },
+		{ "uuid", required_argument, NULL, O_UUID },
+		{ "force", no_argument, NULL, O_FORCE },
+		{ "export", required_argument, NULL, O_EXPORT },
+		{ "at", required_argument, NULL, O_AT },
+		{ "length", required_argument, NULL, O_LENGTH },
+		{ "write", required_argument, NULL, O_WRITE },
+		{ "progress", no_argument, NULL, O_PROGRESS },
+		{ "mount", required_argument, NULL, O_MOUNT },
+		{ "rw", no_argument, NULL, O_RW },
+		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+		switch (c) {
+		case O_JSON: o.json = 1; break;
+		case O_FORCE: o.force = 1; break;
+		case O_PROGRESS: o.progress = 1; break;
+		case O_UUID:
+			if (uuid_parse(optarg, o.uuid))
+				return cli_usage_error("--uuid: '%s' is not a UUID", optarg);
+			o.have_uuid = 1;
+			break;
+		case O_EXPORT:
+			if (o.export_to)
+				return cli_usage_error("--export given twice");
+			if (!*optarg)
+				return cli_usage_error("--export: empty file name");
+			o.export_to = optarg;
+			break;
+		case O_WRITE:
+			if (o.write_from)
+				return cli_usage_error("--write given twice");
+			if (!*optarg)
+				return cli_usage_error("--write: empty file name");
+			o.write_from = optarg;
+			break;
+		case O_AT:
+			if (cli_parse_size(optarg, &o.at))
+				return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", optarg);
+			o.have_at = 1;
+			break;
+		case O_LENGTH:
+			if (cli_parse_size(optarg, &o.len))
+				return cli_usage_error("--length: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
+			o.have_len = 1;
+			break;
+		case O_MOUNT:
+			return cli_usage_error("--mount: not supported yet (use --export)");
+		case O_RW:
+			return cli_usage_error("--rw: goes with --mount, which is not supported yet");
+		case O_HELP: usage(stdout); return EX_DONE;
+		case O_VERSION: cli_version(); return EX_DONE;
+		case ':': return cli_usage_error("%s: needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("-%c: unknown option", optopt);
+			return cli_usage_error("%s: unknown option", argv[optind - 1]);
+		}
+	}
+	int nmem = argc - optind;
+	if (nmem <= 0)
+		return cli_usage_error("no MEMBER given");
+	if (o.export_to && o.write_from)
+		return cli_usage_error("--export and --write: one action at a time");
+	if (o.have_at && !o.export_to && !o.write_from)
+		return cli_usage_error("--at: goes with --export or --write");
+	if (o.have_len && !o.export_to)
+		return cli_usage_error("--length: goes with --export");
+	if (o.write_from && !o.have_at)
+		return cli_usage_error("--write: needs --at OFFSET");
+	if (o.json && o.export_to && !strcmp(o.export_to, "-"))
+		return cli_usage_error("--json with --export -: stdout cannot carry both the volume and the report");
+	if (o.export_to && !strcmp(o.export_to, "-") && o.write_from && !strcmp(o.write_from, "-"))
+		return cli_usage_error("--write -: stdin and stdout at once");
+	char **paths = argv + optind;
+	for (int i = 0; i < nmem; i++) {
+		if (!*paths[i])
+			return cli_usage_error("empty MEMBER name");
+		if (o.export_to && strcmp(o.export_to, "-") && same_file(o.export_to, paths[i]))
+			return cli_usage_error("--export: %s is one of the members (%s)", o.export_to, paths[i]);
+		if (o.write_from && strcmp(o.write_from, "-") && same_file(o.write_from, paths[i]))
+			return cli_usage_error("--write: %s is one of the members (%s)", o.write_from, paths[i]);
+	}
+
+	struct rk_discovery *d = NULL;
+	if (rk_discover(&d, paths, (uint32_t)nmem, o.have_uuid ? o.uuid : NULL)) {
+		cli_err("%s", rk_errmsg());
+		return EX_FAIL;
+	}
+	int action = o.export_to || o.write_from;
+	int pick = -1;
+	if (o.have_uuid) {
+		pick = array_index_of(d, o.uuid);
+	} else if (d->narrays == 1) {
+		pick = 0;
+	}
+	if (o.force)
+		for (uint32_t a = 0; a < d->narrays; a++)
+			if (pick < 0 || (uint32_t)pick == a)
+				force_stale(d, a);
+
+	/* The report in words comes first (before a long action); to stderr
+	 * when stdout carries the volume. */
+	FILE *rep = o.export_to && !strcmp(o.export_to, "-") ? stderr : stdout;
+	if (!o.json) {
+		report_words(rep, d);
+		fflush(rep);
+	}
+
+	int rc = EX_DONE;
+	struct action_result res;
+	memset(&res, 0, sizeof res);
+	if (!d->narrays) {
+		cli_err("no array found among the %d path%s given", nmem, nmem == 1 ? "" : "s");
+		rc = EX_FAIL;
+	} else if (o.have_uuid && pick < 0) {
+		char u[37];
+		uuid_text(o.uuid, u);
+		cli_err("--uuid: no array %s among the members given", u);
+		rc = EX_FAIL;
+	} else if (action && pick < 0) {
+		cli_err("several arrays: pick one with --uuid");
+		rc = EX_USAGE;
+	} else {
+		for (uint32_t a = 0; a < d->narrays; a++)
+			if (pick < 0 || (uint32_t)pick == a) {
+				int e = array_exit(d, a);
+				rc = e > rc ? e : rc;
+			}
+		const struct rk_array_info *ai = pick >= 0 ? &d->arrays[pick] : NULL;
+		if (ai && !ai->sb && action) {
+			cli_err("the array has no usable superblock");
+			rc = EX_FAIL;
+		} else if (ai && action && (ai->state == RK_ASTATE_FAILED || ai->state == RK_ASTATE_CONFLICT)) {
+			cli_err("cannot %s: %s", o.export_to ? "export" : "write",
+			        ai->why[0] ? ai->why : "too few members");
+			rc = EX_FAIL;
+		} else if (ai && action) {
+			uint64_t size = ai->sb->volume_size;
+			res.kind = o.export_to ? "export" : "write";
+			res.path = o.export_to ? o.export_to : o.write_from;
+			res.offset = o.at;
+			int ar;
+			if (o.at > size) {
+				ar = cli_usage_error("--at: %" PRIu64 " is past the end of the %" PRIu64 "-byte volume",
+				                     o.at, size);
+			} else if (o.export_to) {
+				res.length = o.have_len ? o.len : size - o.at;
+				if (res.length > size - o.at)
+					ar = cli_usage_error("--length: %" PRIu64 " bytes from %" PRIu64
+					                     " go past the end of the %" PRIu64 "-byte volume",
+					                     res.length, o.at, size);
+				else
+					ar = do_export(&o, ai, &res);
+			} else {
+				ar = do_write(&o, ai, &res);
+			}
+			if (ar == EX_USAGE || ar == EX_FAIL)
+				rc = ar;
+			else
+				rc = ar > rc ? ar : rc;
+			if (res.ok && !o.json) {
+				if (o.export_to)
+					fprintf(rep, "exported %" PRIu64 " bytes from volume offset %" PRIu64 " to %s\n",
+					        res.done, res.offset, strcmp(o.export_to, "-") ? o.export_to : "stdout");
+				else
+					fprintf(rep, "wrote %" PRIu64 " bytes of %s at volume offset %" PRIu64
+					        "; events now %" PRIu64 "\n", res.done, o.write_from, res.offset,
+					        res.events_after);
+			}
+		}
+	}
+
+	if (o.json) {
+		rk_json *j = rk_json_new(stdout);
+		if (!j) {
+			cli_err("out of memory");
+			rk_discovery_free(d);
+			return EX_FAIL;
+		}
+		rk_json_obj_begin(j);
+		rk_json_key(j, "arrays");
+		rk_json_arr_begin(j);
+		for (uint32_t a = 0; a < d->narrays; a++)
+			report_json_array(j, d, a);
+		rk_json_arr_end(j);
+		rk_json_key(j, "unused");
+		rk_json_arr_begin(j);
+		for (uint32_t i = 0; i < d->nleft; i++)
+			if (d->left[i].path)
+				json_member(j, &d->left[i], d->left[i].role, rk_member_class_name(d->left[i].cls),
+				            d->left[i].reason);
+		rk_json_arr_end(j);
+		if (res.kind) {
+			rk_json_key(j, "action");
+			rk_json_obj_begin(j);
+			rk_json_kstr(j, "kind", res.kind);
+			rk_json_kstr(j, "path", res.path);
+			rk_json_ku64(j, "offset", res.offset);
+			rk_json_ku64(j, "length", res.length);
+			rk_json_ku64(j, "bytes", res.done);
+			rk_json_kbool(j, "ok", res.ok);
+			if (res.events_after)
+				rk_json_ku64(j, "events_after", res.events_after);
+			rk_json_kstr(j, "error", res.error[0] ? res.error : NULL);
+			rk_json_obj_end(j);
+		}
+		rk_json_ku64(j, "exit", (uint64_t)rc);
+		rk_json_obj_end(j);
+		rk_json_free(j);
+	}
+	rk_discovery_free(d);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno != EPIPE)
+			cli_err("stdout: write failed: %s", strerror(errno));
+		return EX_FAIL;
+	}
+	return rc;
+}

@@ -1,0 +1,331 @@
+/* mkraid: create an array on member images or block devices.
+ *
+ * Policy and presentation only: option parsing, usage errors (exit 64) and
+ * reports.  Everything that touches members is rk_create (libmeta/create.c):
+ * it checks every member before writing anything, so a refusal (exit 2)
+ * leaves all members as they were. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid/uuid.h>
+
+#include "cli.h"
+#include "rk_create.h"
+#include "rk_geom.h"
+#include "rk_json.h"
+#include "rk_sb.h"
+
+static void usage(void)
+{
+	printf("Usage: mkraid -l LEVEL [-c CHUNK] [--layout NAME] [--name NAME] [--size BYTES]\n"
+	       "              [--create-size BYTES] [--from FILE] [--force] [--json] [--progress]\n"
+	       "              MEMBER...\n"
+	       "Create a raidkit array over MEMBER files or block devices, in role order.\n"
+	       "\n"
+	       "  -l, --level LEVEL      linear, 0, 1, 4, 5, 6 or 10 (raid5 etc. accepted)\n"
+	       "  -c, --chunk CHUNK      stripe unit, a power of two from 4K to 16M\n"
+	       "                         (default 512K; linear and RAID-1 have none)\n"
+	       "      --layout NAME      RAID-4/5/6: left-symmetric (default), left-asymmetric,\n"
+	       "                         right-symmetric, right-asymmetric, parity-first,\n"
+	       "                         parity-last; RAID-10: n2 (default), f2, o2, n3, ...\n"
+	       "      --name NAME        array name (at most %u bytes)\n"
+	       "      --size BYTES       use only BYTES of each member (the start first)\n"
+	       "      --create-size BYTES  create absent member files of BYTES (sparse)\n"
+	       "      --from FILE        fill the new volume with FILE's bytes\n"
+	       "      --force            overwrite members that hold a file system, partition\n"
+	       "                         table or RAID metadata (refused otherwise)\n"
+	       "      --json             print the created array as JSON\n"
+	       "      --progress         show progress even when stderr is not a terminal\n"
+	       "  -h, --help             this help\n"
+	       "  -V, --version          version\n"
+	       "\n"
+	       "The word `missing` as a MEMBER creates the array degraded without that role\n"
+	       "(as many as the level's redundancy allows).  Sizes take K, M, G, T suffixes\n"
+	       "(powers of 1024).  Members of different sizes: the smallest sets the size.\n"
+	       "\n"
+	       "Exit status: 0 created; 2 refused or failed (nothing written when refused);\n"
+	       "64 bad usage.\n", RK_SB_NAME_LEN);
+}
+
+/* Progress across the phases of creation. */
+struct prog {
+	int force, json;
+	enum rk_create_phase phase;
+	struct cli_progress *p;
+};
+
+static void on_progress(void *ctx, enum rk_create_phase phase, uint64_t done, uint64_t total)
+{
+	struct prog *pg = ctx;
+	static const char *what[] = {"scanning members", "making parity consistent", "copying --from"};
+	if (!pg->p || pg->phase != phase) {
+		cli_progress_end(pg->p);
+		pg->phase = phase;
+		pg->p = cli_progress_start(what[phase], total, pg->force, pg->json);
+	}
+	cli_progress_update(pg->p, done);
+}
+
+/* Roles that may be missing with the data still readable. */
+static uint32_t level_redundancy(int32_t level, uint32_t layout, uint32_t n)
+{
+	switch (level) {
+	case 1: return n ? n - 1 : 0;
+	case 4: case 5: return 1;
+	case 6: return 2;
+	case 10: {
+		uint32_t c = (layout & 0xff) * ((layout >> 8) & 0xff);
+		return c ? c - 1 : 0;
+	}
+	default: return 0;
+	}
+}
+
+static const char *human(uint64_t b, char *buf, size_t len)
+{
+	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)b;
+	int i = 0;
+	while (v >= 1024.0 && i < 5) {
+		v /= 1024.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%" PRIu64 " B", b);
+	else
+		snprintf(buf, len, "%.1f %s", v, u[i]);
+	return buf;
+}
+
+static void report_json(const struct rk_create_plan *p)
+{
+	char lb[64];
+	rk_json *j = rk_json_new(stdout);
+	if (!j)
+		return;
+	rk_json_obj_begin(j);
+	rk_json_key(j, "uuid");
+	rk_json_uuid(j, p->array_uuid);
+	rk_json_kstr(j, "name", p->name);
+	rk_json_kstr(j, "level", rk_level_name(p->level));
+	rk_json_kstr(j, "layout", rk_layout_name(p->level, p->layout, lb, sizeof lb));
+	rk_json_ku64(j, "chunk", p->chunk);
+	rk_json_ku64(j, "members_total", p->nroles);
+	rk_json_ku64(j, "members_missing", p->nmissing);
+	rk_json_ku64(j, "volume_size", p->volume_size);
+	rk_json_ku64(j, "data_offset", p->data_offset);
+	rk_json_ku64(j, "data_size", p->data_size);
+	rk_json_ku64(j, "stripes_resynced", p->stripes_resynced);
+	rk_json_ku64(j, "from_bytes", p->from_size);
+	rk_json_key(j, "members");
+	rk_json_arr_begin(j);
+	for (uint32_t i = 0; i < p->nroles; i++) {
+		const struct rk_create_member *m = &p->members[i];
+		rk_json_obj_begin(j);
+		rk_json_ku64(j, "role", m->role);
+		rk_json_kstr(j, "path", m->path);
+		rk_json_key(j, "uuid");
+		if (m->path)
+			rk_json_uuid(j, m->uuid);
+		else
+			rk_json_null(j);
+		rk_json_kstr(j, "state", m->path ? "active" : "missing");
+		if (m->path) {
+			rk_json_ku64(j, "size", m->dev_size);
+			rk_json_kbool(j, "created", m->created);
+			rk_json_kstr(j, "overwrote", m->found[0] ? m->found : NULL);
+		}
+		rk_json_obj_end(j);
+	}
+	rk_json_arr_end(j);
+	rk_json_key(j, "notes");
+	rk_json_arr_begin(j);
+	for (const char *s = p->notes; s && *s;) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		rk_json_strn(j, s, n);
+		s += n + (nl ? 1 : 0);
+	}
+	rk_json_arr_end(j);
+	rk_json_obj_end(j);
+	rk_json_free(j);
+}
+
+static void report_human(const struct rk_create_plan *p)
+{
+	char lb[64], b1[32], b2[32], u[40];
+	uuid_unparse_lower(p->array_uuid, u);
+	if (p->level == RK_LEVEL_LINEAR)
+		printf("Created a linear array\n");
+	else
+		printf("Created a RAID-%s array\n", rk_level_name(p->level));
+	printf("  uuid:        %s\n", u);
+	if (p->name[0])
+		printf("  name:        %s\n", p->name);
+	printf("  layout:      %s\n", rk_layout_name(p->level, p->layout, lb, sizeof lb));
+	if (p->chunk)
+		printf("  chunk:       %s\n", human(p->chunk, b1, sizeof b1));
+	printf("  volume size: %s (%" PRIu64 " bytes)\n", human(p->volume_size, b1, sizeof b1), p->volume_size);
+	printf("  data area:   %s per member from byte %" PRIu64 " (%s)\n", human(p->data_size, b1, sizeof b1),
+	       p->data_offset, human(p->data_offset, b2, sizeof b2));
+	printf("  members:     %u%s\n", p->nroles, p->nmissing ? " (degraded)" : "");
+	for (uint32_t i = 0; i < p->nroles; i++) {
+		const struct rk_create_member *m = &p->members[i];
+		if (!m->path) {
+			printf("    role %-3u missing\n", i);
+			continue;
+		}
+		printf("    role %-3u %s (%s%s)\n", i, m->path, human(m->dev_size, b1, sizeof b1),
+		       m->created ? ", created" : "");
+	}
+	if (p->from_size)
+		printf("  filled with %" PRIu64 " bytes from --from\n", p->from_size);
+	for (const char *s = p->notes; s && *s;) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		printf("  note: %.*s\n", (int)n, s);
+		s += n + (nl ? 1 : 0);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_LAYOUT = 256, O_NAME, O_SIZE, O_CSIZE, O_FROM, O_FORCE, O_JSON, O_PROGRESS };
+	static const struct option longopts[] = {
+		{"level", required_argument, NULL, 'l'},
+		{"chunk", required_argument, NULL, 'c'},
+		{"layout", required_argument, NULL, O_LAYOUT},
+		{"name", required_argument, NULL, O_NAME},
+		{"size", required_argument, NULL, O_SIZE},
+		{"create-size", required_argument, NULL, O_CSIZE},
+		{"from", required_argument, NULL, O_FROM},
+		{"force", no_argument, NULL, O_FORCE},
+		{"json", no_argument, NULL, O_JSON},
+		{"progress", no_argument, NULL, O_PROGRESS},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *level_s = NULL, *layout_s = NULL, *chunk_s = NULL;
+	struct rk_create_opts o;
+	struct prog pg = {0};
+	int json = 0, force_progress = 0;
+
+	cli_init(argv[0]);
+	memset(&o, 0, sizeof o);
+	o.layout = RK_CREATE_LAYOUT_DEFAULT;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, ":l:c:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'l': level_s = optarg; break;
+		case 'c': chunk_s = optarg; break;
+		case O_LAYOUT: layout_s = optarg; break;
+		case O_NAME: o.name = optarg; break;
+		case O_SIZE:
+			if (cli_parse_size(optarg, &o.size) || o.size == 0)
+				return cli_usage_error("--size %s: not a size (bytes, or with K, M, G, T)", optarg);
+			break;
+		case O_CSIZE:
+			if (cli_parse_size(optarg, &o.create_size) || o.create_size == 0)
+				return cli_usage_error("--create-size %s: not a size (bytes, or with K, M, G, T)", optarg);
+			break;
+		case O_FROM: o.from = optarg; break;
+		case O_FORCE: o.force = 1; break;
+		case O_JSON: json = 1; break;
+		case O_PROGRESS: force_progress = 1; break;
+		case 'h': usage(); return EX_DONE;
+		case 'V': cli_version(); return EX_DONE;
+		case ':':
+			return cli_usage_error("option %s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("unknown option -%c", optopt);
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (!level_s)
+		return cli_usage_error("-l LEVEL is required (linear, 0, 1, 4, 5, 6, 10)");
+	if (rk_level_parse(level_s, &o.level) != 0)
+		return cli_usage_error("-l %s: not a level (linear, 0, 1, 4, 5, 6, 10)", level_s);
+	if (chunk_s) {
+		if (cli_parse_size(chunk_s, &o.chunk) || o.chunk < RK_CREATE_CHUNK_MIN ||
+		    o.chunk > RK_CREATE_CHUNK_MAX || (o.chunk & (o.chunk - 1)))
+			return cli_usage_error("-c %s: the chunk must be a power of two from 4K to 16M", chunk_s);
+	}
+	if (layout_s) {
+		if (rk_layout_parse(o.level, layout_s, &o.layout) != 0)
+			return cli_usage_error("--layout %s: not a layout of level %s", layout_s, rk_level_name(o.level));
+	}
+	if (o.name && strlen(o.name) > RK_SB_NAME_LEN)
+		return cli_usage_error("--name %s: at most %u bytes", o.name, RK_SB_NAME_LEN);
+
+	uint32_t n = (uint32_t)(argc - optind);
+	if (argc - optind > (int)RK_SB_MAX_ROLES)
+		return cli_usage_error("%d members: at most %u", argc - optind, RK_SB_MAX_ROLES);
+	uint32_t minr = rk_level_min_roles(o.level);
+	if (n < minr || n == 0)
+		return cli_usage_error("level %s needs at least %u member%s, %u given", rk_level_name(o.level), minr,
+		                       minr == 1 ? "" : "s", n);
+	const char **paths = calloc(n, sizeof *paths);
+	if (!paths) {
+		cli_err("out of memory");
+		return EX_FAIL;
+	}
+	uint32_t nmissing = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *a = argv[optind + (int)i];
+		if (!strcmp(a, "missing")) {
+			nmissing++;
+			continue;
+		}
+		if (!*a) {
+			free(paths);
+			return cli_usage_error("member %u: empty path", i);
+		}
+		paths[i] = a;
+	}
+	uint32_t lay = o.layout == RK_CREATE_LAYOUT_DEFAULT ? rk_layout_default(o.level) : o.layout;
+	uint32_t red = level_redundancy(o.level, lay, n);
+	if (nmissing > red) {
+		free(paths);
+		return cli_usage_error("%u members `missing`: level %s on %u members can lack at most %u", nmissing,
+		                       rk_level_name(o.level), n, red);
+	}
+	o.nmembers = n;
+	o.paths = paths;
+	pg.force = force_progress;
+	pg.json = json;
+	pg.p = NULL;
+	o.progress = on_progress;
+	o.progress_ctx = &pg;
+
+	rk_creator *c = NULL;
+	int from_big = 0;
+	rk_err e = rk_create_prepare(&c, &o, &from_big);
+	if (e) {
+		free(paths);
+		if (from_big)
+			return cli_usage_error("%s", rk_errmsg());
+		cli_err("%s; nothing was written", rk_errmsg());
+		return EX_FAIL;
+	}
+	e = rk_create_commit(c);
+	cli_progress_end(pg.p);
+	pg.p = NULL;
+	if (e) {
+		cli_err("%s", rk_errmsg());
+		rk_create_free(c);
+		free(paths);
+		return EX_FAIL;
+	}
+	if (json)
+		report_json(rk_create_get_plan(c));
+	else
+		report_human(rk_create_get_plan(c));
+	rk_create_free(c);
+	free(paths);
+	return EX_DONE;
+}

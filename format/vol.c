@@ -78,6 +78,7 @@ struct rk_vol {
 	uint32_t *gstart;
 	/* parity-level unit state */
 	uint32_t ustripes;    /* B: stripes per unit */
+	int zcopy;            /* healthy data moves straight between members and the caller */
 	uint64_t ucols;       /* w: columns per slice */
 	uint8_t **rb;         /* per role: ustripes * ucols bytes */
 	uint8_t *rbmem;
@@ -426,6 +427,9 @@ rk_err rk_vol_open(rk_vol **out, const struct rk_geom *g, rk_dev *const *devs, c
 			v->ucols = w < chunk ? w : chunk;
 			v->ustripes = 1;
 		}
+		/* staging merges a unit's stripes into one request per member: worth a
+		 * copy only while chunks are small */
+		v->zcopy = v->ustripes == 1 || chunk >= (256u << 10);
 		size_t per = (size_t)v->ustripes * v->ucols, B = v->ustripes;
 		uint32_t nd = v->g.ndata, slots = v->g.q_slots + 2;
 		v->rb = calloc(n, sizeof *v->rb);
@@ -687,7 +691,7 @@ static rk_err reconstruct(rk_vol *v, uint32_t u)
 
 /* Recomputes P (and Q) of stripe U over [ua, ub) from the data in the role
  * buffers. */
-static void gen_parity(rk_vol *v, uint32_t u)
+static void gen_parity(rk_vol *v, uint32_t u, const uint8_t *src)
 {
 	const struct rk_geom *g = &v->g;
 	struct ustripe *st = &v->us[u];
@@ -697,7 +701,7 @@ static void gen_parity(rk_vol *v, uint32_t u)
 	const uint32_t *vr = v->vrole + (size_t)u * g->ndata;
 	if (g->level != 6) {
 		for (uint32_t j = 0; j < g->ndata; j++)
-			v->ptrs[j] = RB(v, vr[j], u) + st->ua;
+			v->ptrs[j] = src ? (void *)(uintptr_t)(src + (uint64_t)j * g->chunk + st->ua) : RB(v, vr[j], u) + st->ua;
 		v->ptrs[g->ndata] = RB(v, st->p, u) + st->ua;
 		if (g->ndata == 1)
 			memcpy(v->ptrs[1], v->ptrs[0], len);
@@ -711,6 +715,9 @@ static void gen_parity(rk_vol *v, uint32_t u)
 		v->ptrs[i] = v->zero;
 	for (uint32_t r = 0; r < v->n; r++)
 		v->ptrs[slot[r]] = RB(v, r, u) + st->ua;
+	if (src)
+		for (uint32_t j = 0; j < g->ndata; j++)
+			v->ptrs[slot[vr[j]]] = (void *)(uintptr_t)(src + (uint64_t)j * g->chunk + st->ua);
 	v->pa->gen((int)slots, len, v->ptrs);
 }
 
@@ -732,7 +739,10 @@ static rk_err unit_read(rk_vol *v, const struct unit *U, uint8_t *buf, uint64_t 
 				v->us[u].lost = 1;
 				continue;
 			}
-			if ((e = add_seg(v, r, 0, moff(v, U, v->us[u].s, a), RB(v, r, u) + a, b - a)))
+			/* healthy blocks go straight to the caller's buffer (zcopy) */
+			uint8_t *dst = v->zcopy ? buf + (v->us[u].s * g->stripe_data + (uint64_t)j * g->chunk + U->c0 + a - off0)
+			                        : RB(v, r, u) + a;
+			if ((e = add_seg(v, r, 0, moff(v, U, v->us[u].s, a), dst, b - a)))
 				return e;
 		}
 	if ((e = run_segs(v)))
@@ -768,8 +778,10 @@ static rk_err unit_read(rk_vol *v, const struct unit *U, uint8_t *buf, uint64_t 
 				return e;
 		break;
 	}
-	/* copy out */
+	/* copy out the stripes that were staged for reconstruction */
 	for (uint32_t u = 0; u < U->nst; u++) {
+		if (!v->us[u].lost && v->zcopy)
+			continue;
 		uint64_t vs = v->us[u].s * g->stripe_data;
 		for (uint32_t j = 0; j < nd; j++) {
 			uint32_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j];
@@ -839,7 +851,7 @@ static rk_err plan_write_reads(rk_vol *v, const struct unit *U)
 
 /* Writes the unit's new data and parity: data first, then parity (the
  * journal hooks in here later).  Only live roles are written. */
-static rk_err unit_commit(rk_vol *v, const struct unit *U)
+static rk_err unit_commit(rk_vol *v, const struct unit *U, const uint8_t *buf, uint64_t off0)
 {
 	const struct rk_geom *g = &v->g;
 	uint32_t nd = g->ndata;
@@ -848,9 +860,12 @@ static rk_err unit_commit(rk_vol *v, const struct unit *U)
 		struct ustripe *st = &v->us[u];
 		if (!st->mode)
 			continue;
+		const uint8_t *src = buf + (st->s * g->stripe_data + U->c0 - off0);
 		for (uint32_t j = 0; j < nd; j++) {
 			uint32_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j], r = v->vrole[(size_t)u * nd + j];
-			if (a < b && !is_down(v, r) && (e = add_seg(v, r, 1, moff(v, U, st->s, a), RB(v, r, u) + a, b - a)))
+			/* full stripes were not staged: their data is the caller's */
+			uint8_t *from = st->mode == 1 && v->zcopy ? (uint8_t *)(uintptr_t)(src + (uint64_t)j * g->chunk + a) : RB(v, r, u) + a;
+			if (a < b && !is_down(v, r) && (e = add_seg(v, r, 1, moff(v, U, st->s, a), from, b - a)))
 				return e;
 		}
 	}
@@ -930,13 +945,17 @@ static rk_err unit_write(rk_vol *v, const struct unit *U, const uint8_t *buf, ui
 			}
 			continue;
 		}
-		/* full, rcw, degraded: overlay the new data, regenerate parity over U */
+		if (st->mode == 1 && v->zcopy) {
+			gen_parity(v, u, src);   /* straight from the caller's data */
+			continue;
+		}
+		/* rcw, degraded: overlay the new data, regenerate parity over U */
 		for (uint32_t j = 0; j < nd; j++)
 			if (wa[j] < wb[j])
 				memcpy(RB(v, vr[j], u) + wa[j], src + (uint64_t)j * g->chunk + wa[j], wb[j] - wa[j]);
-		gen_parity(v, u);
+		gen_parity(v, u, NULL);
 	}
-	return unit_commit(v, U);
+	return unit_commit(v, U, buf, off0);
 }
 
 /* Walks [off, off+len) of a parity volume unit by unit. */
@@ -1107,7 +1126,7 @@ rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
 					v->us[u].mode = 1;
 					if ((e = reconstruct(v, u)))
 						break;
-					gen_parity(v, u);
+					gen_parity(v, u, NULL);
 				}
 				/* parity only */
 				for (uint32_t u = 0; u < U.nst && !e; u++) {

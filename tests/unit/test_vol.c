@@ -277,6 +277,10 @@ static uint32_t configs(struct cfg *c)
 		c[k++] = (struct cfg){ 6, l, 4 + l % 4, 2048, 9 };
 	}
 	c[k++] = (struct cfg){ 6, 2, 3, 4096, 6 };
+	/* big chunks: data moves straight between members and the caller */
+	c[k++] = (struct cfg){ 5, 2, 4, 256 << 10, 3 };
+	c[k++] = (struct cfg){ 6, 1, 5, 256 << 10, 3 };
+	c[k++] = (struct cfg){ 6, 9, 6, 512 << 10, 2 };
 	c[k++] = (struct cfg){ 10, 0x102, 2, 4096, 8 };
 	c[k++] = (struct cfg){ 10, 0x102, 3, 4096, 8 };
 	c[k++] = (struct cfg){ 10, 0x103, 4, 2048, 9 };

@@ -5,6 +5,16 @@
  * where it can and otherwise the cheaper of read-modify-write and
  * reconstruct-write, also degraded.  Member I/O is issued in parallel in
  * large requests; memory is bounded by a few stripes.
+ *
+ * Failures: a member read or write failing with RK_E_IO marks that role
+ * failed (rk_vol_role_down, the fail callback) and the operation carries on
+ * degraded; when that leaves too few members the call returns RK_E_TOOFEW.
+ * Without redundancy (linear, RAID-0, one-member RAID-1) RK_E_IO is returned
+ * and no member is dropped.  Any other member error (RK_E_FAULT,
+ * RK_E_READONLY, ...) ends the call with that code.
+ * Write order: per unit of stripes, all data blocks, then P/Q (vol.c
+ * unit_commit is the one place a journal hooks in).  Calls on one volume
+ * are serialised internally (thread-safe, not concurrent).
  */
 #ifndef RK_VOL_H
 #define RK_VOL_H
@@ -40,9 +50,12 @@ void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx);
 /* Bit mask style query: 1 if ROLE is missing or failed. */
 int  rk_vol_role_down(const rk_vol *v, uint32_t role);
 
-/* Makes redundancy consistent for stripes [first, first+count): recomputes
- * P/Q or copies mirrors from the first data copy.  PROGRESS (may be NULL) is
- * called with stripes done. */
+/* Makes redundancy consistent for stripes [first, first+count) (stripes as
+ * rk_geom.h defines them): recomputes P/Q from the data (a missing data
+ * block is first rebuilt from P, so its content is what parity said) or
+ * copies mirrors from the first live copy to the others.  Linear and RAID-0
+ * have nothing to do.  Past nstripes is RK_E_RANGE.  PROGRESS (may be NULL)
+ * is called with stripes done. */
 rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
                      void (*progress)(void *ctx, uint64_t done), void *ctx);
 

@@ -57,6 +57,7 @@ struct cand {
 	int decided;     /* class final (left over), not a role candidate any more */
 	int grp;         /* array group index, -1 none */
 	int in_role;     /* placed in roles[] */
+	int64_t same_as; /* the same file as path index same_as (a duplicate), else -1 */
 };
 
 static const uint8_t nil_uuid[16];
@@ -109,6 +110,7 @@ static void examine_path(struct cand *c, struct cand *all, uint32_t i)
 				           rk_dev_is_blockdev(d) ? "device" : "file", all[k].m.path);
 				/* Same object: the earlier path stands for it. */
 				c->decided = 1;
+				c->same_as = k;
 				rk_dev_close(d);
 				return;
 			}
@@ -618,6 +620,7 @@ rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npath
 		c[i].m.array_idx = -1;
 		c[i].m.role = -1;
 		c[i].m.rd.chosen = -1;
+		c[i].same_as = -1;
 		c[i].m.path = strdup(paths[i] ? paths[i] : "");
 		if (!c[i].m.path) {
 			e = rk_fail(RK_E_NOMEM, "discovery: out of memory");
@@ -670,6 +673,12 @@ rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npath
 		if (e)
 			goto fail;
 	}
+	/* A file given twice belongs with the array its first name went to. */
+	for (uint32_t i = 0; i < npaths; i++)
+		if (c[i].same_as >= 0) {
+			c[i].m.array_idx = c[c[i].same_as].m.array_idx;
+			c[i].m.role = c[c[i].same_as].m.role;
+		}
 	/* Left-over paths, in the order given. */
 	d->left = calloc(npaths ? npaths : 1, sizeof *d->left);
 	if (!d->left) {

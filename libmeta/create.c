@@ -721,8 +721,10 @@ struct resync_ctx {
 static void resync_tick(void *ctx, uint64_t done)
 {
 	struct resync_ctx *r = ctx;
+	/* Reported in volume bytes, like the other phases. */
+	uint64_t sd = r->c->g.stripe_data;
 	if (r->c->progress)
-		r->c->progress(r->c->pctx, RK_CREATE_PH_RESYNC, r->base + done, r->total);
+		r->c->progress(r->c->pctx, RK_CREATE_PH_RESYNC, (r->base + done) * sd, r->total * sd);
 }
 
 struct scan_tick_ctx {

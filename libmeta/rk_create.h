@@ -37,7 +37,7 @@
 /* Phases reported to the progress callback. */
 enum rk_create_phase {
 	RK_CREATE_PH_SCAN = 0,   /* looking for old data in members' data areas (bytes) */
-	RK_CREATE_PH_RESYNC,     /* making parity/mirrors consistent (stripes) */
+	RK_CREATE_PH_RESYNC,     /* making parity/mirrors consistent (volume bytes of the stripes) */
 	RK_CREATE_PH_FILL,       /* copying --from FILE into the volume (bytes) */
 };
 

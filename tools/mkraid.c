@@ -4,11 +4,13 @@
  * reports.  Everything that touches members is rk_create (libmeta/create.c):
  * it checks every member before writing anything, so a refusal (exit 2)
  * leaves all members as they were. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uuid/uuid.h>
 
 #include "cli.h"
@@ -262,6 +264,14 @@ int main(int argc, char **argv)
 	if (o.name && strlen(o.name) > RK_SB_NAME_LEN)
 		return cli_usage_error("--name %s: at most %u bytes", o.name, RK_SB_NAME_LEN);
 
+	if (o.from) {
+		/* A FILE that cannot be read is a bad argument, like one too large. */
+		struct stat st;
+		if (stat(o.from, &st) != 0)
+			return cli_usage_error("--from %s: %s", o.from, strerror(errno));
+		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+			return cli_usage_error("--from %s: not a regular file or block device", o.from);
+	}
 	uint32_t n = (uint32_t)(argc - optind);
 	if (argc - optind > (int)RK_SB_MAX_ROLES)
 		return cli_usage_error("%d members: at most %u", argc - optind, RK_SB_MAX_ROLES);

@@ -447,11 +447,9 @@ static rk_err open_member(rk_creator *c, const struct rk_create_opts *o, uint32_
 		if (!o->force)
 			return rk_fail(RK_E_EXISTS, "%s: holds %s; use --force to overwrite", path, what);
 		snprintf(m->found, sizeof m->found, "%s", what);
-		if (strcmp(pr.type, "raidkit") != 0) {
-			c->wipe[i] = strdup(path);
-			if (!c->wipe[i])
-				return rk_fail(RK_E_NOMEM, "%s: no memory", path);
-		}
+		c->wipe[i] = strdup(path);
+		if (!c->wipe[i])
+			return rk_fail(RK_E_NOMEM, "%s: no memory", path);
 		note(&c->plan, "%s: held %s; overwritten (--force)", path, what);
 	}
 	return RK_OK;
@@ -713,6 +711,31 @@ static rk_err wipe_signatures(const char *path)
 	return e;
 }
 
+/* Invalidates an old raidkit superblock (both copies) before data is
+ * written (force only): a crash in the middle then leaves a member with no
+ * superblock, never an old array that would assemble over rewritten data. */
+static rk_err wipe_old_superblocks(rk_dev *d)
+{
+	struct rk_sb_read rd;
+	rk_err e = RK_OK;
+	uint8_t *zero = calloc(1, RK_SB_ALIGN);
+	if (!zero)
+		return rk_fail(RK_E_NOMEM, "%s: no memory", rk_dev_path(d));
+	(void)rk_sb_read(d, &rd);     /* NOSB is fine: look at each copy */
+	for (int k = 0; k < 2 && !e; k++) {
+		uint64_t off = rd.copy[k].offset;
+		if (rd.copy[k].status == RK_COPY_ABSENT || off == 0 || off > rk_dev_size(d) ||
+		    rk_dev_size(d) - off < RK_SB_ALIGN)
+			continue;
+		e = rk_dev_pwrite(d, zero, RK_SB_ALIGN, off);
+	}
+	rk_sb_read_free(&rd);
+	free(zero);
+	if (!e)
+		e = rk_dev_flush(d);
+	return e;
+}
+
 struct resync_ctx {
 	rk_creator *c;
 	uint64_t base, total;
@@ -948,9 +971,13 @@ rk_err rk_create_commit(rk_creator *c)
 			e = rk_dev_create(&c->devs[i], m->path, m->dev_size);
 	}
 	/* 2. foreign signatures (force). */
-	for (i = 0; i < p->nroles && !e; i++)
-		if (c->wipe[i])
-			e = wipe_signatures(c->wipe[i]);
+	for (i = 0; i < p->nroles && !e; i++) {
+		if (!c->wipe[i])
+			continue;
+		e = wipe_signatures(c->wipe[i]);
+		if (!e && c->devs[i])
+			e = wipe_old_superblocks(c->devs[i]);
+	}
 
 	/* 3 and 4: through the engine, only when there is something to do. */
 	if (!e) {

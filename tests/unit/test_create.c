@@ -527,6 +527,49 @@ START_TEST(t_from_fill)
 }
 END_TEST
 
+/* A forced create that fails after writing began leaves no superblock, so
+ * neither the old array nor a half-made new one assembles; created files
+ * are removed. */
+START_TEST(t_failed_commit_leaves_no_array)
+{
+	for (int i = 0; i < 3; i++)
+		mkfile(pp[i], 8 * MIB);
+	struct rk_create_opts o;
+	opts_init(&o, 5, 3);
+	o.chunk = 64 * 1024;
+	struct rk_create_plan p;
+	ck_assert_int_eq(rk_create(&o, &p), RK_OK);
+	rk_create_plan_free(&p);
+
+	char from[300];
+	snprintf(from, sizeof from, "%s/from.bin", dir);
+	mkfile(from, 0);
+	junk(from, 0, 4 * MIB, 5);
+	o.from = from;
+	o.force = 1;
+	o.nmembers = 4;
+	o.create_size = 8 * MIB;      /* pp[3] is created by commit */
+	rk_creator *c = NULL;
+	ck_assert_int_eq(rk_create_prepare(&c, &o, NULL), RK_OK);
+	ck_assert_int_eq(access(pp[3], F_OK), -1);
+	/* The file shrinks between the check and the copy. */
+	ck_assert_int_eq(truncate(from, MIB), 0);
+	rk_err e = rk_create_commit(c);
+	ck_assert_int_eq(e, RK_E_IO);
+	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "--from"));
+	rk_create_free(c);
+	ck_assert_int_eq(access(pp[3], F_OK), -1);
+	for (int i = 0; i < 3; i++) {
+		rk_dev *d = NULL;
+		ck_assert_int_eq(rk_dev_open(&d, pp[i], RK_DEV_RDONLY), RK_OK);
+		struct rk_sb_read rd;
+		ck_assert_int_eq(rk_sb_read(d, &rd), RK_E_NOSB);
+		rk_sb_read_free(&rd);
+		rk_dev_close(d);
+	}
+}
+END_TEST
+
 START_TEST(t_range_is_zero_sparse)
 {
 	mkfile(pp[0], 64 * MIB);
@@ -567,6 +610,7 @@ static Suite *suite(void)
 	tcase_add_test(t, t_duplicate_and_bad_options);
 	tcase_add_loop_test(t, t_old_content_resync, 0, 3);
 	tcase_add_loop_test(t, t_from_fill, 0, 4);
+	tcase_add_test(t, t_failed_commit_leaves_no_array);
 	tcase_add_test(t, t_range_is_zero_sparse);
 	suite_add_tcase(s, t);
 	return s;

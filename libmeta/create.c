@@ -41,6 +41,8 @@ struct rk_creator {
 	char *from;              /* --from path, for messages */
 	void (*progress)(void *, enum rk_create_phase, uint64_t, uint64_t);
 	void *pctx;
+	rk_err (*wrap_dev)(void *, uint32_t, rk_dev **);
+	void *wctx;
 	int committed;
 };
 
@@ -476,6 +478,8 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 	c->from_fd = -1;
 	c->progress = o->progress;
 	c->pctx = o->progress_ctx;
+	c->wrap_dev = o->wrap_dev;
+	c->wctx = o->wrap_ctx;
 	struct rk_create_plan *p = &c->plan;
 	p->nroles = o->nmembers;
 	p->members = calloc(o->nmembers, sizeof *p->members);
@@ -970,6 +974,9 @@ rk_err rk_create_commit(rk_creator *c)
 		if (m->path && m->created && !c->devs[i])
 			e = rk_dev_create(&c->devs[i], m->path, m->dev_size);
 	}
+	for (i = 0; i < p->nroles && !e && c->wrap_dev; i++)
+		if (c->devs[i])
+			e = c->wrap_dev(c->wctx, i, &c->devs[i]);
 	/* 2. foreign signatures (force). */
 	for (i = 0; i < p->nroles && !e; i++) {
 		if (!c->wipe[i])

@@ -55,6 +55,13 @@ struct rk_create_opts {
 	/* Progress (may be NULL): DONE of TOTAL units of PHASE. */
 	void      (*progress)(void *ctx, enum rk_create_phase phase, uint64_t done, uint64_t total);
 	void       *progress_ctx;
+	/* Tests (may be NULL): called at the start of commit, after member files
+	 * are created, for each present role's device; may replace *DEV, e.g.
+	 * with rk_dev_fault() (which takes ownership of the old one).  Every
+	 * later write goes through *DEV, except libblkid's wiping of foreign
+	 * signatures (--force), which uses its own descriptor. */
+	rk_err    (*wrap_dev)(void *ctx, uint32_t role, rk_dev **dev);
+	void       *wrap_ctx;
 };
 
 struct rk_create_member {

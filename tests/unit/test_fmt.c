@@ -1,0 +1,322 @@
+/* test_fmt.c: the formats table and the native md 0.90 / 1.x decoders, on
+ * the real md fixtures (values as mdadm --examine prints them) and on
+ * hostile variations of their headers. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "rk_dev.h"
+#include "rk_fmt.h"
+#include "rk_json.h"
+#include "rk_le.h"
+#include "rk_sb.h"
+
+static char tmpdir[256];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/rk_tfmt.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+static const char *fixture_dir(void)
+{
+	const char *e = getenv("RK_FIXTURES");
+	return e ? e : "/work/shared/fixtures/foreign";
+}
+
+/* Unpacks fixture NAME into the temp folder; 0 when it is not possible
+ * (after printing SKIP). */
+static int unpack(const char *name, char *out, size_t cap)
+{
+	if (system("command -v xz >/dev/null 2>&1") != 0) {
+		printf("SKIP: xz is not installed: md fixtures cannot be unpacked\n");
+		return 0;
+	}
+	char cmd[1024];
+	snprintf(out, cap, "%s/%s.img", tmpdir, name);
+	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s.img.xz' > '%s' 2>/dev/null", fixture_dir(), name, out);
+	if (system(cmd) != 0) {
+		printf("SKIP: cannot unpack %s/%s.img.xz\n", fixture_dir(), name);
+		return 0;
+	}
+	return 1;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	ck_assert_int_gt(n, 0);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)n);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+START_TEST(t_table)
+{
+	ck_assert_ptr_nonnull(rk_meta_fmts[0]);
+	ck_assert_str_eq(rk_meta_fmts[0]->name, "raidkit");
+	int n = 0;
+	for (; rk_meta_fmts[n]; n++) {
+		const struct rk_meta_fmt *f = rk_meta_fmts[n];
+		ck_assert_ptr_nonnull(f->probe);
+		ck_assert_ptr_nonnull(f->decode);
+		ck_assert_ptr_nonnull(f->print_text);
+		ck_assert_ptr_nonnull(f->print_json);
+		ck_assert_ptr_nonnull(f->release);
+		ck_assert_ptr_eq(rk_meta_fmt_find(f->name), f);
+	}
+	ck_assert_int_ge(n, 4);
+	ck_assert_ptr_null(rk_meta_fmt_find("nonsense"));
+	ck_assert_ptr_null(rk_meta_fmt_find(NULL));
+}
+END_TEST
+
+START_TEST(t_md12_fixture)
+{
+	char img[512];
+	if (!unpack("mdraid-1", img, sizeof img))
+		return;
+	rk_dev *d = NULL;
+	ck_assert_int_eq(rk_dev_open(&d, img, RK_DEV_RDONLY), RK_OK);
+	struct rk_md1 *m = malloc(sizeof *m);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(rk_md1_read(d, m), RK_OK);
+	/* mdadm --examine: Version 1.2, Array UUID 77e61baf:c0b5d7d0:..., Name
+	 * troy.t-8ch.de:0, raid0, 1 device, Data Offset 4096 sectors, Super
+	 * Offset 8 sectors, Checksum 49255b39 correct, Events 0, Chunk 512K,
+	 * Device Role Active device 0. */
+	ck_assert_uint_eq(m->minor, 2);
+	ck_assert_uint_eq(m->at, 4096);
+	char u[37];
+	uuid_unparse_lower(m->set_uuid, u);
+	ck_assert_str_eq(u, "77e61baf-c0b5-d7d0-39cf-575b64d4878c");
+	ck_assert_str_eq(m->set_name, "troy.t-8ch.de:0");
+	ck_assert_int_eq(m->level, 0);
+	ck_assert_uint_eq(m->raid_disks, 1);
+	ck_assert_uint_eq(m->data_offset, 4096);
+	ck_assert_uint_eq(m->super_offset, 8);
+	ck_assert_uint_eq(m->sb_csum, 0x49255b39u);
+	ck_assert_int_eq(m->csum_ok, 1);
+	ck_assert_uint_eq(m->events, 0);
+	ck_assert_uint_eq(m->chunksize * 512ull, 512 * 1024);
+	ck_assert_uint_lt(m->dev_number, m->max_dev);
+	ck_assert_uint_eq(m->dev_roles[m->dev_number], 0);
+	uuid_unparse_lower(m->device_uuid, u);
+	ck_assert_str_eq(u, "379f6ef9-e75a-12c1-11f1-d883ff168e1d");
+
+	/* Through the table: md1 probes it, raidkit does not. */
+	struct rk_probe_result r;
+	ck_assert_int_eq(rk_meta_fmt_find("md1")->probe(d, img, &r), RK_OK);
+	ck_assert_int_eq(r.found, 1);
+	ck_assert_str_eq(r.version, "1.2");
+	ck_assert_str_eq(r.uuid, "77e61baf-c0b5-d7d0-39cf-575b64d4878c");
+	ck_assert_int_eq(rk_meta_fmt_find("raidkit")->probe(d, img, &r), RK_OK);
+	ck_assert_int_eq(r.found, 0);
+	void *obj = NULL;
+	ck_assert_int_eq(rk_meta_fmt_find("md0.90")->decode(d, img, &obj), RK_E_NOSB);
+	ck_assert_int_eq(rk_meta_fmt_find("md1")->decode(d, img, &obj), RK_OK);
+	FILE *f = fopen("/dev/null", "w");
+	rk_meta_fmt_find("md1")->print_text(f, obj, "  ");
+	rk_json *j = rk_json_new(f);
+	rk_meta_fmt_find("md1")->print_json(j, obj);
+	rk_json_free(j);
+	fclose(f);
+	rk_meta_fmt_find("md1")->release(obj);
+	rk_dev_close(d);
+
+	/* Hostile variations of the header. */
+	size_t len;
+	uint8_t *img_b = slurp(img, &len);
+	uint8_t *b = img_b + 4096;
+	size_t blen = 4096;
+	b[33] ^= 1;   /* a name byte: checksum now wrong, still decoded */
+	ck_assert_int_eq(rk_md1_decode(m, b, blen, 4096), RK_OK);
+	ck_assert_int_eq(m->csum_ok, 0);
+	b[33] ^= 1;
+	ck_assert_int_eq(rk_md1_decode(m, b, blen, 4096), RK_OK);
+	ck_assert_int_eq(m->csum_ok, 1);
+	rk_put_le32(b + 220, 100000);   /* max_dev past the buffer */
+	ck_assert_int_eq(rk_md1_decode(m, b, blen, 4096), RK_E_CORRUPT);
+	rk_put_le32(b + 220, 2000);
+	ck_assert_int_eq(rk_md1_decode(m, b, blen, 4096), RK_E_CORRUPT);
+	rk_put_le32(b + 220, 128);
+	ck_assert_int_eq(rk_md1_decode(m, b, 300, 4096), RK_E_CORRUPT);
+	ck_assert_int_eq(rk_md1_decode(m, b, 200, 4096), RK_E_SHORT);
+	rk_put_le32(b + 4, 2);          /* major version 2 */
+	ck_assert_int_eq(rk_md1_decode(m, b, blen, 4096), RK_E_NOSB);
+	b[0] ^= 0xff;
+	ck_assert_int_eq(rk_md1_decode(m, b, blen, 4096), RK_E_NOSB);
+	free(img_b);
+	free(m);
+}
+END_TEST
+
+START_TEST(t_md090_fixture)
+{
+	char img[512];
+	if (!unpack("mdraid", img, sizeof img))
+		return;
+	rk_dev *d = NULL;
+	ck_assert_int_eq(rk_dev_open(&d, img, RK_DEV_RDONLY), RK_OK);
+	struct rk_md090 m;
+	ck_assert_int_eq(rk_md090_read(d, &m), RK_OK);
+	/* mdadm --examine: 0.90.00, UUID 37c76b91:011a05c5:d30c1fd4:c5c3dbbc,
+	 * raid1, 2 devices, Used Dev Size 10176, Events 4, Checksum f1752eb
+	 * correct, this device 0 active sync. */
+	ck_assert_uint_eq(m.major, 0);
+	ck_assert_uint_eq(m.minor, 90);
+	char u[37];
+	uuid_unparse_lower(m.uuid, u);
+	ck_assert_str_eq(u, "37c76b91-011a-05c5-d30c-1fd4c5c3dbbc");
+	ck_assert_int_eq(m.level, 1);
+	ck_assert_uint_eq(m.raid_disks, 2);
+	ck_assert_uint_eq(m.size_kib, 10176);
+	ck_assert_uint_eq(m.events, 4);
+	ck_assert_uint_eq(m.sb_csum, 0x0f1752ebu);
+	ck_assert_int_eq(m.csum_ok, 1);
+	ck_assert_uint_eq(m.this_disk.raid_disk, 0);
+	ck_assert_uint_eq(m.this_disk.state, 6);   /* active, sync */
+	ck_assert_uint_eq(m.disks[1].raid_disk, 1);
+	struct rk_probe_result r;
+	ck_assert_int_eq(rk_meta_fmt_find("md0.90")->probe(d, img, &r), RK_OK);
+	ck_assert_int_eq(r.found, 1);
+	ck_assert_int_eq(rk_meta_fmt_find("md1")->probe(d, img, &r), RK_OK);
+	ck_assert_int_eq(r.found, 0);
+	rk_dev_close(d);
+
+	size_t len;
+	uint8_t *b = slurp(img, &len);
+	uint64_t at = (len & ~(size_t)65535) - 65536;
+	b[at + 100] ^= 0x10;
+	ck_assert_int_eq(rk_md090_decode(&m, b + at, 4096, at), RK_OK);
+	ck_assert_int_eq(m.csum_ok, 0);
+	ck_assert_int_eq(rk_md090_decode(&m, b + at, 4095, at), RK_E_SHORT);
+	rk_put_le32(b + at + 4, 1);
+	ck_assert_int_eq(rk_md090_decode(&m, b + at, 4096, at), RK_E_NOSB);
+	free(b);
+}
+END_TEST
+
+/* Random headers with the md magic never crash or read past the buffer
+ * (ASan watches the exact-size allocations). */
+START_TEST(t_md_random)
+{
+	unsigned x = 99;
+	for (int it = 0; it < 2000; it++) {
+		size_t len = 256 + (size_t)(it * 37 % 4000);
+		uint8_t *b = malloc(len);
+		ck_assert_ptr_nonnull(b);
+		for (size_t i = 0; i < len; i++) {
+			x = x * 1103515245u + 12345u;
+			b[i] = (uint8_t)(x >> 16);
+		}
+		rk_put_le32(b, RK_MD_MAGIC);
+		rk_put_le32(b + 4, it & 1);
+		if (it % 3 == 0)
+			rk_put_le32(b + 220, (uint32_t)(it % 2100));
+		struct rk_md1 *m1 = malloc(sizeof *m1);
+		struct rk_md090 m0;
+		ck_assert_ptr_nonnull(m1);
+		if (rk_md1_decode(m1, b, len, 0) == RK_OK) {
+			ck_assert_uint_le(256 + (size_t)m1->max_dev * 2, len);
+			FILE *f = fopen("/dev/null", "w");
+			rk_meta_fmt_find("md1")->print_text(f, m1, "");
+			rk_json *j = rk_json_new(f);
+			rk_meta_fmt_find("md1")->print_json(j, m1);
+			rk_json_free(j);
+			fclose(f);
+		}
+		if (rk_md090_decode(&m0, b, len, 0) == RK_OK) {
+			FILE *f = fopen("/dev/null", "w");
+			rk_meta_fmt_find("md0.90")->print_text(f, &m0, "");
+			fclose(f);
+		}
+		free(m1);
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(t_native_entry)
+{
+	/* A raidkit member through the table's first entry. */
+	static struct rk_sb sb;
+	struct rk_sb_params p;
+	memset(&p, 0, sizeof p);
+	p.level = 1;
+	p.nroles = 2;
+	p.name = "tbl";
+	p.data_size = rk_sb_max_data_size(4 << 20, RK_DATA_OFFSET_DEFAULT, 4096);
+	ck_assert_int_eq(rk_sb_init(&sb, &p), RK_OK);
+	ck_assert_int_eq(rk_sb_set_member(&sb, 1, 4 << 20), RK_OK);
+	char path[300];
+	snprintf(path, sizeof path, "%s/m", tmpdir);
+	rk_dev *d = NULL;
+	ck_assert_int_eq(rk_dev_create(&d, path, 4 << 20), RK_OK);
+	ck_assert_int_eq(rk_sb_write(d, &sb), RK_OK);
+	const struct rk_meta_fmt *f = rk_meta_fmts[0];
+	struct rk_probe_result r;
+	ck_assert_int_eq(f->probe(d, path, &r), RK_OK);
+	ck_assert_int_eq(r.found, 1);
+	ck_assert_str_eq(r.type, "raidkit");
+	ck_assert_str_eq(r.label, "tbl");
+	void *obj = NULL;
+	ck_assert_int_eq(f->decode(d, path, &obj), RK_OK);
+	const struct rk_sb_read *rd = obj;
+	ck_assert_int_eq(rd->chosen, 0);
+	ck_assert_uint_eq(rd->copy[0].sb->this_role, 1);
+	FILE *o = fopen("/dev/null", "w");
+	f->print_text(o, obj, "");
+	rk_json *j = rk_json_new(o);
+	f->print_json(j, obj);
+	rk_json_free(j);
+	fclose(o);
+	f->release(obj);
+	ck_assert_int_eq(rk_meta_fmt_find("md1")->probe(d, path, &r), RK_OK);
+	ck_assert_int_eq(r.found, 0);
+	rk_dev_close(d);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("fmt");
+	TCase *tc = tcase_create("fmt");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t_table);
+	tcase_add_test(tc, t_md12_fixture);
+	tcase_add_test(tc, t_md090_fixture);
+	tcase_add_test(tc, t_md_random);
+	tcase_add_test(tc, t_native_entry);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

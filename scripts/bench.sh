@@ -9,3 +9,6 @@ scripts/install-deps bench
 
 # Parity kernels (XOR, P+Q, two-erasure recovery) vs ISA-L, memory rates.
 "$O"/bench/bench_parity
+
+# Stripe engine: full-stripe write, read and degraded read over memory members.
+"$O"/bench/bench_vol

@@ -526,23 +526,27 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 				return rk_fail(RK_E_INVAL, "%s: given twice (roles %u and %u)", o->paths[i], k, i);
 			}
 		}
+		/* The same file or device under another name: say so before the
+		 * second exclusive open fails as "in use". */
+		struct stat sti;
+		if (stat(o->paths[i], &sti) == 0) {
+			for (uint32_t k = 0; k < i; k++) {
+				struct stat stk;
+				if (!o->paths[k] || stat(o->paths[k], &stk) != 0)
+					continue;
+				int same = S_ISBLK(sti.st_mode) ? S_ISBLK(stk.st_mode) && sti.st_rdev == stk.st_rdev
+				                                : sti.st_dev == stk.st_dev && sti.st_ino == stk.st_ino;
+				if (same) {
+					rk_create_free(c);
+					return rk_fail(RK_E_INVAL, "%s: the same member as %s (role %u)",
+					               o->paths[i], o->paths[k], k);
+				}
+			}
+		}
 		e = open_member(c, o, i);
 		if (e) {
 			rk_create_free(c);
 			return e;
-		}
-		if (c->devs[i]) {
-			dev_t dv, dk;
-			ino_t iv, ik;
-			if (rk_dev_identity(c->devs[i], &dv, &iv)) {
-				for (uint32_t k = 0; k < i; k++) {
-					if (c->devs[k] && rk_dev_identity(c->devs[k], &dk, &ik) && dk == dv && ik == iv) {
-						rk_create_free(c);
-						return rk_fail(RK_E_INVAL, "%s: the same member as %s (role %u)",
-						               o->paths[i], o->paths[k], k);
-					}
-				}
-			}
 		}
 	}
 	if (present == 0) {

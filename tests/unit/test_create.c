@@ -422,7 +422,7 @@ START_TEST(t_duplicate_and_bad_options)
 	const char *d2[2] = {pp[0], other};
 	o.paths = d2;
 	rk_err e = rk_create(&o, &p);
-	ck_assert_msg(e == RK_E_INVAL || e == RK_E_BUSY, "%d %s", e, rk_errmsg());
+	ck_assert_msg(e == RK_E_INVAL && strstr(rk_errmsg(), "same member"), "%d %s", e, rk_errmsg());
 	o.paths = pp;
 	o.level = 5;
 	o.chunk = 3000;

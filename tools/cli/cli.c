@@ -127,7 +127,9 @@ struct cli_progress *cli_progress_start(const char *what, uint64_t total, int fo
 
 void cli_progress_update(struct cli_progress *p, uint64_t done)
 {
-	if (!p || !p->on || since(&p->last) < 0.5)
+	/* Wait half a second before the first line: a rate over a few
+	 * microseconds means nothing. */
+	if (!p || !p->on || since(&p->last) < 0.5 || since(&p->t0) < 0.5)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	double el = since(&p->t0);

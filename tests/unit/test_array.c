@@ -345,6 +345,70 @@ START_TEST(t_member_fails_during_write)
 }
 END_TEST
 
+/* A read error on one member: the read is reconstructed; read-only it is
+ * only reported, read-write the survivors record the member faulty. */
+START_TEST(t_read_error)
+{
+	make_array(6, 4, 2u << 20);
+	struct rk_discovery *d = discover(4, 0xF);
+	struct rk_array_info *ai = &d->arrays[0];
+	rk_array *a;
+	/* known content first */
+	ck_assert_int_eq(rk_array_open(&a, ai, RK_ARRAY_RDWR), RK_OK);
+	uint64_t size = rk_array_size(a);
+	uint8_t *w = malloc(size), *r = malloc(size);
+	fill(w, size, 3);
+	ck_assert_int_eq(rk_array_write(a, w, size, 0), RK_OK);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	rk_discovery_free(d);
+	d = discover(4, 0xF);
+	ai = &d->arrays[0];
+	uint64_t ev = ai->sb->events;
+	for (int rw = 0; rw < 2; rw++) {
+		struct rk_fault_spec fs;
+		memset(&fs, 0, sizeof fs);
+		fs.model = RK_FAULT_READ_ERROR;
+		fs.member = 1;
+		fs.off = ai->roles[1].sb->data_offset;
+		fs.len = 65536;
+		rk_fault_plan *plan;
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &fs), RK_OK);
+		rk_dev *devs[4];
+		const struct rk_sb *sbs[4];
+		for (int i = 0; i < 4; i++) {
+			rk_dev *lower;
+			ck_assert_int_eq(rk_dev_open(&lower, paths[i], rw ? RK_DEV_RDWR : RK_DEV_RDONLY), RK_OK);
+			ck_assert_int_eq(rk_dev_fault(&devs[i], lower, plan, i), RK_OK);
+			sbs[i] = ai->roles[i].sb;
+		}
+		ck_assert_int_eq(rk_array_open_devs(&a, ai->sb, devs, sbs, rw ? RK_ARRAY_RDWR : RK_ARRAY_RDONLY), RK_OK);
+		memset(r, 0, size);
+		ck_assert_msg(rk_array_read(a, r, size, 0) == RK_OK, "%s", rk_errmsg());
+		ck_assert(memcmp(r, w, size) == 0);
+		ck_assert_uint_eq(rk_array_nfailed(a), 1);
+		ck_assert(rk_array_role_down(a, 1));
+		ck_assert_str_ne(rk_array_fail_reason(a, 1), "");
+		ck_assert_int_eq(rk_array_close(a), RK_OK);
+		for (int i = 0; i < 4; i++)
+			rk_dev_close(devs[i]);
+		rk_fault_plan_free(plan);
+		struct rk_sb *s = sb_of(0);
+		if (!rw) {
+			ck_assert_uint_eq(s->events, ev);               /* read-only: nothing written */
+			ck_assert_uint_eq(s->roles[1].state, RK_ROLE_ACTIVE);
+		} else {
+			ck_assert_uint_eq(s->events, ev + 1);           /* recorded, no data write */
+			ck_assert_uint_eq(s->roles[1].state, RK_ROLE_FAULTY);
+			ck_assert_uint_eq(s->array_state, RK_ARRAY_CLEAN);
+		}
+		free(s);
+	}
+	rk_discovery_free(d);
+	free(w);
+	free(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("array");
@@ -358,6 +422,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_ranges);
 	tcase_add_test(tc, t_changed_since_discovery);
 	tcase_add_test(tc, t_member_fails_during_write);
+	tcase_add_test(tc, t_read_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -376,6 +376,9 @@ struct action_result {
 	const char *path;
 	uint64_t offset, length, done;
 	uint64_t events_after;
+	uint32_t nfailed;        /* roles that failed during the action (first 8 kept) */
+	int64_t failed_role[8];
+	char failed_why[8][256];
 	int ok;
 	char error[512];
 };
@@ -434,13 +437,19 @@ static ssize_t read_full(int fd, uint8_t *p, size_t n)
 	return (ssize_t)got;
 }
 
-static void report_failures(rk_array *arr, const struct rk_array_info *ai)
+static void report_failures(rk_array *arr, const struct rk_array_info *ai, struct action_result *res)
 {
 	for (uint32_t r = 0; r < ai->nroles; r++) {
 		const char *why = rk_array_fail_reason(arr, r);
-		if (*why)
-			cli_err("warning: role %u (%s) failed during I/O and was left out: %s", r,
-			        ai->roles[r].path ? ai->roles[r].path : "?", why);
+		if (!*why)
+			continue;
+		cli_err("warning: role %u (%s) failed during I/O and was left out: %s", r,
+		        ai->roles[r].path ? ai->roles[r].path : "?", why);
+		if (res->nfailed < 8) {
+			res->failed_role[res->nfailed] = r;
+			snprintf(res->failed_why[res->nfailed], sizeof res->failed_why[0], "%s", why);
+			res->nfailed++;
+		}
 	}
 }
 
@@ -518,7 +527,7 @@ static int do_export(const struct opts *o, const struct rk_array_info *ai, struc
 	free(buf);
 	res->done = done;
 	if (rk_array_nfailed(arr)) {
-		report_failures(arr, ai);
+		report_failures(arr, ai, res);
 		if (rc == EX_DONE)
 			rc = EX_REPORT;
 	}
@@ -626,7 +635,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	res->length = done;
 
 	if (rk_array_nfailed(arr)) {
-		report_failures(arr, ai);
+		report_failures(arr, ai, res);
 		if (rc == EX_DONE)
 			rc = EX_REPORT;
 	}
@@ -874,6 +883,18 @@ int main(int argc, char **argv)
 			rk_json_kbool(j, "ok", res.ok);
 			if (res.events_after)
 				rk_json_ku64(j, "events_after", res.events_after);
+			rk_json_key(j, "failed");
+			rk_json_arr_begin(j);
+			for (uint32_t i = 0; i < res.nfailed; i++) {
+				const struct rk_array_info *fa = &d->arrays[pick];
+				int64_t r = res.failed_role[i];
+				rk_json_obj_begin(j);
+				rk_json_ki64(j, "role", r);
+				rk_json_kstr(j, "path", fa->roles[r].path);
+				rk_json_kstr(j, "reason", res.failed_why[i]);
+				rk_json_obj_end(j);
+			}
+			rk_json_arr_end(j);
 			rk_json_kstr(j, "error", res.error[0] ? res.error : NULL);
 			rk_json_obj_end(j);
 		}

@@ -59,4 +59,22 @@ int  rk_vol_role_down(const rk_vol *v, uint32_t role);
 rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
                      void (*progress)(void *ctx, uint64_t done), void *ctx);
 
+/* Reconstructs member bytes [off, off+len) of ROLE's data area (offsets
+ * relative to the data area) from the live members and writes them to DST
+ * at DST_OFFSET + the same offsets: data blocks from P/Q, P and Q
+ * regenerated from the (reconstructed) data, mirror copies read from a
+ * live copy; member bytes past the last stripe (RAID-10 tails) are written
+ * as zeros.  ROLE must be down in V (opened missing or failed): the engine
+ * never reads it.  The range is widened to whole chunks on striped levels
+ * (more is written, never less) and must lie within the member size
+ * (RK_E_RANGE).  Work goes in large batches: every live member read in
+ * parallel, then one write to DST per batch.  Nothing is written to the
+ * members of V.  DST is not flushed (the caller flushes before recording a
+ * checkpoint).  Linear and RAID-0 have nothing to rebuild from
+ * (RK_E_NOTSUP); a live member failing meanwhile is handled as in reads
+ * (RK_E_TOOFEW when too few remain); a DST error is returned as is.
+ * PROGRESS (may be NULL) gets member bytes done since the widened start. */
+rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t off,
+                      uint64_t len, void (*progress)(void *ctx, uint64_t done), void *ctx);
+
 #endif

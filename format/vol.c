@@ -1152,3 +1152,166 @@ rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
 	free(tmp);
 	return e;
 }
+
+/* ---- rebuild of one role onto a new device ---- */
+
+#define REBUILD_BATCH (16u << 20)   /* member bytes per batch (mirrors) */
+#define REBUILD_PIECE (4u << 20)    /* largest read from one copy (RAID-1 spreads over copies) */
+
+/* Parity levels: stripe units as resync reads them; the role's blocks are
+ * reconstructed (data) or regenerated (P, Q) in the role buffers and written
+ * to DST, one request per unit slice. */
+static rk_err rebuild_parity(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t s0, uint64_t s1,
+                             void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	rk_err e = RK_OK;
+	uint64_t s = s0;
+	while (s < s1 && !e) {
+		struct unit U = { .s0 = s };
+		uint64_t left = s1 - s;
+		U.nst = left < v->ustripes ? (uint32_t)left : v->ustripes;
+		for (uint64_t c0 = 0; c0 < g->chunk && !e; c0 += v->ucols) {
+			U.c0 = c0;
+			U.c1 = c0 + v->ucols < g->chunk ? c0 + v->ucols : g->chunk;
+			unit_setup(v, &U, s * g->stripe_data, (s + U.nst) * g->stripe_data);
+			for (uint32_t tries = 0;; tries++) {
+				if (!readable(v) || tries > v->n) {
+					e = too_few(v);
+					break;
+				}
+				for (uint32_t u = 0; u < U.nst && !e; u++)
+					e = queue_all_live(v, &U, u);
+				uint32_t before = ndown(v);
+				if (e || (e = run_segs(v)))
+					break;
+				if (ndown(v) == before)
+					break;
+			}
+			for (uint32_t u = 0; u < U.nst && !e; u++) {
+				struct ustripe *st = &v->us[u];
+				if ((e = reconstruct(v, u)))
+					break;
+				if (role == st->p || role == st->q)
+					gen_parity(v, u, NULL);
+			}
+			if (e)
+				break;
+			/* the role's slices: contiguous on DST when a slice is a chunk */
+			size_t w = (size_t)(U.c1 - U.c0);
+			if (v->ucols == g->chunk) {
+				e = rk_dev_pwrite(dst, RB(v, role, 0), (size_t)U.nst * w, dst_offset + s * g->chunk);
+			} else {
+				for (uint32_t u = 0; u < U.nst && !e; u++)
+					e = rk_dev_pwrite(dst, RB(v, role, u), w, dst_offset + (s + u) * g->chunk + U.c0);
+			}
+		}
+		s += U.nst;
+		if (!e && progress)
+			progress(ctx, (s - s0) * g->chunk);
+	}
+	return e;
+}
+
+/* Mirrors (1, 10): each piece of the role is read from a live copy (RAID-1
+ * rotates over the copies so that the reads run in parallel), a batch at a
+ * time, then written to DST. */
+static rk_err rebuild_mirror(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t a, uint64_t b,
+                             void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t batch = b - a < REBUILD_BATCH ? b - a : REBUILD_BATCH;
+	uint8_t *tmp = aligned_alloc(4096, (size_t)(batch + 4095) / 4096 * 4096);
+	if (!tmp)
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	rk_err e = RK_OK;
+	uint64_t x = a, npiece = 0;
+	while (x < b && !e) {
+		uint64_t bend = b - x < batch ? b : x + batch;
+		for (uint32_t tries = 0;; tries++) {
+			if (!readable(v) || tries > v->n) {
+				e = too_few(v);
+				break;
+			}
+			for (uint64_t y = x; y < bend && !e;) {
+				uint64_t voff, take = bend - y;
+				enum rk_blk_kind kind;
+				if (g->chunk && take > g->chunk - y % g->chunk)
+					take = g->chunk - y % g->chunk;
+				if (take > REBUILD_PIECE)
+					take = REBUILD_PIECE;
+				if ((e = rk_geom_unmap(g, role, y, &voff, &kind)))
+					break;
+				uint8_t *to = tmp + (y - x);
+				if (kind != RK_BLK_DATA) {
+					memset(to, 0, (size_t)take);
+				} else {
+					uint32_t k = rk_geom_copies(g, voff, v->locs, g->copies), pick = k;
+					for (uint32_t i = 0; i < k; i++) {
+						uint32_t c = (uint32_t)((i + (g->level == 1 ? npiece : 0)) % k);
+						if (v->locs[c].role != role && !is_down(v, v->locs[c].role)) {
+							pick = c;
+							break;
+						}
+					}
+					if (pick == k) {
+						e = too_few(v);
+						break;
+					}
+					e = add_seg(v, v->locs[pick].role, 0, v->locs[pick].member_off, to, (size_t)take);
+					npiece++;
+				}
+				y += take;
+			}
+			uint32_t before = ndown(v);
+			if (e || (e = run_segs(v)))
+				break;
+			if (ndown(v) == before)
+				break;
+		}
+		if (!e)
+			e = rk_dev_pwrite(dst, tmp, (size_t)(bend - x), dst_offset + x);
+		x = bend;
+		if (!e && progress)
+			progress(ctx, x - a);
+	}
+	v->nsegs = 0;
+	free(tmp);
+	return e;
+}
+
+rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t off,
+                      uint64_t len, void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t end, dend;
+	if (!dst || role >= v->n)
+		return rk_fail(RK_E_INVAL, "volume: rebuild of role %u: no such role or no target", role);
+	if (g->level == 0 || g->level == RK_LEVEL_LINEAR)
+		return rk_fail(RK_E_NOTSUP, "volume: RAID-%s has no redundancy to rebuild a member from",
+		               rk_level_name(g->level));
+	if (rk_add_ovf(off, len, &end) || end > g->member_size)
+		return rk_fail(RK_E_RANGE, "volume: rebuild of bytes %llu+%llu passes the member data size (%llu)",
+		               (unsigned long long)off, (unsigned long long)len, (unsigned long long)g->member_size);
+	if (!rk_vol_role_down(v, role))
+		return rk_fail(RK_E_INVAL, "volume: role %u is live; a rebuild needs it opened missing", role);
+	if (len == 0)
+		return RK_OK;
+	uint64_t a = off, b = end;
+	if (g->chunk) {
+		a -= a % g->chunk;
+		if (b % g->chunk)
+			b += g->chunk - b % g->chunk;   /* member_size is whole chunks on striped levels */
+		if (b > g->member_size)
+			b = g->member_size;
+	}
+	if (rk_add_ovf(dst_offset, b, &dend) || dend > rk_dev_size(dst))
+		return rk_fail(RK_E_SHORT, "%s: %llu bytes, the rebuilt data area would end at %llu", rk_dev_path(dst),
+		               (unsigned long long)rk_dev_size(dst), (unsigned long long)dend);
+	pthread_mutex_lock(&v->op);
+	rk_err e = parity_level(g) ? rebuild_parity(v, role, dst, dst_offset, a / g->chunk, b / g->chunk, progress, ctx)
+	                           : rebuild_mirror(v, role, dst, dst_offset, a, b, progress, ctx);
+	v->nsegs = 0;
+	pthread_mutex_unlock(&v->op);
+	return e;
+}

@@ -1,0 +1,146 @@
+/* rk_scrub.h: verify (and optionally repair) the redundancy of an array.
+ *
+ * rk_scrub_run() reads every member's blocks of a batch of stripes in
+ * parallel (one thread per member, up to RK_SCRUB_MAX_THREADS, in large
+ * sequential requests of about RK_SCRUB_BATCH bytes per member; two batches
+ * in flight so reading overlaps checking) and checks:
+ *   RAID-4/5   P = XOR of the data
+ *   RAID-6     P and Q (GF(2^8), as md) -- a single bad block is located
+ *              from the two syndromes as mdadm's raid6check does: per byte
+ *              Pd = P'^P, Qd = Q'^Q; only Pd -> P, only Qd -> Q, both ->
+ *              data slot z = log(Qd) - log(Pd) when every byte agrees;
+ *              anything else is not located.  With one member missing the
+ *              missing block is rebuilt from P (or P from the data) and Q
+ *              (or P) checks the rest: mismatches are found, never located.
+ *   RAID-1/10  every live copy of every chunk; with three or more live
+ *              copies a strict majority names the copies at fault.
+ * Mismatches are found per 512-byte sector and merged into regions (runs
+ * of sectors of one stripe with the same verdict); each region goes to the
+ * caller's callback.  Levels linear and 0 have nothing to check
+ * (RK_E_NOTSUP).
+ *
+ * Repair (opts.repair) rewrites member blocks directly (never through the
+ * stripe engine, whose read-modify-write would trust the bad block):
+ *   located   the blocks at fault get the proven content (RAID-6 data:
+ *             D ^ Pd; P, Q: recomputed; mirror minority: majority copy);
+ *   not located  redundancy is made consistent: P (and Q) recomputed from
+ *             the data (a missing data block rebuilt from P first), or the
+ *             first live copy copied over the others.  The data in the
+ *             region's volume range may be wrong and the region says so.
+ * Plain scrub never writes: members may be opened read-only.
+ */
+#ifndef RK_SCRUB_H
+#define RK_SCRUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_dev.h"
+#include "rk_err.h"
+#include "rk_geom.h"
+
+#define RK_SCRUB_BATCH        (4u << 20)   /* bytes read per member per batch (target) */
+#define RK_SCRUB_SECTOR       512u         /* mismatch granularity */
+#define RK_SCRUB_MAX_THREADS  16u
+
+enum rk_scrub_verdict {
+	RK_SCRUB_LOCATED = 0,    /* roles[] are proven at fault */
+	RK_SCRUB_UNLOCATED,      /* a mismatch; which block is wrong cannot be told */
+};
+
+enum rk_scrub_fix {
+	RK_SCRUB_FIX_NONE = 0,   /* not repaired (plain scrub) */
+	RK_SCRUB_FIX_PROVEN,     /* the blocks at fault were rewritten with proven content */
+	RK_SCRUB_FIX_CONSISTENT, /* redundancy made consistent; the data may be wrong */
+};
+
+/* One block compared in a region: member byte MEMBER_OFF (absolute, the
+ * data offset included) of ROLE, for rk_scrub_region.member_len bytes. */
+struct rk_scrub_loc {
+	uint32_t role;
+	uint64_t member_off;
+};
+
+/* An inconsistent region.  Pointers are valid during the callback only. */
+struct rk_scrub_region {
+	uint64_t stripe;             /* as rk_geom.h defines stripes */
+	/* Volume bytes in question: the located data block's bytes; for
+	 * mirrors the chunk bytes; for parity levels otherwise the span from
+	 * the region's column in the stripe's first data block to the same
+	 * column in its last (every data block of the stripe shares the
+	 * region's member range). */
+	uint64_t offset, length;
+	uint64_t member_len;         /* bytes at each loc */
+	uint32_t nlocs;              /* every block compared (live members only) */
+	const struct rk_scrub_loc *locs;
+	uint32_t nfault;             /* roles at fault (0 when not located) */
+	const uint32_t *fault;
+	enum rk_scrub_verdict verdict;
+	enum rk_scrub_fix fix;
+	const char *why;             /* a sentence: what was found and why it is (not) located */
+};
+
+typedef void (*rk_scrub_region_fn)(void *ctx, const struct rk_scrub_region *r);
+/* Called after each batch with the next stripe to check (the resume point)
+ * and the stripes done since FIRST.  Return non-zero to stop (the run then
+ * returns RK_OK with stats.stopped set and stats.next the resume point). */
+typedef int (*rk_scrub_progress_fn)(void *ctx, uint64_t next, uint64_t done);
+/* Called once, before the first member write of a repair (the owner marks
+ * the array open for writing).  Non-zero RK_E_* aborts the run. */
+typedef rk_err (*rk_scrub_begin_fn)(void *ctx);
+
+struct rk_scrub_opts {
+	int repair;
+	rk_scrub_region_fn on_region;    /* may be NULL */
+	rk_scrub_progress_fn on_progress;/* may be NULL */
+	rk_scrub_begin_fn on_begin_write;/* may be NULL */
+	void *ctx;
+	uint32_t threads;                /* 0: one per member up to RK_SCRUB_MAX_THREADS */
+	uint64_t batch;                  /* 0: RK_SCRUB_BATCH (bytes per member per batch) */
+};
+
+struct rk_scrub_stats {
+	uint64_t stripes;            /* stripes checked (some redundancy left) */
+	uint64_t unchecked;          /* stripes with no redundancy left to check (degraded) */
+	uint64_t bytes_read;         /* member bytes read */
+	uint64_t mismatches;         /* regions reported */
+	uint64_t located;            /* of which located */
+	uint64_t repaired;           /* regions rewritten (proven or made consistent) */
+	uint64_t consistent;         /* of which only made consistent: data may be wrong */
+	uint64_t next;               /* resume point: next stripe to check */
+	int stopped;                 /* the progress callback asked to stop */
+};
+
+/* Scrubs stripes [FIRST, LAST) of the array G over DEVS (g->nroles entries,
+ * NULL = missing) whose data areas start at DATA_OFFSET[r].  Devices stay
+ * the caller's; with opts->repair they must be writable and are flushed
+ * before return.  STATS (required) is filled also on error.
+ * Errors: RK_E_RANGE (FIRST > LAST or LAST > nstripes, a member smaller
+ * than its data area), RK_E_NOTSUP (linear, RAID-0), RK_E_TOOFEW (no
+ * redundancy left anywhere: every stripe would go unchecked), RK_E_NOMEM,
+ * and a member's read or write error (RK_E_IO, ...) naming it, which ends
+ * the run (stats.next tells where). */
+rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t *data_offset,
+                    uint64_t first, uint64_t last, const struct rk_scrub_opts *opts,
+                    struct rk_scrub_stats *stats);
+
+/* Stripes [*first, *last) covering volume bytes [OFF, OFF+LEN) (LEN 0: to
+ * the end).  RK_E_RANGE when OFF or OFF+LEN is past the volume. */
+rk_err rk_scrub_range(const struct rk_geom *g, uint64_t off, uint64_t len, uint64_t *first, uint64_t *last);
+
+/* ---- checkpoint file ----
+ * A scrub's resume point lives in a small text file outside the members
+ * (plain scrub must not write to them): written to PATH.tmp then renamed,
+ * so a crash leaves the old or the new point. */
+struct rk_scrub_ckpt {
+	uint8_t  uuid[16];           /* array */
+	uint64_t first, last;        /* the stripe range asked for */
+	uint64_t next;               /* next stripe to check */
+	uint64_t mismatches, repaired;   /* counted so far */
+	int repair;
+};
+rk_err rk_scrub_ckpt_save(const char *path, const struct rk_scrub_ckpt *c);
+/* RK_E_OPEN when PATH does not exist; RK_E_CORRUPT when it does not parse
+ * or next is outside [first, last]. */
+rk_err rk_scrub_ckpt_load(const char *path, struct rk_scrub_ckpt *c);
+
+#endif

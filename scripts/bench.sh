@@ -12,3 +12,7 @@ scripts/install-deps bench
 
 # Stripe engine: full-stripe write, read and degraded read over memory members.
 "$O"/bench/bench_vol
+
+# Scrub (RAID-6 and RAID-5 of 6 x 256 MiB image files in page cache) against
+# reading the same files in parallel with cat; ratio = read time / scrub time.
+"$O"/bench/bench_scrub 256 6 3

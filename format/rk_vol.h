@@ -50,6 +50,27 @@ void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx);
 /* Bit mask style query: 1 if ROLE is missing or failed. */
 int  rk_vol_role_down(const rk_vol *v, uint32_t role);
 
+/* Write journal hook (parity levels): before the engine writes any member
+ * in place during rk_vol_write, FN gets every write of a group of stripes
+ * (role, data-area offset, bytes) and must make them durable elsewhere (a
+ * redo record) before returning.  Each role's total in one call is at most
+ * MAX_ROLE_BYTES (wide stripes are split by columns); the group's writes
+ * then go in place.  FN may fail roles with rk_vol_fail_role (their writes
+ * are dropped); any error it returns ends the write.  FN NULL or
+ * MAX_ROLE_BYTES 0 turns the journal off.  Resync and rebuild do not go
+ * through it. */
+struct rk_vol_wseg {
+	uint32_t role;
+	uint64_t off;            /* member data-area offset */
+	const uint8_t *buf;
+	size_t len;
+};
+typedef rk_err (*rk_vol_journal_fn)(void *ctx, const struct rk_vol_wseg *segs, uint32_t nsegs);
+void rk_vol_set_journal(rk_vol *v, rk_vol_journal_fn fn, void *ctx, uint64_t max_role_bytes);
+/* Marks ROLE failed (MSG says why) as if its I/O had failed: the engine
+ * stops using it and calls the fail callback.  For the journal hook. */
+void rk_vol_fail_role(rk_vol *v, uint32_t role, rk_err why, const char *msg);
+
 /* Makes redundancy consistent for stripes [first, first+count) (stripes as
  * rk_geom.h defines them): recomputes P/Q from the data (a missing data
  * block is first rebuilt from P, so its content is what parity said) or

@@ -89,6 +89,12 @@ struct rk_vol {
 	void **ptrs;                /* q_slots + 2 (or nroles + 2) */
 	uint32_t *tmp_roles;
 	struct rk_loc *locs;        /* g.copies entries */
+	/* write journal (rk_vol_set_journal): parity-level unit commits */
+	rk_vol_journal_fn jfn;
+	void *jctx;
+	uint64_t jmax;              /* bytes one record may hold per role */
+	struct rk_vol_wseg *jsegs;
+	uint32_t capj;
 };
 
 /* ---- member state ---- */
@@ -348,6 +354,7 @@ static void vol_free(rk_vol *v)
 	free(v->ptrs);
 	free(v->tmp_roles);
 	free(v->locs);
+	free(v->jsegs);
 	pthread_mutex_destroy(&v->mu);
 	pthread_mutex_destroy(&v->op);
 	free(v);
@@ -849,6 +856,134 @@ static rk_err plan_write_reads(rk_vol *v, const struct unit *U)
 	return RK_OK;
 }
 
+/* ---- journaled commit (rk_vol_set_journal) ---- */
+
+/* Queues the writes of stripe U restricted to columns [x, y) of the slice. */
+static rk_err queue_stripe_writes(rk_vol *v, const struct unit *U, const uint8_t *buf, uint64_t off0, uint32_t u,
+                                  uint64_t x, uint64_t y)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nd = g->ndata;
+	struct ustripe *st = &v->us[u];
+	const uint8_t *src = buf + (st->s * g->stripe_data + U->c0 - off0);
+	rk_err e;
+	for (uint32_t j = 0; j < nd; j++) {
+		uint64_t a = v->wa[(size_t)u * nd + j], b = v->wb[(size_t)u * nd + j];
+		uint32_t r = v->vrole[(size_t)u * nd + j];
+		if (a < x)
+			a = x;
+		if (b > y)
+			b = y;
+		if (a >= b || is_down(v, r))
+			continue;
+		uint8_t *from = st->mode == 1 && v->zcopy ? (uint8_t *)(uintptr_t)(src + (uint64_t)j * g->chunk + a) : RB(v, r, u) + a;
+		if ((e = add_seg(v, r, 1, moff(v, U, st->s, a), from, (size_t)(b - a))))
+			return e;
+	}
+	uint64_t a = st->ua > x ? st->ua : x, b = st->ub < y ? st->ub : y;
+	uint32_t pr[2] = { st->p, st->q };
+	for (uint32_t k = 0; k < g->nparity && a < b; k++)
+		if (!is_down(v, pr[k]) && (e = add_seg(v, pr[k], 1, moff(v, U, st->s, a), RB(v, pr[k], u) + a, (size_t)(b - a))))
+			return e;
+	return RK_OK;
+}
+
+/* Hands the queued writes to the journal, drops the roles it failed, then
+ * writes them in place (data and parity together: the record makes the
+ * order irrelevant). */
+static rk_err journal_run(rk_vol *v)
+{
+	uint32_t n = v->nsegs;
+	if (n == 0)
+		return RK_OK;
+	if (n > v->capj) {
+		struct rk_vol_wseg *nj = realloc(v->jsegs, (size_t)n * sizeof *nj);
+		if (!nj) {
+			v->nsegs = 0;
+			return rk_fail(RK_E_NOMEM, "volume: out of memory");
+		}
+		v->jsegs = nj;
+		v->capj = n;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		v->jsegs[i] = (struct rk_vol_wseg){ .role = v->segs[i].role, .off = v->segs[i].off,
+		                                    .buf = v->segs[i].buf, .len = v->segs[i].len };
+	rk_err e = v->jfn(v->jctx, v->jsegs, n);
+	if (e) {
+		v->nsegs = 0;
+		return e;
+	}
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!is_down(v, v->segs[i].role))
+			v->segs[m++] = v->segs[i];
+	v->nsegs = m;
+	if (!readable(v)) {
+		v->nsegs = 0;
+		return too_few(v);
+	}
+	if ((e = run_segs(v)))
+		return e;
+	return readable(v) ? RK_OK : too_few(v);
+}
+
+/* unit_commit with a journal: stripes grouped so that each role's share of
+ * a record stays within jmax; a stripe wider than that goes in column
+ * pieces (parity is column-wise, so each piece is consistent alone). */
+static rk_err unit_commit_journal(rk_vol *v, const struct unit *U, const uint8_t *buf, uint64_t off0)
+{
+	uint64_t cap = v->jmax;
+	rk_err e;
+	uint32_t u = 0;
+	while (u < U->nst) {
+		struct ustripe *st = &v->us[u];
+		if (!st->mode || st->ua >= st->ub) {
+			u++;
+			continue;
+		}
+		if (st->ub - st->ua > cap) {
+			for (uint64_t x = st->ua; x < st->ub; x += cap) {
+				uint64_t y = st->ub - x > cap ? x + cap : st->ub;
+				if ((e = queue_stripe_writes(v, U, buf, off0, u, x, y)) || (e = journal_run(v)))
+					return e;
+			}
+			u++;
+			continue;
+		}
+		uint64_t used = 0;
+		while (u < U->nst) {
+			st = &v->us[u];
+			uint64_t w = st->mode ? st->ub - st->ua : 0;
+			if (w > cap || used + w > cap)
+				break;
+			if (w && (e = queue_stripe_writes(v, U, buf, off0, u, st->ua, st->ub)))
+				return e;
+			used += w;
+			u++;
+		}
+		if ((e = journal_run(v)))
+			return e;
+	}
+	return RK_OK;
+}
+
+void rk_vol_set_journal(rk_vol *v, rk_vol_journal_fn fn, void *ctx, uint64_t max_role_bytes)
+{
+	pthread_mutex_lock(&v->op);
+	v->jfn = max_role_bytes ? fn : NULL;
+	v->jctx = ctx;
+	v->jmax = max_role_bytes;
+	pthread_mutex_unlock(&v->op);
+}
+
+void rk_vol_fail_role(rk_vol *v, uint32_t role, rk_err why, const char *msg)
+{
+	if (role >= v->n)
+		return;
+	snprintf(v->msg[role], sizeof v->msg[0], "%s", msg ? msg : "member I/O failed");
+	fail_role(v, role, why);
+}
+
 /* Writes the unit's new data and parity: data first, then parity (the
  * journal hooks in here later).  Only live roles are written. */
 static rk_err unit_commit(rk_vol *v, const struct unit *U, const uint8_t *buf, uint64_t off0)
@@ -856,6 +991,8 @@ static rk_err unit_commit(rk_vol *v, const struct unit *U, const uint8_t *buf, u
 	const struct rk_geom *g = &v->g;
 	uint32_t nd = g->ndata;
 	rk_err e;
+	if (v->jfn)
+		return unit_commit_journal(v, U, buf, off0);
 	for (uint32_t u = 0; u < U->nst; u++) {
 		struct ustripe *st = &v->us[u];
 		if (!st->mode)

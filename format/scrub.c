@@ -89,6 +89,7 @@ struct scrub {
 	struct rk_scrub_loc *p_locs;
 	uint32_t p_nlocs;
 	enum rk_scrub_fix p_fix;
+	uint32_t p_vidx;             /* parity levels: volume index of the located data block, or UINT32_MAX */
 	char p_why[256];
 	/* the run being classified */
 	uint32_t c_nf, *c_f;
@@ -322,12 +323,9 @@ static void flush_region(struct scrub *S)
 	if (S->parity) {
 		R.offset = base + S->p_a;
 		R.length = (uint64_t)(g->ndata - 1) * g->chunk + (S->p_b - S->p_a);
-		if (R.nfault == 1) {
-			for (uint32_t j = 0; j < g->ndata; j++)
-				if (S->vol_role[j] == R.fault[0]) {
-					R.offset = base + (uint64_t)j * g->chunk + S->p_a;
-					R.length = S->p_b - S->p_a;
-				}
+		if (R.nfault == 1 && S->p_vidx != UINT32_MAX) {
+			R.offset = base + (uint64_t)S->p_vidx * g->chunk + S->p_a;
+			R.length = S->p_b - S->p_a;
 		}
 	} else {
 		R.offset = base + S->p_a;
@@ -364,6 +362,12 @@ static void add_run(struct scrub *S, uint64_t s, uint64_t a, uint64_t b, int cod
 	S->p_nf = S->c_nf;
 	memcpy(S->p_f, S->c_f, S->c_nf * sizeof *S->c_f);
 	snprintf(S->p_why, sizeof S->p_why, "%s", why);
+	/* S->vol_role is this stripe's map while it is being checked */
+	S->p_vidx = UINT32_MAX;
+	if (S->parity && code == 2)
+		for (uint32_t j = 0; j < S->g->ndata; j++)
+			if (S->vol_role[j] == S->c_f[0])
+				S->p_vidx = j;
 	S->p_nlocs = 0;
 	for (uint32_t k = 0; k < S->width; k++)
 		if (blks[k].buf)
@@ -907,7 +911,8 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 		}
 		uint64_t next_stripe = cur->c1 >= S->unit ? cur->s0 + cur->ns : cur->s0;
 		stats->next = next_stripe;
-		flush_region(S);
+		if (cur->c1 >= S->unit)
+			flush_region(S);   /* a region never spans stripes: emit before the checkpoint */
 		if (opts->on_progress && (cur->c1 >= S->unit || !more) &&
 		    opts->on_progress(opts->ctx, next_stripe, next_stripe - first) && more) {
 			stats->stopped = 1;

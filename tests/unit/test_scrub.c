@@ -1,0 +1,478 @@
+/* test_scrub.c: rk_scrub_run over memory members written by the stripe
+ * engine: clean arrays of every level report nothing; a corrupted block is
+ * reported in the right stripe and byte range and, where the math allows,
+ * with the right role (RAID-6 data, P and Q; mirror minority); repair then
+ * re-scrub is clean and the volume reads back as written; RAID-5 repair
+ * only makes parity consistent and says so; a degraded RAID-6 still finds
+ * mismatches; ranges, column slicing, stop/resume and the checkpoint file. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "rk_dev.h"
+#include "rk_geom.h"
+#include "rk_scrub.h"
+#include "rk_vol.h"
+
+#define REQ(c) do { if (!(c)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c); } while (0)
+#define DOFF 8192u
+#define MAXR 8
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+struct arr {
+	struct rk_geom g;
+	rk_dev *devs[MAXR];
+	uint64_t doff[MAXR];
+	uint8_t *vol;            /* what was written */
+};
+
+static void arr_make(struct arr *a, int level, uint32_t layout, uint64_t chunk, uint32_t n, uint64_t msize)
+{
+	memset(a, 0, sizeof *a);
+	REQ(rk_geom_init(&a->g, level, layout, chunk, n, msize) == RK_OK);
+	for (uint32_t r = 0; r < n; r++) {
+		char name[16];
+		snprintf(name, sizeof name, "m%u", r);
+		REQ(rk_dev_mem(&a->devs[r], name, DOFF + a->g.member_size) == RK_OK);
+		a->doff[r] = DOFF;
+	}
+	a->vol = malloc(a->g.volume_size);
+	REQ(a->vol);
+	for (uint64_t i = 0; i < a->g.volume_size; i += 8) {
+		uint64_t v = rnd();
+		memcpy(a->vol + i, &v, a->g.volume_size - i < 8 ? a->g.volume_size - i : 8);
+	}
+	rk_vol *v;
+	REQ(rk_vol_open(&v, &a->g, a->devs, a->doff) == RK_OK);
+	REQ(rk_vol_write(v, a->vol, a->g.volume_size, 0) == RK_OK);
+	REQ(rk_vol_flush(v) == RK_OK);
+	rk_vol_close(v);
+}
+
+static void arr_free(struct arr *a)
+{
+	for (uint32_t r = 0; r < a->g.nroles; r++)
+		rk_dev_close(a->devs[r]);
+	free(a->vol);
+}
+
+/* Flips LEN bytes of ROLE's data area at member offset MOFF. */
+static void flip(struct arr *a, uint32_t role, uint64_t moff, uint64_t len)
+{
+	uint8_t *p = rk_dev_mem_data(a->devs[role]) + a->doff[role] + moff;
+	for (uint64_t i = 0; i < len; i++)
+		p[i] ^= (uint8_t)(1 + (rnd() % 255));
+}
+
+/* Flips LEN bytes of the data copy of volume byte VOFF; returns its role. */
+static uint32_t flip_vol(struct arr *a, uint64_t voff, uint64_t len)
+{
+	struct rk_loc l;
+	uint64_t run;
+	REQ(rk_geom_map(&a->g, voff, &l, &run) == RK_OK);
+	REQ(run >= len);
+	flip(a, l.role, l.member_off, len);
+	return l.role;
+}
+
+#define MAXREG 64
+struct got {
+	uint32_t n;
+	struct rk_scrub_region r[MAXREG];
+	uint32_t fault[MAXREG][MAXR];
+	uint32_t nlocs[MAXREG];
+	char why[MAXREG][256];
+};
+
+static void on_region(void *ctx, const struct rk_scrub_region *r)
+{
+	struct got *g = ctx;
+	if (g->n >= MAXREG)
+		return;
+	g->r[g->n] = *r;
+	for (uint32_t i = 0; i < r->nfault && i < MAXR; i++)
+		g->fault[g->n][i] = r->fault[i];
+	g->nlocs[g->n] = r->nlocs;
+	snprintf(g->why[g->n], sizeof g->why[0], "%s", r->why);
+	g->n++;
+}
+
+static rk_err scrub(struct arr *a, int repair, uint64_t first, uint64_t last, struct got *got,
+                    struct rk_scrub_stats *st, uint64_t batch)
+{
+	memset(got, 0, sizeof *got);
+	struct rk_scrub_opts o = { .repair = repair, .on_region = on_region, .ctx = got, .batch = batch };
+	return rk_scrub_run(&a->g, a->devs, a->doff, first, last, &o, st);
+}
+
+static void vol_equal(struct arr *a, int expect_equal)
+{
+	uint8_t *buf = malloc(a->g.volume_size);
+	REQ(buf);
+	rk_vol *v;
+	REQ(rk_vol_open(&v, &a->g, a->devs, a->doff) == RK_OK);
+	REQ(rk_vol_read(v, buf, a->g.volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	int eq = !memcmp(buf, a->vol, a->g.volume_size);
+	free(buf);
+	REQ(eq == expect_equal);
+}
+
+struct lv { int level; uint32_t layout; uint32_t n; uint64_t chunk; };
+static const struct lv levels[] = {
+	{ 1, 0, 2, 0 },
+	{ 1, 0, 3, 0 },
+	{ 4, 0, 4, 65536 },
+	{ 5, RK_ALG_LEFT_SYMMETRIC, 4, 65536 },
+	{ 5, RK_ALG_RIGHT_ASYMMETRIC, 5, 16384 },
+	{ 6, RK_ALG_LEFT_SYMMETRIC, 6, 65536 },
+	{ 6, RK_ALG_ROTATING_N_CONTINUE, 5, 32768 },
+	{ 6, RK_ALG_LEFT_SYMMETRIC_6, 5, 32768 },
+	{ 10, RK_R10_LAYOUT(2, 1, 0), 4, 65536 },
+	{ 10, RK_R10_LAYOUT(1, 2, 0), 3, 65536 },
+	{ 10, RK_R10_LAYOUT(1, 2, 1), 4, 65536 },
+	{ 10, RK_R10_LAYOUT(3, 1, 0), 4, 65536 },
+};
+#define NLEVELS (sizeof levels / sizeof levels[0])
+#define MSIZE (2u << 20)
+
+/* Whether the fault can be located on this geometry. */
+static int locatable(const struct rk_geom *g)
+{
+	return g->level == 6 || ((g->level == 1 || g->level == 10) && g->copies >= 3);
+}
+
+START_TEST(test_clean)
+{
+	const struct lv *L = &levels[_i];
+	struct arr a;
+	arr_make(&a, L->level, L->layout, L->chunk, L->n, MSIZE);
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0 && st.mismatches == 0);
+	REQ(st.stripes == a.g.nstripes && st.unchecked == 0);
+	REQ(st.next == a.g.nstripes && !st.stopped);
+	/* every member byte of the data areas was read at least once */
+	REQ(st.bytes_read >= a.g.volume_size);
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_flip_each_level)
+{
+	const struct lv *L = &levels[_i];
+	struct arr a;
+	arr_make(&a, L->level, L->layout, L->chunk, L->n, MSIZE);
+	uint64_t unit = a.g.chunk ? a.g.chunk : RK_GEOM_UNIT_DEFAULT;
+	/* a sector-aligned 4 KiB block inside one chunk, somewhere in the middle */
+	uint64_t x = (a.g.volume_size / 3) / unit * unit + unit / 2;
+	x -= x % 4096;
+	uint32_t role = flip_vol(&a, x, 4096);
+	uint8_t *snap[MAXR];
+	for (uint32_t r = 0; r < a.g.nroles; r++) {
+		snap[r] = malloc(rk_dev_size(a.devs[r]));
+		memcpy(snap[r], rk_dev_mem_data(a.devs[r]), rk_dev_size(a.devs[r]));
+	}
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && st.mismatches == 1);
+	const struct rk_scrub_region *r = &got.r[0];
+	REQ(r->stripe == x / a.g.stripe_data);
+	REQ(r->offset <= x && r->offset + r->length >= x + 4096);
+	REQ(r->member_len == 4096);
+	REQ(r->fix == RK_SCRUB_FIX_NONE);
+	if (locatable(&a.g)) {
+		REQ(r->verdict == RK_SCRUB_LOCATED);
+		REQ(r->nfault == 1 && got.fault[0][0] == role);
+		/* located data: the exact block */
+		REQ(r->offset == x && r->length == 4096);
+	} else {
+		REQ(r->verdict == RK_SCRUB_UNLOCATED && r->nfault == 0);
+	}
+	/* plain scrub wrote nothing */
+	for (uint32_t k = 0; k < a.g.nroles; k++) {
+		REQ(!memcmp(snap[k], rk_dev_mem_data(a.devs[k]), rk_dev_size(a.devs[k])));
+		free(snap[k]);
+	}
+	/* repair, then a second scrub is clean */
+	REQ(scrub(&a, 1, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && st.repaired == 1);
+	REQ(got.r[0].fix == (locatable(&a.g) ? RK_SCRUB_FIX_PROVEN : RK_SCRUB_FIX_CONSISTENT));
+	REQ(st.consistent == (locatable(&a.g) ? 0u : 1u));
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0);
+	if (locatable(&a.g))
+		vol_equal(&a, 1);
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_raid6_roles)
+{
+	struct arr a;
+	arr_make(&a, 6, RK_ALG_LEFT_SYMMETRIC, 65536, 6, MSIZE);
+	uint32_t vr[MAXR];
+	struct rk_stripe_map m = { .vol_role = vr };
+	/* stripe 3: P; stripe 7: Q; stripe 11: data block 2 */
+	REQ(rk_geom_stripe_map(&a.g, 3, &m) == RK_OK);
+	uint32_t p3 = m.p_role;
+	flip(&a, p3, m.member_off + 1024, 1024);
+	REQ(rk_geom_stripe_map(&a.g, 7, &m) == RK_OK);
+	uint32_t q7 = m.q_role;
+	flip(&a, q7, m.member_off, 512);
+	REQ(rk_geom_stripe_map(&a.g, 11, &m) == RK_OK);
+	uint32_t d11 = m.vol_role[2];
+	flip(&a, d11, m.member_off + 8192, 3000);   /* not sector aligned */
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 3 && st.located == 3);
+	REQ(got.r[0].stripe == 3 && got.fault[0][0] == p3 && got.r[0].member_len == 1024);
+	REQ(got.r[0].offset == 3 * a.g.stripe_data + 1024);
+	REQ(got.r[1].stripe == 7 && got.fault[1][0] == q7 && got.r[1].member_len == 512);
+	REQ(got.r[2].stripe == 11 && got.fault[2][0] == d11);
+	REQ(got.r[2].offset == 11 * a.g.stripe_data + 2 * 65536 + 8192 && got.r[2].member_len == 3072);
+	REQ(strstr(got.why[0], "P") && strstr(got.why[1], "Q"));
+	REQ(scrub(&a, 1, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(st.repaired == 3 && st.consistent == 0);
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0);
+	vol_equal(&a, 1);
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_raid6_two_bad)
+{
+	/* two data blocks bad over the same bytes: found, not located */
+	struct arr a;
+	arr_make(&a, 6, RK_ALG_LEFT_SYMMETRIC, 65536, 6, MSIZE);
+	uint32_t vr[MAXR];
+	struct rk_stripe_map m = { .vol_role = vr };
+	REQ(rk_geom_stripe_map(&a.g, 5, &m) == RK_OK);
+	flip(&a, m.vol_role[0], m.member_off, 4096);
+	flip(&a, m.vol_role[3], m.member_off, 4096);
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && got.r[0].verdict == RK_SCRUB_UNLOCATED && got.r[0].nfault == 0);
+	REQ(got.r[0].stripe == 5);
+	/* repair makes it consistent only */
+	REQ(scrub(&a, 1, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.r[0].fix == RK_SCRUB_FIX_CONSISTENT && st.consistent == 1);
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0);
+	vol_equal(&a, 0);
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_raid5_repair_unlocated)
+{
+	struct arr a;
+	arr_make(&a, 5, RK_ALG_LEFT_SYMMETRIC, 65536, 4, MSIZE);
+	uint64_t x = 5 * a.g.stripe_data + 65536 + 4096;
+	flip_vol(&a, x, 4096);
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 1, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && got.r[0].verdict == RK_SCRUB_UNLOCATED && got.r[0].fix == RK_SCRUB_FIX_CONSISTENT);
+	REQ(got.r[0].offset <= x && got.r[0].offset + got.r[0].length >= x + 4096);
+	REQ(st.consistent == 1);
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0);
+	vol_equal(&a, 0);   /* the bad data stays: parity now agrees with it */
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_raid6_degraded)
+{
+	struct arr a;
+	arr_make(&a, 6, RK_ALG_LEFT_SYMMETRIC, 65536, 6, MSIZE);
+	uint32_t vr[MAXR];
+	struct rk_stripe_map m = { .vol_role = vr };
+	REQ(rk_geom_stripe_map(&a.g, 9, &m) == RK_OK);
+	/* lose one data role of stripe 9, corrupt another data block */
+	uint32_t gone = m.vol_role[1], bad = m.vol_role[2];
+	flip(&a, bad, m.member_off + 512, 512);
+	rk_dev *keep = a.devs[gone];
+	a.devs[gone] = NULL;
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && got.r[0].stripe == 9 && got.r[0].verdict == RK_SCRUB_UNLOCATED);
+	REQ(strstr(got.why[0], "missing"));
+	REQ(got.nlocs[0] == 5);
+	REQ(st.stripes == a.g.nstripes);
+	/* also with P or Q as the missing role of that stripe */
+	a.devs[gone] = keep;
+	keep = a.devs[m.q_role];
+	a.devs[m.q_role] = NULL;
+	REQ(scrub(&a, 0, 9, 10, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && got.r[0].verdict == RK_SCRUB_UNLOCATED);
+	a.devs[m.q_role] = keep;
+	/* two missing: nothing left to check */
+	rk_dev *k1 = a.devs[0], *k2 = a.devs[1];
+	a.devs[0] = a.devs[1] = NULL;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_E_TOOFEW);
+	a.devs[0] = k1;
+	a.devs[1] = k2;
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_mirror_majority)
+{
+	struct arr a;
+	arr_make(&a, 1, 0, 0, 4, MSIZE);
+	/* copy 2 bad in one place, copies 1 and 3 bad in another: 4 copies */
+	flip(&a, 2, 100 * 512, 2048);
+	flip(&a, 1, 1000 * 512, 512);
+	flip(&a, 3, 1000 * 512, 512);
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 2);
+	REQ(got.r[0].verdict == RK_SCRUB_LOCATED && got.r[0].nfault == 1 && got.fault[0][0] == 2);
+	REQ(got.r[0].offset == 100 * 512 && got.r[0].length == 2048);
+	/* 2 against 2: no majority */
+	REQ(got.r[1].verdict == RK_SCRUB_UNLOCATED);
+	/* one copy gone of three agreeing ones: still a majority of 2 of 3 */
+	rk_dev *k = a.devs[1];
+	a.devs[1] = NULL;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 2 && got.r[0].verdict == RK_SCRUB_LOCATED && got.fault[0][0] == 2);
+	REQ(got.r[1].verdict == RK_SCRUB_LOCATED && got.fault[1][0] == 3);
+	a.devs[1] = k;
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_range_and_slices)
+{
+	struct arr a;
+	arr_make(&a, 6, RK_ALG_LEFT_SYMMETRIC, 65536, 5, MSIZE);
+	uint64_t x = 6 * a.g.stripe_data + 20000 / 512 * 512;
+	uint32_t role = flip_vol(&a, x, 16384);
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, 6, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0 && st.stripes == 6 && st.next == 6);
+	REQ(scrub(&a, 0, 7, a.g.nstripes, &got, &st, 0) == RK_OK);
+	REQ(got.n == 0);
+	REQ(scrub(&a, 0, 6, 7, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && got.fault[0][0] == role);
+	/* tiny batches: columns sliced below the chunk, the region still one */
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 4096) == RK_OK);
+	REQ(got.n == 1 && got.r[0].offset == x && got.r[0].length == 16384 && got.fault[0][0] == role);
+	REQ(st.stripes == a.g.nstripes);
+	uint64_t f, l;
+	REQ(rk_scrub_range(&a.g, x, 1, &f, &l) == RK_OK && f == 6 && l == 7);
+	REQ(rk_scrub_range(&a.g, 0, 0, &f, &l) == RK_OK && f == 0 && l == a.g.nstripes);
+	REQ(rk_scrub_range(&a.g, a.g.volume_size, 1, &f, &l) == RK_E_RANGE);
+	REQ(rk_scrub_range(&a.g, 1, UINT64_MAX, &f, &l) == RK_E_RANGE);
+	REQ(scrub(&a, 0, 0, a.g.nstripes + 1, &got, &st, 0) == RK_E_RANGE);
+	arr_free(&a);
+}
+END_TEST
+
+struct stopper { uint64_t calls, stop_at; };
+static int stop_cb(void *ctx, uint64_t next, uint64_t done)
+{
+	struct stopper *s = ctx;
+	(void)next;
+	(void)done;
+	return ++s->calls >= s->stop_at;
+}
+
+START_TEST(test_stop_resume)
+{
+	struct arr a;
+	arr_make(&a, 5, RK_ALG_LEFT_SYMMETRIC, 65536, 4, MSIZE);
+	uint64_t x = (a.g.nstripes - 2) * a.g.stripe_data;
+	flip_vol(&a, x, 512);
+	struct stopper sp = { 0, 1 };
+	struct rk_scrub_opts o = { .on_progress = stop_cb, .ctx = &sp, .batch = 4 * 65536 };
+	struct rk_scrub_stats st;
+	REQ(rk_scrub_run(&a.g, a.devs, a.doff, 0, a.g.nstripes, &o, &st) == RK_OK);
+	REQ(st.stopped && st.next == 4 && st.mismatches == 0);
+	struct rk_scrub_ckpt c = { .first = 0, .last = a.g.nstripes, .next = st.next, .repair = 0 }, c2;
+	memset(c.uuid, 0xab, 16);
+	char path[] = "/tmp/test_scrub_ckpt.XXXXXX";
+	int fd = mkstemp(path);
+	REQ(fd >= 0);
+	close(fd);
+	REQ(rk_scrub_ckpt_save(path, &c) == RK_OK);
+	REQ(rk_scrub_ckpt_load(path, &c2) == RK_OK);
+	REQ(c2.next == 4 && c2.last == a.g.nstripes && c2.uuid[15] == 0xab && !c2.repair);
+	struct got got;
+	REQ(scrub(&a, 0, c2.next, c2.last, &got, &st, 0) == RK_OK);
+	REQ(got.n == 1 && got.r[0].stripe == a.g.nstripes - 2);
+	/* a damaged checkpoint is refused */
+	FILE *f = fopen(path, "w");
+	REQ(f);
+	fputs("raid-scrub checkpoint 1\nnext 5\n", f);
+	fclose(f);
+	REQ(rk_scrub_ckpt_load(path, &c2) == RK_E_CORRUPT);
+	unlink(path);
+	REQ(rk_scrub_ckpt_load(path, &c2) == RK_E_OPEN);
+	arr_free(&a);
+}
+END_TEST
+
+START_TEST(test_no_redundancy)
+{
+	struct arr a;
+	arr_make(&a, 0, 0, 65536, 3, MSIZE);
+	struct got got;
+	struct rk_scrub_stats st;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_E_NOTSUP);
+	arr_free(&a);
+	arr_make(&a, 5, RK_ALG_LEFT_SYMMETRIC, 65536, 3, MSIZE);
+	rk_dev *k = a.devs[2];
+	a.devs[2] = NULL;
+	REQ(scrub(&a, 0, 0, a.g.nstripes, &got, &st, 0) == RK_E_TOOFEW);
+	a.devs[2] = k;
+	arr_free(&a);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("scrub");
+	TCase *t = tcase_create("scrub");
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, test_clean, 0, NLEVELS);
+	tcase_add_loop_test(t, test_flip_each_level, 0, NLEVELS);
+	tcase_add_test(t, test_raid6_roles);
+	tcase_add_test(t, test_raid6_two_bad);
+	tcase_add_test(t, test_raid5_repair_unlocated);
+	tcase_add_test(t, test_raid6_degraded);
+	tcase_add_test(t, test_mirror_majority);
+	tcase_add_test(t, test_range_and_slices);
+	tcase_add_test(t, test_stop_resume);
+	tcase_add_test(t, test_no_redundancy);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

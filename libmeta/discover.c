@@ -248,6 +248,19 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 	return 0;
 }
 
+/* A member one event behind F that F still lists active under its own UUID
+ * missed only the last superblock update: every writer (array writes,
+ * rebuild) records a member it stops using as faulty before writing data,
+ * so this is an update cut short by a crash between members.  Tolerated,
+ * as md does (mdadm's event_margin of 1). */
+static int one_behind(const struct rk_sb *f, const struct rk_member *m)
+{
+	if (m->events + 1 != f->events || m->role < 0 || (uint64_t)m->role >= f->nroles)
+		return 0;
+	const struct rk_role *e = &f->roles[m->role];
+	return e->state == RK_ROLE_ACTIVE && memcmp(e->member_uuid, m->member_uuid, 16) == 0;
+}
+
 /* Same geometry as the freshest member (what the data layout depends on). */
 static int same_geometry(const struct rk_sb *a, const struct rk_sb *b, char *why, size_t cap)
 {
@@ -472,7 +485,7 @@ static rk_err build_array(struct cand *c, uint32_t n, int gi, struct rk_array_in
 			m->cls = RK_MEMBER_STALE;
 			set_reason(m, "%s", why + (size_t)i * 512);
 			c[i].decided = 1;
-		} else if (m->events < f->events) {
+		} else if (m->events < f->events && !one_behind(f, m)) {
 			m->cls = RK_MEMBER_STALE;
 			set_reason(m, "events %llu, the array is at %llu", (unsigned long long)m->events,
 			           (unsigned long long)f->events);
@@ -495,7 +508,12 @@ static rk_err build_array(struct cand *c, uint32_t n, int gi, struct rk_array_in
 			c[i].decided = 1;
 		} else {
 			m->cls = RK_MEMBER_ACTIVE;
-			set_reason(m, "role %lld, events %llu", (long long)m->role, (unsigned long long)m->events);
+			if (m->events < f->events)
+				set_reason(m, "role %lld, events %llu: one behind the array (%llu), a superblock update "
+				           "cut short; tolerated", (long long)m->role, (unsigned long long)m->events,
+				           (unsigned long long)f->events);
+			else
+				set_reason(m, "role %lld, events %llu", (long long)m->role, (unsigned long long)m->events);
 			present[m->role] = 1;
 			a->roles[m->role] = *m;
 			c[i].in_role = 1;

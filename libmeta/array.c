@@ -8,8 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "rk_journal.h"
 #include "rk_le.h"
 #include "rk_sb.h"
+
+/* Volume bytes of one mirror write-intent record: the most a crash can
+ * leave to resync (and, read-only, to hold in the overlay). */
+#define JNL_INTENT_PIECE (16u << 20)
 
 #define DOWN_NO      0
 #define DOWN_MISSING 1   /* absent at open */
@@ -32,6 +37,17 @@ struct rk_array {
 	int pending;             /* failures not yet in the superblocks */
 	int unclean;
 	uint32_t nfailed;
+	/* write journal (spec/journal.md) */
+	int jon;                 /* records are written before in-place writes */
+	int joff_user;           /* rk_array_set_journal(a, 0): benchmarks only */
+	int jpending;            /* in-place writes since the last record, not yet flushed */
+	uint64_t jseq;
+	uint64_t jmax;           /* payload bytes one record may carry per member */
+	uint8_t *jbuf;
+	struct rk_jrec *jh;
+	rk_dev **vdevs;          /* read-only replay: overlays the volume runs on (owned) */
+	int replayed;            /* RK_ARRAY_REPLAY_* */
+	char replay_msg[256];
 	pthread_mutex_t mu;      /* guards down/why/pending/nfailed (callback threads) */
 };
 
@@ -41,6 +57,8 @@ static void array_free(rk_array *a)
 		return;
 	rk_vol_close(a->vol);
 	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (a->vdevs)
+			rk_dev_close(a->vdevs[r]);
 		if (a->own_devs && a->devs)
 			rk_dev_close(a->devs[r]);
 		if (a->sbs)
@@ -52,6 +70,9 @@ static void array_free(rk_array *a)
 	free(a->doff);
 	free(a->down);
 	free(a->why);
+	free(a->vdevs);
+	free(a->jbuf);
+	free(a->jh);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
 }
@@ -183,6 +204,337 @@ static rk_err array_settle(rk_array *a)
 	return array_commit(a, a->dirty ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
 }
 
+/* ---- write journal (spec/journal.md) ---- */
+
+static int journal_level(const rk_array *a)
+{
+	int l = a->g.level;
+	return (l == 1 || l == 10 || l == 4 || l == 5 || l == 6) && a->nroles >= 2;
+}
+
+static int parity_level(const rk_array *a)
+{
+	return a->g.level == 4 || a->g.level == 5 || a->g.level == 6;
+}
+
+static int jlive(rk_array *a, uint32_t r)
+{
+	return a->devs[r] && !rk_array_role_down(a, r);
+}
+
+/* A member failing journal I/O (a pulled cable): the engine stops using it
+ * and the fail callback records it like any other member failure. */
+static void jfail(rk_array *a, uint32_t r, rk_err e)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%s", rk_errmsg());
+	rk_vol_fail_role(a->vol, r, e, msg);
+}
+
+/* Before a slot is reused, the in-place writes of its last record must be
+ * durable: flush every live member. */
+static rk_err jflush_pending(rk_array *a)
+{
+	if (!a->jpending)
+		return RK_OK;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!jlive(a, r))
+			continue;
+		rk_err e = rk_dev_flush(a->devs[r]);
+		if (e == RK_E_IO)
+			jfail(a, r, e);
+		else if (e)
+			return e;
+	}
+	a->jpending = 0;
+	return RK_OK;
+}
+
+/* Encodes a->jh for ROLE (payload already in a->jbuf) and writes it to the
+ * role's slot.  A member failing with RK_E_IO is failed, not an error. */
+static rk_err jput(rk_array *a, uint32_t r)
+{
+	a->jh->role = r;
+	rk_err e = rk_jrec_encode(a->jh, a->jbuf);
+	if (e)
+		return e;
+	e = rk_dev_pwrite(a->devs[r], a->jbuf, (size_t)(RK_JNL_HDR + a->jh->payload), a->sbs[r]->journal_offset);
+	if (e == RK_E_IO) {
+		jfail(a, r, e);
+		return RK_OK;
+	}
+	return e;
+}
+
+/* Makes the records just written durable, then records in the superblocks
+ * any member that failed meanwhile, before a byte goes in place. */
+static rk_err jsync(rk_array *a)
+{
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!rk_jrec_part(a->jh, r) || !jlive(a, r))
+			continue;
+		rk_err e = rk_dev_flush(a->devs[r]);
+		if (e == RK_E_IO)
+			jfail(a, r, e);
+		else if (e)
+			return e;
+	}
+	return array_settle(a);
+}
+
+static void jhead(rk_array *a, uint32_t kind)
+{
+	memset(a->jh, 0, sizeof *a->jh);
+	a->jh->kind = kind;
+	a->jh->nroles = a->nroles;
+	a->jh->seq = ++a->jseq;
+	memcpy(a->jh->array_uuid, a->tmpl->array_uuid, 16);
+}
+
+/* The engine's hook (parity levels): one DATA record per member holding the
+ * new bytes of every chunk it is about to write. */
+static rk_err jhook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
+{
+	rk_array *a = ctx;
+	rk_err e = jflush_pending(a);
+	if (e)
+		return e;
+	jhead(a, RK_JREC_DATA);
+	struct rk_jrec *h = a->jh;
+	for (uint32_t i = 0; i < n; i++)
+		if (segs[i].role < a->nroles && jlive(a, segs[i].role))
+			rk_jrec_set_part(h, segs[i].role);
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!rk_jrec_part(h, r) || !jlive(a, r))
+			continue;
+		h->nsegs = 0;
+		h->payload = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			if (segs[i].role != r)
+				continue;
+			if (h->nsegs == RK_JNL_MAX_SEGS || segs[i].len > a->jmax - h->payload)
+				return rk_fail(RK_E_INVAL, "journal: a commit group exceeds one record (%u segments, %llu bytes)",
+				               h->nsegs, (unsigned long long)(h->payload + segs[i].len));
+			memcpy(a->jbuf + RK_JNL_HDR + h->payload, segs[i].buf, segs[i].len);
+			h->seg[h->nsegs++] = (struct rk_jseg){ .off = segs[i].off, .len = segs[i].len };
+			h->payload += segs[i].len;
+		}
+		if ((e = jput(a, r)))
+			return e;
+	}
+	if ((e = jsync(a)))
+		return e;
+	a->jpending = 1;
+	return RK_OK;
+}
+
+/* Mirrors: a write-intent record (the volume range) on every live member. */
+static rk_err jintent(rk_array *a, uint64_t off, uint64_t len)
+{
+	rk_err e = jflush_pending(a);
+	if (e)
+		return e;
+	jhead(a, RK_JREC_INTENT);
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (jlive(a, r))
+			rk_jrec_set_part(a->jh, r);
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!jlive(a, r))
+			continue;
+		a->jh->nsegs = 1;
+		a->jh->seg[0] = (struct rk_jseg){ .off = off, .len = len };
+		a->jh->payload = 0;
+		if ((e = jput(a, r)))
+			return e;
+	}
+	return jsync(a);
+}
+
+/* At the first write of an open: sets the journal up (adding it to an array
+ * made without one when the metadata area has room) and empties every
+ * member's slot, durably, before the superblocks say ACTIVE: from then on
+ * every valid record in a slot belongs to this write session. */
+static rk_err journal_begin(rk_array *a)
+{
+	a->jon = 0;
+	if (a->joff_user || !journal_level(a))
+		return RK_OK;
+	int have = (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) != 0;
+	uint64_t jmax = 4u << 20;   /* bounds the record buffer */
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!jlive(a, r))
+			continue;
+		const struct rk_sb *sb = a->sbs[r];
+		uint64_t room = have ? sb->journal_size : (sb->data_offset >= RK_SB_PRIMARY_END
+		                                           ? (sb->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096 : 0);
+		if (room < RK_JNL_MIN_SIZE)
+			return RK_OK;   /* no room: unprotected (spec/journal.md) */
+		if (room - RK_JNL_HDR < jmax)
+			jmax = room - RK_JNL_HDR;
+	}
+	if (!have) {
+		for (uint32_t r = 0; r < a->nroles; r++) {
+			if (!a->devs[r] || !a->sbs[r])
+				continue;
+			a->sbs[r]->journal_offset = RK_SB_PRIMARY_END;
+			a->sbs[r]->journal_size = (a->sbs[r]->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096;
+		}
+		a->tmpl->feat_incompat |= RK_FEAT_INCOMPAT_JOURNAL;
+		a->tmpl->journal_offset = RK_SB_PRIMARY_END;
+		a->tmpl->journal_size = (a->tmpl->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096;
+	}
+	if (!a->jh && !(a->jh = malloc(sizeof *a->jh)))
+		return rk_fail(RK_E_NOMEM, "array: out of memory");
+	free(a->jbuf);
+	if (!(a->jbuf = malloc((size_t)(RK_JNL_HDR + jmax))))
+		return rk_fail(RK_E_NOMEM, "array: out of memory");
+	memset(a->jbuf, 0, RK_JNL_HDR);
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!jlive(a, r))
+			continue;
+		rk_err e = rk_dev_pwrite(a->devs[r], a->jbuf, RK_JNL_HDR, a->sbs[r]->journal_offset);
+		if (e == RK_E_IO)
+			jfail(a, r, e);
+		else if (e)
+			return e;
+	}
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!jlive(a, r))
+			continue;
+		rk_err e = rk_dev_flush(a->devs[r]);
+		if (e == RK_E_IO)
+			jfail(a, r, e);
+		else if (e)
+			return e;
+	}
+	a->jmax = jmax;
+	a->jseq = 0;
+	a->jpending = 0;
+	a->jon = 1;
+	return RK_OK;
+}
+
+/* After an unclean stop (array_state ACTIVE): replays the last record.  It
+ * is applied only when every live member it names holds it intact: if one
+ * does not, the records were still being written when the writer stopped,
+ * so nothing went in place for them (the previous record's writes were
+ * flushed before its slot was reused).  DATA records put back the new
+ * bytes of every chunk (the write hole closed: parity and data agree again,
+ * whatever members are missing); INTENT records resync the mirrors over
+ * their range.  Read-only opens replay into overlays (a->vdevs). */
+static rk_err journal_recover(rk_array *a)
+{
+	if (!a->unclean || !(a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) || !journal_level(a))
+		return RK_OK;
+	struct rk_jrec *h = calloc(a->nroles, sizeof *h);
+	uint8_t **rec = calloc(a->nroles, sizeof *rec);
+	rk_err e = RK_OK;
+	if (!h || !rec) {
+		e = rk_fail(RK_E_NOMEM, "array: out of memory");
+		goto out;
+	}
+	uint64_t maxseq = 0;
+	int found = 0;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!jlive(a, r))
+			continue;
+		const struct rk_sb *sb = a->sbs[r];
+		rk_err re = rk_jrec_read(a->devs[r], sb->journal_offset, sb->journal_size, a->g.member_size, a->size,
+		                         a->nroles, r, a->tmpl->array_uuid, &h[r], &rec[r]);
+		if (re == RK_E_IO) {
+			jfail(a, r, re);   /* cannot tell what it holds: leave it out */
+			continue;
+		}
+		if (re == RK_E_NOMEM) {
+			e = re;
+			goto out;
+		}
+		if (re)
+			continue;
+		if (!found || h[r].seq > maxseq)
+			maxseq = h[r].seq;
+		found = 1;
+	}
+	if (!found) {
+		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: no record to replay");
+		goto out;
+	}
+	int ok = 1;
+	uint32_t kind = 0, first = a->nroles;
+	for (uint32_t r = 0; r < a->nroles && ok; r++) {
+		if (!rec[r] || h[r].seq != maxseq)
+			continue;
+		if (first == a->nroles) {
+			first = r;
+			kind = h[r].kind;
+		} else if (h[r].kind != kind || memcmp(h[r].parts, h[first].parts, sizeof h[r].parts)) {
+			ok = 0;
+		}
+		for (uint32_t p = 0; p < a->nroles && ok; p++)
+			if (rk_jrec_part(&h[r], p) && jlive(a, p) && !(rec[p] && h[p].seq == maxseq))
+				ok = 0;
+	}
+	if (!ok) {
+		snprintf(a->replay_msg, sizeof a->replay_msg,
+		         "journal: record %llu incomplete on the members: its write never started", (unsigned long long)maxseq);
+		goto out;
+	}
+	if (kind == RK_JREC_DATA) {
+		uint64_t bytes = 0;
+		for (uint32_t r = 0; r < a->nroles && !e; r++) {
+			if (!rec[r] || h[r].seq != maxseq || !jlive(a, r))
+				continue;
+			rk_dev *d = a->vdevs ? a->vdevs[r] : a->devs[r];
+			const uint8_t *p = rec[r] + RK_JNL_HDR;
+			for (uint32_t i = 0; i < h[r].nsegs; i++) {
+				rk_err we = rk_dev_pwrite(d, p, (size_t)h[r].seg[i].len, a->doff[r] + h[r].seg[i].off);
+				if (we == RK_E_IO) {
+					jfail(a, r, we);
+					break;
+				}
+				if (we) {
+					e = we;
+					break;
+				}
+				p += h[r].seg[i].len;
+				bytes += h[r].seg[i].len;
+			}
+			if (!e && !a->vdevs && jlive(a, r)) {
+				rk_err fe = rk_dev_flush(a->devs[r]);
+				if (fe == RK_E_IO)
+					jfail(a, r, fe);
+				else if (fe)
+					e = fe;
+			}
+		}
+		a->replayed = RK_ARRAY_REPLAY_DATA;
+		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: record %llu replayed (%llu bytes)",
+		         (unsigned long long)maxseq, (unsigned long long)bytes);
+	} else {
+		const struct rk_jrec *x = &h[first];
+		for (uint32_t i = 0; i < x->nsegs && !e; i++) {
+			uint64_t sd = a->g.stripe_data, s0 = x->seg[i].off / sd;
+			uint64_t s1 = (x->seg[i].off + x->seg[i].len + sd - 1) / sd;
+			if (s1 > a->g.nstripes)
+				s1 = a->g.nstripes;
+			if (s0 < s1)
+				e = rk_vol_resync(a->vol, s0, s1 - s0, NULL, NULL);
+		}
+		if (!e && !a->vdevs)
+			e = rk_vol_flush(a->vol);
+		a->replayed = RK_ARRAY_REPLAY_RESYNC;
+		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: mirrors resynced over %u range%s of record %llu",
+		         x->nsegs, x->nsegs == 1 ? "" : "s", (unsigned long long)maxseq);
+	}
+out:
+	if (rec)
+		for (uint32_t r = 0; r < a->nroles; r++)
+			free(rec[r]);
+	free(rec);
+	free(h);
+	return e;
+}
+
 /* Geometry, engine and the too-few message, shared by both open paths. */
 static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 {
@@ -213,7 +565,17 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 		if ((a->flags & RK_ARRAY_RDWR) && !rk_dev_writable(a->devs[r]))
 			return rk_fail(RK_E_READONLY, "%s: opened read-only", rk_dev_path(a->devs[r]));
 	}
-	e = rk_vol_open(&a->vol, &a->g, a->devs, a->doff);
+	/* read-only after an unclean stop: the volume runs on overlays so the
+	 * journal can be replayed without writing a byte */
+	if (a->unclean && !(a->flags & RK_ARRAY_RDWR) && (tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) &&
+	    journal_level(a)) {
+		if (!(a->vdevs = calloc(a->nroles, sizeof *a->vdevs)))
+			return rk_fail(RK_E_NOMEM, "array: out of memory");
+		for (uint32_t r = 0; r < a->nroles; r++)
+			if (a->devs[r] && (e = rk_dev_overlay(&a->vdevs[r], a->devs[r])))
+				return e;
+	}
+	e = rk_vol_open(&a->vol, &a->g, a->vdevs ? a->vdevs : a->devs, a->doff);
 	if (e == RK_E_TOOFEW) {
 		char list[512] = "";
 		size_t n = 0;
@@ -234,7 +596,14 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	if (e)
 		return e;
 	rk_vol_on_fail(a->vol, on_member_fail, a);
-	return RK_OK;
+	if ((e = journal_recover(a)))
+		return e;
+	/* a replay (or finding nothing to replay) leaves the array consistent:
+	 * say so, so the next assembly does not look again */
+	if ((a->flags & RK_ARRAY_RDWR) && a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) &&
+	    journal_level(a))
+		return array_commit(a, RK_ARRAY_CLEAN);
+	return array_settle(a);
 }
 
 rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned flags)
@@ -380,10 +749,14 @@ rk_err rk_array_begin_write(rk_array *a)
 		return rk_fail(RK_E_READONLY, "array: opened read-only");
 	if (a->dirty)
 		return RK_OK;
-	rk_err e = array_commit(a, RK_ARRAY_ACTIVE);
+	rk_err e = journal_begin(a);
+	if (!e)
+		e = array_commit(a, RK_ARRAY_ACTIVE);
 	if (e)
 		return e;
 	a->dirty = 1;
+	if (a->jon && parity_level(a))
+		rk_vol_set_journal(a->vol, jhook, a, a->jmax);
 	return RK_OK;
 }
 
@@ -394,6 +767,22 @@ rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 		return e;
 	if ((e = rk_array_begin_write(a)) || !len)
 		return e;
+	if (a->jon && !parity_level(a)) {
+		/* mirrors: intent first, a bounded piece at a time */
+		const uint8_t *p = buf;
+		for (size_t done = 0; done < len;) {
+			size_t piece = len - done < JNL_INTENT_PIECE ? len - done : JNL_INTENT_PIECE;
+			if ((e = jintent(a, off + done, piece)))
+				return e;
+			e = rk_vol_write(a->vol, p + done, piece, off + done);
+			a->jpending = 1;
+			rk_err s = array_settle(a);
+			if (e || s)
+				return e ? e : s;
+			done += piece;
+		}
+		return RK_OK;
+	}
 	e = rk_vol_write(a->vol, buf, len, off);
 	rk_err s = array_settle(a);
 	return e ? e : s;
@@ -404,6 +793,8 @@ rk_err rk_array_flush(rk_array *a)
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return RK_OK;
 	rk_err e = rk_vol_flush(a->vol);
+	if (!e)
+		a->jpending = 0;
 	rk_err s = array_settle(a);
 	return e ? e : s;
 }
@@ -425,4 +816,21 @@ rk_err rk_array_close(rk_array *a)
 	}
 	array_free(a);
 	return e;
+}
+
+int rk_array_replayed(const rk_array *a, const char **msg)
+{
+	if (msg)
+		*msg = a->replay_msg;
+	return a->replayed;
+}
+
+int rk_array_journaled(const rk_array *a)
+{
+	return a->jon;
+}
+
+void rk_array_set_journal(rk_array *a, int on)
+{
+	a->joff_user = !on;
 }

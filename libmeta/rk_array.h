@@ -12,6 +12,7 @@
  *   3. clean:  (rk_array_close) data flushed, then events+1, array_state
  *              CLEAN, superblocks written again.
  *
+ * Writes on redundant levels go through the write journal (below).
  * A member that fails during I/O is recorded FAULTY (events+1) on the others
  * as soon as the volume call that met the failure returns.  A member left
  * out at assembly therefore has fewer events than the rest and is reported
@@ -91,5 +92,27 @@ rk_err rk_array_flush(rk_array *a);
  * Returns the first error met (the array is freed regardless); NULL is
  * allowed. */
 rk_err rk_array_close(rk_array *a);
+
+/* ---- write journal (spec/journal.md) ----
+ * On redundant levels (1, 4, 5, 6, 10) every write goes through a journal
+ * in the metadata area of each member: parity levels write a redo record of
+ * the new contents of every chunk before writing them in place, mirrors a
+ * write-intent record of the range.  A write is durable once
+ * rk_array_flush() or rk_array_close() returns.  Opening an array that was
+ * stopped unclean replays the last record (read-only opens replay into
+ * memory and write nothing; read-write opens write it and then mark the
+ * array clean).  What the open did: */
+#define RK_ARRAY_REPLAY_NONE   0
+#define RK_ARRAY_REPLAY_DATA   1   /* a redo record was written back */
+#define RK_ARRAY_REPLAY_RESYNC 2   /* mirrors were resynced over a write-intent range */
+/* RK_ARRAY_REPLAY_*; *MSG (may be NULL) gets a sentence ("" when the array
+ * was clean). */
+int rk_array_replayed(const rk_array *a, const char **msg);
+/* 1 once writing has started with the journal on. */
+int rk_array_journaled(const rk_array *a);
+/* ON 0 turns the journal off for the writes of this open (benchmarks
+ * measuring its cost; call before the first write).  Never for real use:
+ * it reopens the write hole. */
+void rk_array_set_journal(rk_array *a, int on);
 
 #endif

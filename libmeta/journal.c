@@ -1,0 +1,241 @@
+/* journal.c: the write journal record codec and the replay overlay device
+ * (rk_journal.h, spec/journal.md). */
+#include "rk_journal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "rk_le.h"
+
+/* Header field offsets (spec/journal.md). */
+enum {
+	J_MAGIC = 0, J_VERSION = 8, J_KIND = 12, J_CRC = 16, J_ROLE = 20, J_NROLES = 24, J_NSEGS = 28,
+	J_SEQ = 32, J_PAYLOAD = 40, J_UUID = 48, J_PARTS = 64, J_SEGS = 64 + RK_JNL_PARTS_BYTES,
+};
+#define J_VERSION_1 1u
+
+_Static_assert(J_SEGS + RK_JNL_MAX_SEGS * 16 <= RK_JNL_HDR, "journal header overflows");
+
+static uint32_t rec_crc(const uint8_t *rec, uint64_t payload)
+{
+	static const uint8_t zero4[4];
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, rec, J_CRC);
+	c = crc32(c, zero4, 4);
+	c = crc32(c, rec + J_CRC + 4, RK_JNL_HDR - J_CRC - 4);
+	/* payloads are bounded by the journal size (< 4 GiB), but feed in pieces anyway */
+	const uint8_t *p = rec + RK_JNL_HDR;
+	while (payload) {
+		uInt n = payload > (1u << 30) ? (1u << 30) : (uInt)payload;
+		c = crc32(c, p, n);
+		p += n;
+		payload -= n;
+	}
+	return (uint32_t)c;
+}
+
+rk_err rk_jrec_encode(const struct rk_jrec *h, uint8_t *rec)
+{
+	if (h->nsegs > RK_JNL_MAX_SEGS || (h->kind != RK_JREC_DATA && h->kind != RK_JREC_INTENT))
+		return rk_fail(RK_E_INVAL, "journal: bad record (%u segments, kind %u)", h->nsegs, h->kind);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < h->nsegs; i++)
+		if (rk_add_ovf(sum, h->seg[i].len, &sum))
+			return rk_fail(RK_E_INVAL, "journal: segment lengths overflow");
+	if (h->kind == RK_JREC_DATA ? sum != h->payload : h->payload != 0)
+		return rk_fail(RK_E_INVAL, "journal: payload %llu does not match the segments (%llu)",
+		               (unsigned long long)h->payload, (unsigned long long)sum);
+	memset(rec, 0, RK_JNL_HDR);
+	memcpy(rec + J_MAGIC, RK_JNL_MAGIC, 8);
+	rk_put_le32(rec + J_VERSION, J_VERSION_1);
+	rk_put_le32(rec + J_KIND, h->kind);
+	rk_put_le32(rec + J_ROLE, h->role);
+	rk_put_le32(rec + J_NROLES, h->nroles);
+	rk_put_le32(rec + J_NSEGS, h->nsegs);
+	rk_put_le64(rec + J_SEQ, h->seq);
+	rk_put_le64(rec + J_PAYLOAD, h->payload);
+	memcpy(rec + J_UUID, h->array_uuid, 16);
+	memcpy(rec + J_PARTS, h->parts, RK_JNL_PARTS_BYTES);
+	for (uint32_t i = 0; i < h->nsegs; i++) {
+		rk_put_le64(rec + J_SEGS + 16 * i, h->seg[i].off);
+		rk_put_le64(rec + J_SEGS + 16 * i + 8, h->seg[i].len);
+	}
+	rk_put_le32(rec + J_CRC, rec_crc(rec, h->payload));
+	return RK_OK;
+}
+
+rk_err rk_jrec_decode(struct rk_jrec *h, const uint8_t *hdr, uint64_t jsize, uint64_t member_size,
+                      uint64_t vol_size, uint32_t nroles, uint32_t role, const uint8_t *array_uuid)
+{
+	memset(h, 0, sizeof *h);
+	if (memcmp(hdr + J_MAGIC, RK_JNL_MAGIC, 8))
+		return rk_fail(RK_E_NOSB, "journal: no record");
+	if (rk_get_le32(hdr + J_VERSION) != J_VERSION_1)
+		return rk_fail(RK_E_CORRUPT, "journal: record version %u unknown", rk_get_le32(hdr + J_VERSION));
+	h->kind = rk_get_le32(hdr + J_KIND);
+	h->role = rk_get_le32(hdr + J_ROLE);
+	h->nroles = rk_get_le32(hdr + J_NROLES);
+	h->nsegs = rk_get_le32(hdr + J_NSEGS);
+	h->seq = rk_get_le64(hdr + J_SEQ);
+	h->payload = rk_get_le64(hdr + J_PAYLOAD);
+	memcpy(h->array_uuid, hdr + J_UUID, 16);
+	memcpy(h->parts, hdr + J_PARTS, RK_JNL_PARTS_BYTES);
+	if (h->kind != RK_JREC_DATA && h->kind != RK_JREC_INTENT)
+		return rk_fail(RK_E_CORRUPT, "journal: record kind %u unknown", h->kind);
+	if (memcmp(h->array_uuid, array_uuid, 16))
+		return rk_fail(RK_E_NOSB, "journal: record of another array");
+	if (h->role != role || h->nroles != nroles)
+		return rk_fail(RK_E_CORRUPT, "journal: record for role %u of %u, read from role %u of %u", h->role,
+		               h->nroles, role, nroles);
+	if (h->nsegs > RK_JNL_MAX_SEGS)
+		return rk_fail(RK_E_CORRUPT, "journal: %u segments (at most %u)", h->nsegs, RK_JNL_MAX_SEGS);
+	if (jsize < RK_JNL_HDR || h->payload > jsize - RK_JNL_HDR)
+		return rk_fail(RK_E_CORRUPT, "journal: payload %llu does not fit the %llu-byte journal",
+		               (unsigned long long)h->payload, (unsigned long long)jsize);
+	if (!rk_jrec_part(h, role))
+		return rk_fail(RK_E_CORRUPT, "journal: record does not list its own role %u", role);
+	for (uint32_t r = nroles; r < RK_JNL_PARTS_BYTES * 8; r++)
+		if (rk_jrec_part(h, r))
+			return rk_fail(RK_E_CORRUPT, "journal: participant %u past the %u roles", r, nroles);
+	uint64_t sum = 0, lim = h->kind == RK_JREC_DATA ? member_size : vol_size;
+	for (uint32_t i = 0; i < h->nsegs; i++) {
+		uint64_t off = rk_get_le64(hdr + J_SEGS + 16 * i), len = rk_get_le64(hdr + J_SEGS + 16 * i + 8), end;
+		if (len == 0 || rk_add_ovf(off, len, &end) || end > lim || rk_add_ovf(sum, len, &sum))
+			return rk_fail(RK_E_CORRUPT, "journal: segment %u (%llu+%llu) outside the %llu-byte %s", i,
+			               (unsigned long long)off, (unsigned long long)len, (unsigned long long)lim,
+			               h->kind == RK_JREC_DATA ? "data area" : "volume");
+		h->seg[i].off = off;
+		h->seg[i].len = len;
+	}
+	if (h->kind == RK_JREC_DATA ? sum != h->payload : h->payload != 0)
+		return rk_fail(RK_E_CORRUPT, "journal: payload %llu does not match the segments (%llu)",
+		               (unsigned long long)h->payload, (unsigned long long)sum);
+	return RK_OK;
+}
+
+int rk_jrec_verify(const struct rk_jrec *h, const uint8_t *rec)
+{
+	return rk_get_le32(rec + J_CRC) == rec_crc(rec, h->payload);
+}
+
+rk_err rk_jrec_read(rk_dev *dev, uint64_t joff, uint64_t jsize, uint64_t member_size, uint64_t vol_size,
+                    uint32_t nroles, uint32_t role, const uint8_t *array_uuid, struct rk_jrec *h, uint8_t **rec)
+{
+	*rec = NULL;
+	uint64_t end;
+	if (jsize < RK_JNL_HDR || rk_add_ovf(joff, jsize, &end) || end > rk_dev_size(dev))
+		return rk_fail(RK_E_CORRUPT, "%s: journal area %llu+%llu is not on the member", rk_dev_path(dev),
+		               (unsigned long long)joff, (unsigned long long)jsize);
+	uint8_t *hdr = malloc(RK_JNL_HDR);
+	if (!hdr)
+		return rk_fail(RK_E_NOMEM, "journal: out of memory");
+	rk_err e = rk_dev_pread(dev, hdr, RK_JNL_HDR, joff);
+	if (!e)
+		e = rk_jrec_decode(h, hdr, jsize, member_size, vol_size, nroles, role, array_uuid);
+	if (e) {
+		free(hdr);
+		return e;
+	}
+	uint8_t *full = realloc(hdr, (size_t)(RK_JNL_HDR + h->payload));
+	if (!full) {
+		free(hdr);
+		return rk_fail(RK_E_NOMEM, "journal: out of memory");
+	}
+	if (h->payload && (e = rk_dev_pread(dev, full + RK_JNL_HDR, (size_t)h->payload, joff + RK_JNL_HDR))) {
+		free(full);
+		return e;
+	}
+	if (!rk_jrec_verify(h, full)) {
+		free(full);
+		return rk_fail(RK_E_NOSB, "%s: journal record %llu fails its CRC (torn or partial)", rk_dev_path(dev),
+		               (unsigned long long)h->seq);
+	}
+	*rec = full;
+	return RK_OK;
+}
+
+/* ---- overlay device ---- */
+
+struct patch {
+	uint64_t off;
+	size_t len;
+	uint8_t *data;
+};
+
+struct overlay {
+	rk_dev *lower;
+	struct patch *p;
+	size_t n, cap;
+};
+
+static rk_err ov_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	struct overlay *o = rk_dev_priv(d);
+	rk_err e = rk_dev_pread(o->lower, buf, len, off);
+	if (e)
+		return e;
+	uint64_t end = off + len;
+	for (size_t i = 0; i < o->n; i++) {   /* in write order: the latest wins */
+		const struct patch *p = &o->p[i];
+		uint64_t a = p->off > off ? p->off : off, pe = p->off + p->len, b = pe < end ? pe : end;
+		if (a < b)
+			memcpy((uint8_t *)buf + (a - off), p->data + (a - p->off), (size_t)(b - a));
+	}
+	return RK_OK;
+}
+
+static rk_err ov_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
+{
+	struct overlay *o = rk_dev_priv(d);
+	if (o->n == o->cap) {
+		size_t nc = o->cap ? o->cap * 2 : 16;
+		struct patch *np = realloc(o->p, nc * sizeof *np);
+		if (!np)
+			return rk_fail(RK_E_NOMEM, "overlay: out of memory");
+		o->p = np;
+		o->cap = nc;
+	}
+	uint8_t *copy = malloc(len);
+	if (!copy)
+		return rk_fail(RK_E_NOMEM, "overlay: out of memory");
+	memcpy(copy, buf, len);
+	o->p[o->n++] = (struct patch){ .off = off, .len = len, .data = copy };
+	return RK_OK;
+}
+
+static rk_err ov_flush(rk_dev *d)
+{
+	(void)d;
+	return RK_OK;
+}
+
+static void ov_close(rk_dev *d)
+{
+	struct overlay *o = rk_dev_priv(d);
+	for (size_t i = 0; i < o->n; i++)
+		free(o->p[i].data);
+	free(o->p);
+	free(o);
+}
+
+static const struct rk_dev_ops overlay_ops = {
+	.name = "overlay", .pread = ov_pread, .pwrite = ov_pwrite, .flush = ov_flush, .close = ov_close,
+};
+
+rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower)
+{
+	*out = NULL;
+	struct overlay *o = calloc(1, sizeof *o);
+	if (!o)
+		return rk_fail(RK_E_NOMEM, "overlay: out of memory");
+	o->lower = lower;
+	rk_err e = rk_dev_new(out, &overlay_ops, o, rk_dev_path(lower), rk_dev_size(lower), rk_dev_sector(lower), 1);
+	if (e)
+		return e;
+	dev_t dn;
+	ino_t ino;
+	if (rk_dev_identity(lower, &dn, &ino))
+		rk_dev_set_identity(*out, dn, ino, rk_dev_is_blockdev(lower));
+	return RK_OK;
+}

@@ -1,0 +1,89 @@
+/* rk_journal.h: the write journal's on-disk record and the overlay device
+ * used to replay it without writing (spec/journal.md).
+ *
+ * Each member has one journal slot at its superblock's journal_offset.  A
+ * record is a 4096-byte header, then the payload: for a DATA record the new
+ * bytes of every segment this member is about to write in place, in segment
+ * order; an INTENT record (mirrors) has no payload, its segments are volume
+ * byte ranges to resync.  One CRC-32 (zlib) covers the header (CRC field
+ * zeroed) and the payload, so a torn or partial record never validates.
+ * Everything read back is untrusted: rk_jrec_decode bounds-checks every
+ * field before the caller reads or replays a byte.
+ */
+#ifndef RK_JOURNAL_H
+#define RK_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_dev.h"
+#include "rk_err.h"
+
+#define RK_JNL_MAGIC      "RKJRNL01"
+#define RK_JNL_HDR        4096u
+#define RK_JNL_MAX_SEGS   200u
+#define RK_JNL_PARTS_BYTES 256u          /* participant bitmap: 2048 roles */
+#define RK_JNL_MIN_SIZE   (64u * 1024u)  /* smallest usable journal area */
+
+enum rk_jrec_kind { RK_JREC_DATA = 1, RK_JREC_INTENT = 2 };
+
+struct rk_jseg {
+	uint64_t off;   /* DATA: member data-area offset; INTENT: volume offset */
+	uint64_t len;
+};
+
+struct rk_jrec {
+	uint32_t kind;
+	uint32_t role;                  /* the member this record is for */
+	uint32_t nroles;
+	uint64_t seq;                   /* increases within a write session */
+	uint8_t  array_uuid[16];
+	uint8_t  parts[RK_JNL_PARTS_BYTES];  /* bit r: role r has a record of this seq */
+	uint32_t nsegs;
+	uint64_t payload;               /* DATA: sum of segment lengths; INTENT: 0 */
+	struct rk_jseg seg[RK_JNL_MAX_SEGS];
+};
+
+static inline int rk_jrec_part(const struct rk_jrec *h, uint32_t r)
+{
+	return r < RK_JNL_PARTS_BYTES * 8 && (h->parts[r / 8] >> (r % 8)) & 1;
+}
+static inline void rk_jrec_set_part(struct rk_jrec *h, uint32_t r)
+{
+	if (r < RK_JNL_PARTS_BYTES * 8)
+		h->parts[r / 8] |= (uint8_t)(1u << (r % 8));
+}
+
+/* Encodes H into REC[0, RK_JNL_HDR) and computes the CRC over the header
+ * and the H->payload bytes already at REC + RK_JNL_HDR.  H->payload must be
+ * the sum of the segment lengths for DATA, 0 for INTENT; nsegs <= MAX. */
+rk_err rk_jrec_encode(const struct rk_jrec *h, uint8_t *rec);
+
+/* Decodes the header in HDR (RK_JNL_HDR bytes) into H and checks it
+ * against what it must describe: a journal of JSIZE bytes (the whole record
+ * must fit), member data areas of MEMBER_SIZE bytes (DATA segments) or a
+ * volume of VOL_SIZE bytes (INTENT segments), NROLES roles, ROLE the member
+ * it was read from, ARRAY_UUID.  RK_E_NOSB for an empty or foreign slot
+ * (no magic), RK_E_CORRUPT with a sentence otherwise.  The CRC is checked
+ * by rk_jrec_verify once the payload is read. */
+rk_err rk_jrec_decode(struct rk_jrec *h, const uint8_t *hdr, uint64_t jsize, uint64_t member_size,
+                      uint64_t vol_size, uint32_t nroles, uint32_t role, const uint8_t *array_uuid);
+
+/* 1 when REC (RK_JNL_HDR + h->payload bytes, H decoded from it) carries a
+ * valid CRC. */
+int rk_jrec_verify(const struct rk_jrec *h, const uint8_t *rec);
+
+/* Reads and validates the record in the slot at JOFF (JSIZE bytes) of DEV.
+ * On RK_OK *REC holds the whole record (malloc'ed, RK_JNL_HDR + payload).
+ * RK_E_NOSB: no valid record (empty, torn, foreign, stale); RK_E_IO etc.
+ * on a read failure. */
+rk_err rk_jrec_read(rk_dev *dev, uint64_t joff, uint64_t jsize, uint64_t member_size, uint64_t vol_size,
+                    uint32_t nroles, uint32_t role, const uint8_t *array_uuid, struct rk_jrec *h, uint8_t **rec);
+
+/* An overlay over LOWER: reads see LOWER with every write made through the
+ * overlay applied on top (kept in memory, latest wins); nothing reaches
+ * LOWER.  Used to replay a journal on an array opened read-only.  LOWER is
+ * not owned (it must outlive the overlay).  Path, size, sector, identity
+ * are LOWER's; the overlay is writable. */
+rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower);
+
+#endif

@@ -22,24 +22,25 @@ const char *rk_print_time(uint64_t epoch, char *buf, size_t len)
 	return buf;
 }
 
-const char *rk_print_size(uint64_t bytes, char *buf, size_t len)
+const char *rk_size_words(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
 	int u = 0;
-	uint64_t v = bytes;
 	while (v >= 1024 && u < 6) {
 		v /= 1024;
 		u++;
 	}
 	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " bytes", bytes);
-	else {
-		double d = (double)bytes;
-		for (int k = 0; k < u; k++)
-			d /= 1024.0;
-		snprintf(buf, len, "%.1f %s", d, unit[u]);
-	}
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
 	return buf;
+}
+
+const char *rk_print_size(uint64_t bytes, char *buf, size_t len)
+{
+	return rk_size_words(bytes, buf, len);
 }
 
 static const char *uuid_txt(const uint8_t u[16], char buf[37])
@@ -68,12 +69,10 @@ static const char *level_txt(int32_t level, char *buf, size_t len)
 	return buf;
 }
 
-static void print_geom_text(FILE *f, const char *ind, const char *title, const struct rk_geom_desc *g,
-                            uint32_t layout_fallback)
+static void print_geom_text(FILE *f, const char *ind, const char *title, const struct rk_geom_desc *g)
 {
 	char lv[32], lay[48];
 	const char *ln = rk_layout_name(g->level, g->layout, lay, sizeof lay);
-	(void)layout_fallback;
 	fprintf(f, "%s%-14s: %s, layout %s (%u), chunk %" PRIu64 ", %u roles, data offset %" PRIu64
 	        ", data size %" PRIu64 "\n", ind, title, level_txt(g->level, lv, sizeof lv),
 	        ln && *ln ? ln : "-", g->layout, g->chunk, g->nroles, g->data_offset, g->data_size);
@@ -94,7 +93,7 @@ void rk_print_sb_text(FILE *f, const struct rk_sb *sb, const char *ind)
 	fprintf(f, "%slayout        : %s (%u)\n", ind, layout_txt(sb, b1, sizeof b1), sb->layout);
 	if (sb->chunk)
 		fprintf(f, "%schunk         : %" PRIu64 " bytes (%s)\n", ind, sb->chunk,
-		        rk_print_size(sb->chunk, b2, sizeof b2));
+		        rk_size_words(sb->chunk, b2, sizeof b2));
 	else
 		fprintf(f, "%schunk         : none (not striped)\n", ind);
 	fprintf(f, "%sroles         : %u (table entries %u)\n", ind, sb->nroles, sb->nentries);
@@ -103,9 +102,9 @@ void rk_print_sb_text(FILE *f, const struct rk_sb *sb, const char *ind)
 	        sb->array_state == RK_ARRAY_ACTIVE ? " (open for writing: parity may lag)" : "");
 	fprintf(f, "%sdata offset   : %" PRIu64 "\n", ind, sb->data_offset);
 	fprintf(f, "%sdata size     : %" PRIu64 " bytes (%s) per member\n", ind, sb->data_size,
-	        rk_print_size(sb->data_size, b1, sizeof b1));
+	        rk_size_words(sb->data_size, b1, sizeof b1));
 	fprintf(f, "%svolume size   : %" PRIu64 " bytes (%s)\n", ind, sb->volume_size,
-	        rk_print_size(sb->volume_size, b1, sizeof b1));
+	        rk_size_words(sb->volume_size, b1, sizeof b1));
 	fprintf(f, "%sdevice size   : %" PRIu64 " bytes when written\n", ind, sb->dev_size);
 	fprintf(f, "%scopy offset   : %" PRIu64 " (%u bytes)\n", ind, sb->sb_offset, sb->sb_bytes);
 	fprintf(f, "%screated       : %s\n", ind, rk_print_time(sb->ctime, t1, sizeof t1));
@@ -119,7 +118,7 @@ void rk_print_sb_text(FILE *f, const struct rk_sb *sb, const char *ind)
 		fprintf(f, "%sjournal       : offset %" PRIu64 ", %" PRIu64 " bytes\n", ind,
 		        sb->journal_offset, sb->journal_size);
 	if (sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
-		print_geom_text(f, ind, "reshape to", &sb->reshape_new, sb->layout);
+		print_geom_text(f, ind, "reshape to", &sb->reshape_new);
 		fprintf(f, "%sreshape at    : %" PRIu64 " volume bytes done%s\n", ind, sb->reshape_pos,
 		        sb->reshape_flags & RK_RESHAPE_BACKWARDS ? " (backwards, from the end)" : "");
 	}
@@ -326,120 +325,262 @@ void rk_print_probe_json(rk_json *j, const struct rk_probe_result *r)
 	rk_json_obj_end(j);
 }
 
-void rk_print_member_text(FILE *f, const struct rk_member *m, const char *ind)
+/* ---- discovery: members, arrays, the whole set (the raid-assemble report) ---- */
+
+static int uuid_zero(const uint8_t *u)
 {
-	char role[32];
-	if (m->role >= 0)
-		snprintf(role, sizeof role, "role %lld", (long long)m->role);
-	else
-		snprintf(role, sizeof role, "no role");
-	fprintf(f, "%s%-9s %-9s %s: %s\n", I(ind), rk_member_class_name(m->cls), role,
-	        m->path ? m->path : "(none)", m->reason);
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
 }
 
-void rk_print_member_json(rk_json *j, const struct rk_member *m)
+static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
+{
+	for (uint32_t i = 0; i < d->narrays; i++)
+		if (!memcmp(d->arrays[i].uuid, uuid, 16))
+			return (int)i;
+	return -1;
+}
+
+int rk_print_lists_left(const struct rk_discovery *d, uint32_t a, const struct rk_member *m)
+{
+	if (!m->path)
+		return 0;
+	if (m->array_idx >= 0 && (uint32_t)m->array_idx < d->narrays)
+		return (uint32_t)m->array_idx == a;
+	if (m->has_sb) {
+		int i = array_index_of(d, m->array_uuid);
+		if (i >= 0 && (uint32_t)i != a)
+			return 0;
+	}
+	return 1;
+}
+
+/* "clean|degraded|failed" as the contract has it; a conflict cannot run. */
+static const char *state_word(const struct rk_array_info *a)
+{
+	switch (a->state) {
+	case RK_ASTATE_CLEAN: return "clean";
+	case RK_ASTATE_DEGRADED: return "degraded";
+	default: return "failed";
+	}
+}
+
+/* One member object; DETAIL adds what only an examination wants (the
+ * array it names, the foreign metadata type). */
+static void member_json(rk_json *j, const struct rk_member *m, int64_t role, const char *state,
+                        const char *reason, int detail)
 {
 	rk_json_obj_begin(j);
 	rk_json_key(j, "role");
-	if (m->role >= 0)
-		rk_json_i64(j, m->role);
+	if (role >= 0)
+		rk_json_i64(j, role);
 	else
 		rk_json_null(j);
 	rk_json_kstr(j, "path", m->path);
 	rk_json_key(j, "uuid");
-	if (m->has_sb || m->cls == RK_MEMBER_MISSING)
+	if (m->sb && !uuid_zero(m->member_uuid))
 		rk_json_uuid(j, m->member_uuid);
 	else
 		rk_json_null(j);
 	rk_json_key(j, "events");
-	if (m->has_sb)
+	if (m->sb)
 		rk_json_u64(j, m->events);
 	else
 		rk_json_null(j);
-	rk_json_kstr(j, "state", rk_member_class_name(m->cls));
-	rk_json_kstr(j, "reason", m->reason);
-	if (m->has_sb) {
+	rk_json_kstr(j, "state", state);
+	rk_json_kstr(j, "reason", reason && *reason ? reason : NULL);
+	if (detail && m->has_sb) {
 		rk_json_key(j, "array_uuid");
 		rk_json_uuid(j, m->array_uuid);
 	}
-	if (m->foreign_type[0])
+	if (detail && m->foreign_type[0])
 		rk_json_kstr(j, "foreign_type", m->foreign_type);
 	rk_json_obj_end(j);
 }
 
-/* Paths of D not used by array AI: its own left-overs and the unrelated. */
-static int left_for(const struct rk_member *m, uint32_t ai)
+/* A role with no usable member: its UUID as the array's table has it. */
+static void missing_json(rk_json *j, const struct rk_array_info *a, uint32_t r)
 {
-	return m->array_idx < 0 || (uint32_t)m->array_idx == ai;
+	const struct rk_sb *sb = a->sb;
+	rk_json_obj_begin(j);
+	rk_json_ki64(j, "role", r);
+	rk_json_kstr(j, "path", NULL);
+	rk_json_key(j, "uuid");
+	if (sb && r < sb->nentries && !uuid_zero(sb->roles[r].member_uuid))
+		rk_json_uuid(j, sb->roles[r].member_uuid);
+	else
+		rk_json_null(j);
+	rk_json_key(j, "events");
+	rk_json_null(j);
+	rk_json_kstr(j, "state", "missing");
+	rk_json_kstr(j, "reason", a->roles[r].reason[0] ? a->roles[r].reason : NULL);
+	rk_json_obj_end(j);
 }
 
-void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, const char *ind)
+void rk_print_member_json(rk_json *j, const struct rk_member *m)
 {
-	const struct rk_array_info *a = &d->arrays[ai];
-	char u[37], lv[32], lay[48], sz[32];
-	ind = I(ind);
-	fprintf(f, "%sarray %s%s%s%s\n", ind, uuid_txt(a->uuid, u), a->name[0] ? " \"" : "", a->name,
-	        a->name[0] ? "\"" : "");
-	if (a->sb) {
-		fprintf(f, "%s  %s, layout %s, chunk %" PRIu64 ", %u roles, volume %" PRIu64 " bytes (%s), events %" PRIu64 "\n",
-		        ind, level_txt(a->sb->level, lv, sizeof lv), layout_txt(a->sb, lay, sizeof lay),
-		        a->sb->chunk, a->nroles, a->sb->volume_size,
-		        rk_print_size(a->sb->volume_size, sz, sizeof sz), a->sb->events);
+	member_json(j, m, m->role, rk_member_class_name(m->cls), m->reason, 1);
+}
+
+static void left_line(FILE *f, const char *ind, const char *path, const char *state, const char *reason)
+{
+	fprintf(f, "%s%s: %s%s%s\n", ind, path, state, *reason ? ": " : "", reason);
+}
+
+void rk_print_member_text(FILE *f, const struct rk_member *m, const char *ind)
+{
+	left_line(f, I(ind), m->path ? m->path : "(none)", rk_member_class_name(m->cls), m->reason);
+}
+
+/* Calls FN for every active member of the other arrays of D: a path given
+ * with array A that serves another array, reported under A as foreign. */
+typedef void foreign_fn(void *ctx, const struct rk_member *m, const char *why);
+static void each_foreign(const struct rk_discovery *d, uint32_t a, foreign_fn *fn, void *ctx)
+{
+	for (uint32_t b = 0; b < d->narrays; b++) {
+		if (b == a)
+			continue;
+		char u[37], why[128];
+		uuid_txt(d->arrays[b].uuid, u);
+		for (uint32_t r = 0; r < d->arrays[b].nroles; r++) {
+			const struct rk_member *m = &d->arrays[b].roles[r];
+			if (m->cls != RK_MEMBER_ACTIVE || !m->path)
+				continue;
+			snprintf(why, sizeof why, "member of array %s, role %u", u, r);
+			fn(ctx, m, why);
+		}
 	}
-	fprintf(f, "%s  state %s: %s\n", ind, rk_astate_name(a->state), a->why);
-	char sub[64];
-	snprintf(sub, sizeof sub, "%s  ", ind);
-	for (uint32_t r = 0; r < a->nroles; r++)
-		rk_print_member_text(f, &a->roles[r], sub);
-	for (uint32_t i = 0; i < d->nleft; i++)
-		if (left_for(&d->left[i], ai))
-			rk_print_member_text(f, &d->left[i], sub);
+}
+
+static void foreign_json(void *ctx, const struct rk_member *m, const char *why)
+{
+	member_json(ctx, m, -1, "foreign", why, 0);
 }
 
 void rk_print_array_json(rk_json *j, const struct rk_discovery *d, uint32_t ai)
 {
 	const struct rk_array_info *a = &d->arrays[ai];
-	char lay[48];
+	const struct rk_sb *sb = a->sb;
+	char buf[64];
 	rk_json_obj_begin(j);
 	rk_json_key(j, "uuid");
 	rk_json_uuid(j, a->uuid);
 	rk_json_kstr(j, "name", a->name);
-	if (a->sb) {
-		rk_json_kstr(j, "level", rk_level_name(a->sb->level));
-		rk_json_kstr(j, "layout", layout_txt(a->sb, lay, sizeof lay));
-		rk_json_ku64(j, "chunk", a->sb->chunk);
-		rk_json_ku64(j, "volume_size", a->sb->volume_size);
-		rk_json_ku64(j, "events", a->sb->events);
+	if (sb) {
+		rk_json_kstr(j, "level", rk_level_name(sb->level));
+		rk_json_kstr(j, "layout", rk_layout_name(sb->level, sb->layout, buf, sizeof buf));
+		rk_json_ku64(j, "chunk", sb->chunk);
+		rk_json_ku64(j, "volume_size", sb->volume_size);
+		rk_json_ku64(j, "events", sb->events);
+		rk_json_kbool(j, "unclean", sb->array_state == RK_ARRAY_ACTIVE);
 	}
 	rk_json_ku64(j, "members_total", a->nroles);
 	rk_json_ku64(j, "members_active", a->nactive);
-	rk_json_kstr(j, "state", rk_astate_name(a->state));
-	rk_json_kstr(j, "why", a->why);
+	rk_json_kstr(j, "state", state_word(a));
+	rk_json_kbool(j, "conflict", a->state == RK_ASTATE_CONFLICT);
+	rk_json_kstr(j, "why", a->why[0] ? a->why : NULL);
 	rk_json_key(j, "members");
 	rk_json_arr_begin(j);
-	for (uint32_t r = 0; r < a->nroles; r++)
-		rk_print_member_json(j, &a->roles[r]);
-	for (uint32_t i = 0; i < d->nleft; i++)
-		if (left_for(&d->left[i], ai))
-			rk_print_member_json(j, &d->left[i]);
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		const struct rk_member *m = &a->roles[r];
+		if (m->cls == RK_MEMBER_ACTIVE && m->path)
+			member_json(j, m, r, "active", m->reason, 0);
+		else
+			missing_json(j, a, r);
+	}
+	for (uint32_t i = 0; i < d->nleft; i++) {
+		const struct rk_member *m = &d->left[i];
+		if (rk_print_lists_left(d, ai, m))
+			member_json(j, m, m->role, rk_member_class_name(m->cls), m->reason, 0);
+	}
+	each_foreign(d, ai, foreign_json, j);
 	rk_json_arr_end(j);
 	rk_json_obj_end(j);
 }
 
+struct left_text {
+	FILE *f;
+	const char *ind;
+	int header;
+};
+
+static void left_text(struct left_text *lt, const char *path, const char *state, const char *reason)
+{
+	if (!lt->header++)
+		fprintf(lt->f, "%s  left out:\n", lt->ind);
+	char sub[64];
+	snprintf(sub, sizeof sub, "%s    ", lt->ind);
+	left_line(lt->f, sub, path, state, reason);
+}
+
+static void foreign_text(void *ctx, const struct rk_member *m, const char *why)
+{
+	left_text(ctx, m->path, "foreign", why);
+}
+
+void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, const char *ind)
+{
+	const struct rk_array_info *a = &d->arrays[ai];
+	const struct rk_sb *sb = a->sb;
+	char u[37], lv[32], lay[64], vs[32], ch[32];
+	ind = I(ind);
+	fprintf(f, "%sarray %s", ind, uuid_txt(a->uuid, u));
+	if (a->name[0])
+		fprintf(f, " \"%s\"", a->name);
+	fputc('\n', f);
+	if (sb)
+		fprintf(f, "%s  %s %s, chunk %s, %u roles, volume %" PRIu64 " bytes (%s), events %" PRIu64 "\n", ind,
+		        level_txt(sb->level, lv, sizeof lv), rk_layout_name(sb->level, sb->layout, lay, sizeof lay),
+		        rk_size_words(sb->chunk, ch, sizeof ch), a->nroles, sb->volume_size,
+		        rk_size_words(sb->volume_size, vs, sizeof vs), sb->events);
+	fprintf(f, "%s  state %s", ind, a->state == RK_ASTATE_CONFLICT ? "failed (conflicting metadata)" : state_word(a));
+	if (a->why[0])
+		fprintf(f, ": %s", a->why);
+	fputc('\n', f);
+	if (sb && sb->array_state == RK_ARRAY_ACTIVE)
+		fprintf(f, "%s  note: the array was not shut down cleanly (a write may have been in flight)\n", ind);
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		const struct rk_member *m = &a->roles[r];
+		if (m->cls == RK_MEMBER_ACTIVE && m->path) {
+			fprintf(f, "%s  role %-3u %s (events %" PRIu64 ")\n", ind, r, m->path, m->events);
+		} else {
+			/* discovery's sentence starts "role N: "; the line says it already */
+			const char *why = m->reason;
+			char pre[32];
+			int k = snprintf(pre, sizeof pre, "role %u: ", r);
+			if (k > 0 && !strncmp(why, pre, (size_t)k))
+				why += k;
+			fprintf(f, "%s  role %-3u missing%s%s\n", ind, r, *why ? ": " : "", why);
+		}
+	}
+	struct left_text lt = { f, ind, 0 };
+	for (uint32_t i = 0; i < d->nleft; i++) {
+		const struct rk_member *m = &d->left[i];
+		if (rk_print_lists_left(d, ai, m))
+			left_text(&lt, m->path, rk_member_class_name(m->cls), m->reason);
+	}
+	each_foreign(d, ai, foreign_text, &lt);
+}
+
 void rk_print_discovery_text(FILE *f, const struct rk_discovery *d)
 {
-	for (uint32_t a = 0; a < d->narrays; a++)
+	for (uint32_t a = 0; a < d->narrays; a++) {
+		if (a)
+			fputc('\n', f);
 		rk_print_array_text(f, d, a, "");
-	if (d->narrays == 0) {
-		fprintf(f, "no raidkit array found\n");
+	}
+	if (!d->narrays) {
+		fprintf(f, "no array found\n");
 		for (uint32_t i = 0; i < d->nleft; i++)
-			rk_print_member_text(f, &d->left[i], "  ");
+			if (d->left[i].path)
+				rk_print_member_text(f, &d->left[i], "  ");
 	}
 }
 
-void rk_print_discovery_json(rk_json *j, const struct rk_discovery *d)
+void rk_print_discovery_json_keys(rk_json *j, const struct rk_discovery *d)
 {
-	rk_json_obj_begin(j);
 	rk_json_key(j, "arrays");
 	rk_json_arr_begin(j);
 	for (uint32_t a = 0; a < d->narrays; a++)
@@ -447,9 +588,17 @@ void rk_print_discovery_json(rk_json *j, const struct rk_discovery *d)
 	rk_json_arr_end(j);
 	rk_json_key(j, "unused");
 	rk_json_arr_begin(j);
-	for (uint32_t i = 0; i < d->nleft; i++)
-		if (d->left[i].array_idx < 0)
-			rk_print_member_json(j, &d->left[i]);
+	for (uint32_t i = 0; i < d->nleft; i++) {
+		const struct rk_member *m = &d->left[i];
+		if (m->path)
+			member_json(j, m, m->role, rk_member_class_name(m->cls), m->reason, 0);
+	}
 	rk_json_arr_end(j);
+}
+
+void rk_print_discovery_json(rk_json *j, const struct rk_discovery *d)
+{
+	rk_json_obj_begin(j);
+	rk_print_discovery_json_keys(j, d);
 	rk_json_obj_end(j);
 }

@@ -20,7 +20,11 @@
 
 /* "2024-05-01T12:00:00Z" (UTC, ISO 8601) into BUF (>= 32 bytes); returns BUF. */
 const char *rk_print_time(uint64_t epoch, char *buf, size_t len);
-/* "64 MiB" style size in words (exact bytes are printed beside it). */
+/* A size in words for people, exact bytes being printed beside it where
+ * they matter: "512 B", "64.0 KiB", "58.0 MiB" (powers of 1024, one
+ * decimal).  Returns BUF (>= 16 bytes). */
+const char *rk_size_words(uint64_t bytes, char *buf, size_t len);
+/* The same (kept for callers of the older name). */
 const char *rk_print_size(uint64_t bytes, char *buf, size_t len);
 
 /* One decoded superblock: every field, the role table with states and
@@ -39,23 +43,39 @@ void rk_print_copies_json_keys(rk_json *j, const struct rk_sb_read *rd);
 void rk_print_probe_text(FILE *f, const struct rk_probe_result *r, const char *ind);
 void rk_print_probe_json(rk_json *j, const struct rk_probe_result *r);
 
-/* One member line / object as the contract's raid-assemble report:
- * {"role": N|null, "path": "..."|null, "uuid": "...", "events": N,
- *  "state": "active|missing|stale|duplicate|foreign|unknown|spare",
- *  "reason": "..."} */
-void rk_print_member_text(FILE *f, const struct rk_member *m, const char *ind);
-void rk_print_member_json(rk_json *j, const struct rk_member *m);
-
-/* Array AI of a discovery, as the contract's raid-assemble --json object
- * ({"uuid", "name", "level", "layout", "chunk", "members_total",
- * "volume_size", "state", "why", "members": [roles..., then every path of
- * D not used by this array: its own stale/duplicate/spare members and the
- * paths that belong to no array]}); text: a short report in words. */
+/* The raid-assemble report of a discovery, shared by every tool that shows
+ * how members group into arrays.
+ *
+ * Array AI as the contract's raid-assemble --json object: {"uuid", "name",
+ * "level", "layout", "chunk", "volume_size", "events", "unclean",
+ * "members_total", "members_active", "state": "clean|degraded|failed",
+ * "conflict", "why", "members": [...]}.  "members" lists every role (a role
+ * with no usable member is "missing" with "path" null), then every path left
+ * out under this array (rk_print_lists_left) with its class as "state", then
+ * the members of the other arrays found as "foreign" (role null).  Each
+ * member: {"role": N|null, "path", "uuid", "events", "state", "reason"}.
+ * Text: the same in words ("array UUID "name"", geometry, "state ...", one
+ * line a role, then "left out:" with a reason a path). */
 void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, const char *ind);
 void rk_print_array_json(rk_json *j, const struct rk_discovery *d, uint32_t ai);
 
-/* A whole discovery: {"arrays": [...], "unused": [members of no array]}. */
+/* Whether the report of array A lists left-over path M: every path not used,
+ * except those of another array found in D (listed there).  Tools take it
+ * for their exit status, so that what they report and what they return agree. */
+int rk_print_lists_left(const struct rk_discovery *d, uint32_t a, const struct rk_member *m);
+
+/* A whole discovery.  Text: every array (a blank line between), or "no array
+ * found" and every path with its class and reason.  JSON: keys "arrays":
+ * [...] and "unused": [every path no array uses] into the object J is in
+ * (_keys, for a tool that adds its own keys), or as one object. */
 void rk_print_discovery_text(FILE *f, const struct rk_discovery *d);
+void rk_print_discovery_json_keys(rk_json *j, const struct rk_discovery *d);
 void rk_print_discovery_json(rk_json *j, const struct rk_discovery *d);
+
+/* One path as discovery classed it.  Text: "IND<path>: <class>: <reason>".
+ * JSON: the member object above with its own role and class, plus
+ * "array_uuid" (when it has a superblock) and "foreign_type" (when known). */
+void rk_print_member_text(FILE *f, const struct rk_member *m, const char *ind);
+void rk_print_member_json(rk_json *j, const struct rk_member *m);
 
 #endif

@@ -17,6 +17,7 @@
 #include "rk_create.h"
 #include "rk_geom.h"
 #include "rk_json.h"
+#include "rk_print.h"
 #include "rk_sb.h"
 
 static void usage(void)
@@ -86,22 +87,6 @@ static uint32_t level_redundancy(int32_t level, uint32_t layout, uint32_t n)
 	}
 }
 
-static const char *human(uint64_t b, char *buf, size_t len)
-{
-	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)b;
-	int i = 0;
-	while (v >= 1024.0 && i < 5) {
-		v /= 1024.0;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, len, "%" PRIu64 " B", b);
-	else
-		snprintf(buf, len, "%.1f %s", v, u[i]);
-	return buf;
-}
-
 static void report_json(const struct rk_create_plan *p)
 {
 	char lb[64];
@@ -169,10 +154,10 @@ static void report_human(const struct rk_create_plan *p)
 		printf("  name:        %s\n", p->name);
 	printf("  layout:      %s\n", rk_layout_name(p->level, p->layout, lb, sizeof lb));
 	if (p->chunk)
-		printf("  chunk:       %s\n", human(p->chunk, b1, sizeof b1));
-	printf("  volume size: %s (%" PRIu64 " bytes)\n", human(p->volume_size, b1, sizeof b1), p->volume_size);
-	printf("  data area:   %s per member from byte %" PRIu64 " (%s)\n", human(p->data_size, b1, sizeof b1),
-	       p->data_offset, human(p->data_offset, b2, sizeof b2));
+		printf("  chunk:       %s\n", rk_size_words(p->chunk, b1, sizeof b1));
+	printf("  volume size: %s (%" PRIu64 " bytes)\n", rk_size_words(p->volume_size, b1, sizeof b1), p->volume_size);
+	printf("  data area:   %s per member from byte %" PRIu64 " (%s)\n", rk_size_words(p->data_size, b1, sizeof b1),
+	       p->data_offset, rk_size_words(p->data_offset, b2, sizeof b2));
 	printf("  members:     %u%s\n", p->nroles, p->nmissing ? " (degraded)" : "");
 	for (uint32_t i = 0; i < p->nroles; i++) {
 		const struct rk_create_member *m = &p->members[i];
@@ -180,7 +165,7 @@ static void report_human(const struct rk_create_plan *p)
 			printf("    role %-3u missing\n", i);
 			continue;
 		}
-		printf("    role %-3u %s (%s%s)\n", i, m->path, human(m->dev_size, b1, sizeof b1),
+		printf("    role %-3u %s (%s%s)\n", i, m->path, rk_size_words(m->dev_size, b1, sizeof b1),
 		       m->created ? ", created" : "");
 	}
 	if (p->from_size)
@@ -241,12 +226,8 @@ int main(int argc, char **argv)
 		case O_PROGRESS: force_progress = 1; break;
 		case 'h': usage(); return EX_DONE;
 		case 'V': cli_version(); return EX_DONE;
-		case ':':
-			return cli_usage_error("option %s needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("unknown option -%c", optopt);
-			return cli_usage_error("unknown option %s", argv[optind - 1]);
+			return cli_bad_option(ch, argv);
 		}
 	}
 	if (!level_s)

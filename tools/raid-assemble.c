@@ -1,12 +1,14 @@
 /* raid-assemble: find the members of an array in any order, report what was
  * used and what was left out (and why), and give access to the volume:
- * --export (read-only) and --write.  Policy and presentation only: discovery
- * is rk_discover(), the volume and its superblock protocol rk_array. */
+ * --export (read-only) and --write.  Policy and user interface only:
+ * discovery is rk_discover(), the report rk_print (shared with raid-examine),
+ * the volume and its superblock protocol rk_array. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "rk_discover.h"
 #include "rk_geom.h"
 #include "rk_json.h"
+#include "rk_print.h"
 #include "rk_sb.h"
 
 #define BATCH (8u << 20)   /* export/write transfer size: full stripes on any sane geometry */
@@ -58,60 +61,12 @@ struct opts {
 	uint64_t at, len;
 };
 
-static void uuid_text(const uint8_t *u, char out[37])
-{
-	uuid_unparse_lower(u, out);
-}
-
-static int uuid_zero(const uint8_t *u)
-{
-	for (int i = 0; i < 16; i++)
-		if (u[i])
-			return 0;
-	return 1;
-}
-
 static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
 {
 	for (uint32_t i = 0; i < d->narrays; i++)
 		if (!memcmp(d->arrays[i].uuid, uuid, 16))
 			return (int)i;
 	return -1;
-}
-
-/* Whether left-out path M is reported under array A: everything not used,
- * except paths that belong to another array found here (listed there). */
-static int left_belongs(const struct rk_discovery *d, uint32_t a, const struct rk_member *m)
-{
-	if (!m->path)
-		return 0;
-	if (m->array_idx >= 0 && (uint32_t)m->array_idx < d->narrays)
-		return (uint32_t)m->array_idx == a;
-	if (m->has_sb) {
-		int i = array_index_of(d, m->array_uuid);
-		if (i >= 0 && (uint32_t)i != a)
-			return 0;
-	}
-	return 1;
-}
-
-static const char *level_text(int32_t level, char *buf, size_t n)
-{
-	if (level == RK_LEVEL_LINEAR)
-		snprintf(buf, n, "linear");
-	else
-		snprintf(buf, n, "RAID-%s", rk_level_name(level));
-	return buf;
-}
-
-/* "clean|degraded|failed" as the contract has it; a conflict cannot run. */
-static const char *state_word(const struct rk_array_info *ai)
-{
-	switch (ai->state) {
-	case RK_ASTATE_CLEAN: return "clean";
-	case RK_ASTATE_DEGRADED: return "degraded";
-	default: return "failed";
-	}
 }
 
 static int array_exit(const struct rk_discovery *d, uint32_t a)
@@ -122,7 +77,7 @@ static int array_exit(const struct rk_discovery *d, uint32_t a)
 	if (ai->state == RK_ASTATE_DEGRADED)
 		return EX_REPORT;
 	for (uint32_t i = 0; i < d->nleft; i++)
-		if (left_belongs(d, a, &d->left[i]))
+		if (rk_print_lists_left(d, a, &d->left[i]))
 			return EX_REPORT;
 	for (uint32_t b = 0; b < d->narrays; b++)
 		if (b != a && d->arrays[b].nactive)
@@ -183,192 +138,6 @@ static void force_stale(struct rk_discovery *d, uint32_t a)
 	}
 }
 
-/* ---- the report ---- */
-
-static void json_member(rk_json *j, const struct rk_member *m, int64_t role, const char *state,
-                        const char *reason)
-{
-	rk_json_obj_begin(j);
-	rk_json_key(j, "role");
-	if (role >= 0)
-		rk_json_i64(j, role);
-	else
-		rk_json_null(j);
-	rk_json_kstr(j, "path", m ? m->path : NULL);
-	rk_json_key(j, "uuid");
-	if (m && m->sb && !uuid_zero(m->member_uuid))
-		rk_json_uuid(j, m->member_uuid);
-	else
-		rk_json_null(j);
-	rk_json_key(j, "events");
-	if (m && m->sb)
-		rk_json_u64(j, m->events);
-	else
-		rk_json_null(j);
-	rk_json_kstr(j, "state", state);
-	rk_json_kstr(j, "reason", reason && *reason ? reason : NULL);
-	rk_json_obj_end(j);
-}
-
-static void report_json_array(rk_json *j, const struct rk_discovery *d, uint32_t a)
-{
-	const struct rk_array_info *ai = &d->arrays[a];
-	const struct rk_sb *sb = ai->sb;
-	char buf[64];
-	rk_json_obj_begin(j);
-	rk_json_key(j, "uuid");
-	rk_json_uuid(j, ai->uuid);
-	rk_json_kstr(j, "name", ai->name);
-	if (sb) {
-		rk_json_kstr(j, "level", rk_level_name(sb->level));
-		rk_json_kstr(j, "layout", rk_layout_name(sb->level, sb->layout, buf, sizeof buf));
-		rk_json_ku64(j, "chunk", sb->chunk);
-		rk_json_ku64(j, "volume_size", sb->volume_size);
-		rk_json_ku64(j, "events", sb->events);
-		rk_json_kbool(j, "unclean", sb->array_state == RK_ARRAY_ACTIVE);
-	}
-	rk_json_ku64(j, "members_total", ai->nroles);
-	rk_json_ku64(j, "members_active", ai->nactive);
-	rk_json_kstr(j, "state", state_word(ai));
-	rk_json_kbool(j, "conflict", ai->state == RK_ASTATE_CONFLICT);
-	rk_json_kstr(j, "why", ai->why[0] ? ai->why : NULL);
-	rk_json_key(j, "members");
-	rk_json_arr_begin(j);
-	for (uint32_t r = 0; r < ai->nroles; r++) {
-		const struct rk_member *m = &ai->roles[r];
-		if (m->cls == RK_MEMBER_ACTIVE && m->path) {
-			json_member(j, m, r, "active", m->reason);
-		} else {
-			rk_json_obj_begin(j);
-			rk_json_ki64(j, "role", r);
-			rk_json_kstr(j, "path", NULL);
-			rk_json_key(j, "uuid");
-			if (sb && r < sb->nentries && !uuid_zero(sb->roles[r].member_uuid))
-				rk_json_uuid(j, sb->roles[r].member_uuid);
-			else
-				rk_json_null(j);
-			rk_json_key(j, "events");
-			rk_json_null(j);
-			rk_json_kstr(j, "state", "missing");
-			rk_json_kstr(j, "reason", m->reason[0] ? m->reason : NULL);
-			rk_json_obj_end(j);
-		}
-	}
-	for (uint32_t i = 0; i < d->nleft; i++) {
-		const struct rk_member *m = &d->left[i];
-		if (left_belongs(d, a, m))
-			json_member(j, m, m->role, rk_member_class_name(m->cls), m->reason);
-	}
-	for (uint32_t b = 0; b < d->narrays; b++) {
-		if (b == a)
-			continue;
-		char u[37], why[128];
-		uuid_text(d->arrays[b].uuid, u);
-		for (uint32_t r = 0; r < d->arrays[b].nroles; r++) {
-			const struct rk_member *m = &d->arrays[b].roles[r];
-			if (m->cls != RK_MEMBER_ACTIVE || !m->path)
-				continue;
-			snprintf(why, sizeof why, "member of array %s, role %u", u, r);
-			json_member(j, m, -1, "foreign", why);
-		}
-	}
-	rk_json_arr_end(j);
-	rk_json_obj_end(j);
-}
-
-static void human_size(uint64_t v, char *buf, size_t n)
-{
-	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double x = (double)v;
-	int i = 0;
-	while (x >= 1024 && i < 6) {
-		x /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, n, "%" PRIu64 " B", v);
-	else
-		snprintf(buf, n, "%.1f %s", x, u[i]);
-}
-
-static void report_words_array(FILE *f, const struct rk_discovery *d, uint32_t a)
-{
-	const struct rk_array_info *ai = &d->arrays[a];
-	const struct rk_sb *sb = ai->sb;
-	char u[37], lv[32], lay[64], vs[32], ch[32];
-	uuid_text(ai->uuid, u);
-	fprintf(f, "array %s", u);
-	if (ai->name[0])
-		fprintf(f, " \"%s\"", ai->name);
-	fputc('\n', f);
-	if (sb) {
-		human_size(sb->volume_size, vs, sizeof vs);
-		human_size(sb->chunk, ch, sizeof ch);
-		fprintf(f, "  %s %s, chunk %s, %u roles, volume %" PRIu64 " bytes (%s), events %" PRIu64 "\n",
-		        level_text(sb->level, lv, sizeof lv), rk_layout_name(sb->level, sb->layout, lay, sizeof lay),
-		        ch, ai->nroles, sb->volume_size, vs, sb->events);
-	}
-	fprintf(f, "  state: %s", ai->state == RK_ASTATE_CONFLICT ? "failed (conflicting metadata)" : state_word(ai));
-	if (ai->why[0])
-		fprintf(f, ": %s", ai->why);
-	fputc('\n', f);
-	if (sb && sb->array_state == RK_ARRAY_ACTIVE)
-		fprintf(f, "  note: the array was not shut down cleanly (a write may have been in flight)\n");
-	for (uint32_t r = 0; r < ai->nroles; r++) {
-		const struct rk_member *m = &ai->roles[r];
-		if (m->cls == RK_MEMBER_ACTIVE && m->path) {
-			fprintf(f, "  role %-3u %s (events %" PRIu64 ")\n", r, m->path, m->events);
-		} else {
-			/* discovery's sentence starts "role N: "; the line says it already */
-			const char *why = m->reason;
-			char pre[32];
-			int k = snprintf(pre, sizeof pre, "role %u: ", r);
-			if (k > 0 && !strncmp(why, pre, (size_t)k))
-				why += k;
-			fprintf(f, "  role %-3u missing%s%s\n", r, *why ? ": " : "", why);
-		}
-	}
-	int header = 0;
-	for (uint32_t i = 0; i < d->nleft; i++) {
-		const struct rk_member *m = &d->left[i];
-		if (!left_belongs(d, a, m))
-			continue;
-		if (!header++)
-			fprintf(f, "  left out:\n");
-		fprintf(f, "    %s: %s%s%s\n", m->path, rk_member_class_name(m->cls), m->reason[0] ? ": " : "",
-		        m->reason);
-	}
-	for (uint32_t b = 0; b < d->narrays; b++) {
-		if (b == a)
-			continue;
-		uuid_text(d->arrays[b].uuid, u);
-		for (uint32_t r = 0; r < d->arrays[b].nroles; r++) {
-			const struct rk_member *m = &d->arrays[b].roles[r];
-			if (m->cls != RK_MEMBER_ACTIVE || !m->path)
-				continue;
-			if (!header++)
-				fprintf(f, "  left out:\n");
-			fprintf(f, "    %s: foreign: member of array %s, role %u\n", m->path, u, r);
-		}
-	}
-}
-
-static void report_words(FILE *f, const struct rk_discovery *d)
-{
-	for (uint32_t a = 0; a < d->narrays; a++) {
-		if (a)
-			fputc('\n', f);
-		report_words_array(f, d, a);
-	}
-	if (!d->narrays) {
-		fprintf(f, "no array found\n");
-		for (uint32_t i = 0; i < d->nleft; i++)
-			if (d->left[i].path)
-				fprintf(f, "  %s: %s%s%s\n", d->left[i].path, rk_member_class_name(d->left[i].cls),
-				        d->left[i].reason[0] ? ": " : "", d->left[i].reason);
-	}
-}
-
 /* ---- actions ---- */
 
 struct action_result {
@@ -382,6 +151,19 @@ struct action_result {
 	int ok;
 	char error[512];
 };
+
+/* Keeps the error of an action for the JSON report, prints it and
+ * returns RC. */
+__attribute__((format(printf, 3, 4)))
+static int action_error(struct action_result *res, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(res->error, sizeof res->error, fmt, ap);
+	va_end(ap);
+	cli_err("%s", res->error);
+	return rc;
+}
 
 static int all_zero(const uint8_t *p, size_t n)
 {
@@ -457,9 +239,7 @@ static int do_export(const struct opts *o, const struct rk_array_info *ai, struc
 {
 	rk_array *arr;
 	if (rk_array_open(&arr, ai, RK_ARRAY_RDONLY)) {
-		snprintf(res->error, sizeof res->error, "%s", rk_errmsg());
-		cli_err("%s", rk_errmsg());
-		return EX_FAIL;
+		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	}
 	if (rk_array_was_unclean(arr) && ai->state == RK_ASTATE_DEGRADED)
 		cli_err("warning: the array was not shut down cleanly and is degraded: reconstructed blocks of a "
@@ -488,10 +268,8 @@ static int do_export(const struct opts *o, const struct rk_array_info *ai, struc
 	while (done < res->length) {
 		size_t n = res->length - done < BATCH ? (size_t)(res->length - done) : BATCH;
 		if (rk_array_read(arr, buf, n, res->offset + done)) {
-			snprintf(res->error, sizeof res->error, "reading volume bytes [%" PRIu64 ", +%zu): %s",
-			         res->offset + done, n, rk_errmsg());
-			cli_err("%s", res->error);
-			rc = EX_FAIL;
+			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s",
+			                  res->offset + done, n, rk_errmsg());
 			break;
 		}
 		int wr;
@@ -500,26 +278,18 @@ static int do_export(const struct opts *o, const struct rk_array_info *ai, struc
 		else
 			wr = write_all(fd, buf, n);
 		if (wr) {
-			snprintf(res->error, sizeof res->error, "%s: write failed: %s", o->export_to, strerror(errno));
-			cli_err("%s", res->error);
-			rc = EX_FAIL;
+			rc = action_error(res, EX_FAIL, "%s: write failed: %s", o->export_to, strerror(errno));
 			break;
 		}
 		done += n;
 		cli_progress_update(pg, done);
 	}
-	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length)) {
-		snprintf(res->error, sizeof res->error, "%s: %s", o->export_to, strerror(errno));
-		cli_err("%s", res->error);
-		rc = EX_FAIL;
-	}
-	if (rc == EX_DONE && !tostdout && close(fd)) {
-		snprintf(res->error, sizeof res->error, "%s: %s", o->export_to, strerror(errno));
-		cli_err("%s", res->error);
-		rc = EX_FAIL;
-	} else if (rc != EX_DONE && !tostdout) {
+	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length))
+		rc = action_error(res, EX_FAIL, "%s: %s", o->export_to, strerror(errno));
+	if (rc == EX_DONE && !tostdout && close(fd))
+		rc = action_error(res, EX_FAIL, "%s: %s", o->export_to, strerror(errno));
+	else if (rc != EX_DONE && !tostdout)
 		close(fd);
-	}
 	if (rc == EX_DONE)
 		cli_progress_end(pg);
 	else
@@ -562,8 +332,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	}
 	rk_array *arr;
 	if (rk_array_open(&arr, ai, RK_ARRAY_RDWR)) {
-		snprintf(res->error, sizeof res->error, "%s", rk_errmsg());
-		cli_err("%s", rk_errmsg());
+		action_error(res, EX_FAIL, "%s", rk_errmsg());
 		if (!fromstdin)
 			close(fd);
 		return EX_FAIL;
@@ -591,10 +360,8 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	sigaction(SIGHUP, &sa, &old_hup);
 	for (;;) {
 		if (stop_sig) {
-			snprintf(res->error, sizeof res->error, "interrupted by signal %d after %" PRIu64
-			         " bytes written; closing the array cleanly", (int)stop_sig, done);
-			cli_err("%s", res->error);
-			rc = EX_FAIL;
+			rc = action_error(res, EX_FAIL, "interrupted by signal %d after %" PRIu64
+			                  " bytes written; closing the array cleanly", (int)stop_sig, done);
 			break;
 		}
 		uint64_t room = size - res->offset - done;
@@ -602,9 +369,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 		size_t want = room < BATCH ? (size_t)room + 1 : BATCH;
 		ssize_t n = read_full(fd, buf, want);
 		if (n < 0) {
-			snprintf(res->error, sizeof res->error, "%s: read failed: %s", o->write_from, strerror(errno));
-			cli_err("%s", res->error);
-			rc = EX_FAIL;
+			rc = action_error(res, EX_FAIL, "%s: read failed: %s", o->write_from, strerror(errno));
 			break;
 		}
 		if (n == 0)
@@ -617,10 +382,8 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 			break;
 		}
 		if (rk_array_write(arr, buf, (size_t)n, res->offset + done)) {
-			snprintf(res->error, sizeof res->error, "writing volume bytes [%" PRIu64 ", +%zd): %s",
-			         res->offset + done, n, rk_errmsg());
-			cli_err("%s", res->error);
-			rc = EX_FAIL;
+			rc = action_error(res, EX_FAIL, "writing volume bytes [%" PRIu64 ", +%zd): %s",
+			                  res->offset + done, n, rk_errmsg());
 			break;
 		}
 		done += (uint64_t)n;
@@ -641,9 +404,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	}
 	res->events_after = rk_array_events(arr);
 	if (rk_array_close(arr)) {
-		snprintf(res->error, sizeof res->error, "finishing the write: %s", rk_errmsg());
-		cli_err("%s", res->error);
-		rc = EX_FAIL;
+		rc = action_error(res, EX_FAIL, "finishing the write: %s", rk_errmsg());
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -731,11 +492,8 @@ int main(int argc, char **argv)
 			return cli_usage_error("--rw: goes with --mount, which is not supported yet");
 		case O_HELP: usage(stdout); return EX_DONE;
 		case O_VERSION: cli_version(); return EX_DONE;
-		case ':': return cli_usage_error("%s: needs an argument", argv[optind - 1]);
 		default:
-			if (optopt)
-				return cli_usage_error("-%c: unknown option", optopt);
-			return cli_usage_error("%s: unknown option", argv[optind - 1]);
+			return cli_bad_option(c, argv);
 		}
 	}
 	int nmem = argc - optind;
@@ -784,7 +542,7 @@ int main(int argc, char **argv)
 	 * when stdout carries the volume. */
 	FILE *rep = o.export_to && !strcmp(o.export_to, "-") ? stderr : stdout;
 	if (!o.json) {
-		report_words(rep, d);
+		rk_print_discovery_text(rep, d);
 		fflush(rep);
 	}
 
@@ -796,7 +554,7 @@ int main(int argc, char **argv)
 		rc = EX_FAIL;
 	} else if (o.have_uuid && pick < 0) {
 		char u[37];
-		uuid_text(o.uuid, u);
+		uuid_unparse_lower(o.uuid, u);
 		cli_err("--uuid: no array %s among the members given", u);
 		rc = EX_FAIL;
 	} else if (action && pick < 0) {
@@ -860,18 +618,7 @@ int main(int argc, char **argv)
 			return EX_FAIL;
 		}
 		rk_json_obj_begin(j);
-		rk_json_key(j, "arrays");
-		rk_json_arr_begin(j);
-		for (uint32_t a = 0; a < d->narrays; a++)
-			report_json_array(j, d, a);
-		rk_json_arr_end(j);
-		rk_json_key(j, "unused");
-		rk_json_arr_begin(j);
-		for (uint32_t i = 0; i < d->nleft; i++)
-			if (d->left[i].path)
-				json_member(j, &d->left[i], d->left[i].role, rk_member_class_name(d->left[i].cls),
-				            d->left[i].reason);
-		rk_json_arr_end(j);
+		rk_print_discovery_json_keys(j, d);
 		if (res.kind) {
 			rk_json_key(j, "action");
 			rk_json_obj_begin(j);

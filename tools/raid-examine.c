@@ -210,8 +210,11 @@ static int do_examine(char **paths, uint32_t n, int json)
 		rk_json_free(j);
 	} else if (d->narrays) {
 		printf("as discovery sees these members:\n");
-		for (uint32_t a = 0; a < d->narrays; a++)
+		for (uint32_t a = 0; a < d->narrays; a++) {
+			if (a)
+				printf("\n");
 			rk_print_array_text(stdout, d, a, "  ");
+		}
 	}
 	rk_discovery_free(d);
 	if (fflush(stdout) != 0) {
@@ -357,7 +360,7 @@ int main(int argc, char **argv)
 	uint8_t uuid[16];
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAP:
 			if (cli_parse_size(optarg, &off))
@@ -380,12 +383,8 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			cli_version();
 			return EX_DONE;
-		case ':':
-			return cli_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			if (optopt && optopt < 256)
-				return cli_usage_error("unknown option '-%c'", optopt);
-			return cli_usage_error("unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(c, argv);
 		}
 	}
 	if (optind >= argc)

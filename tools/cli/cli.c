@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,12 +20,18 @@ void cli_init(const char *progname)
 
 const char *cli_prog(void) { return prog; }
 
+/* "TOOL: message" on stderr, without the end of line. */
+static void vmsg(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+}
+
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -32,9 +39,8 @@ void cli_err(const char *fmt, ...)
 void cli_err_rk(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, ": %s\n", rk_errmsg());
 }
@@ -42,12 +48,21 @@ void cli_err_rk(const char *fmt, ...)
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", prog);
 	return EX_USAGE;
+}
+
+int cli_bad_option(int c, char *const *argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "?";
+	if (c == ':')
+		return cli_usage_error("option '%s' needs a value", opt);
+	if (optopt > 0 && optopt < 256)
+		return cli_usage_error("unknown option '-%c'", optopt);
+	return cli_usage_error("unknown option '%s'", opt);
 }
 
 void cli_version(void)

@@ -21,6 +21,11 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_err_rk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the error and "Try 'TOOL --help'." and returns EX_USAGE. */
 int  cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For getopt_long() run with opterr = 0 and optstring starting with ':':
+ * C is what it returned (':' for a missing value, '?' for an unknown
+ * option).  Names the option ("option '--at' needs a value", "unknown
+ * option '-q'") and returns EX_USAGE. */
+int  cli_bad_option(int c, char *const *argv);
 void cli_version(void);                 /* "TOOL (raidkit) X.Y.Z" on stdout */
 
 /* Parses bytes with optional K, M, G, T suffix (powers of 1024; "KiB" and

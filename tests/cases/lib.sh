@@ -1,0 +1,50 @@
+# lib.sh: helpers shared by the end-to-end case scripts (sourced through a
+# tool's NAME-lib.sh, or directly; not a case itself).  Run in the case's
+# temporary folder with BIN, CASE and TOP set by tests/run-cases.sh.
+set -u
+
+# need_tools TOOL...: skip (exit 77) unless every tool is built in $BIN.
+need_tools() {
+	for t in "$@"; do
+		[ -x "$BIN/$t" ] || { echo "SKIP: $t not built yet ($BIN/$t)"; exit 77; }
+	done
+}
+# need_cmds CMD...: skip (exit 77) unless every command is installed.
+need_cmds() {
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not installed"; exit 77; }
+	done
+}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run EXPECTED_RC cmd...: runs cmd with stdout -> .out, stderr -> .err and
+# checks its exit status (EXPECTED_RC "any" takes every status); a signal
+# (>= 128) is always a failure.
+run() {
+	local want=$1; shift
+	"$@" >.out 2>.err
+	local rc=$?
+	if [ $rc -ge 128 ]; then
+		cat .err >&2
+		fail "crashed (exit $rc): $*"
+	fi
+	if [ "$want" != any ] && [ $rc -ne "$want" ]; then
+		echo "--- stdout" >&2; head -n 40 .out >&2
+		echo "--- stderr" >&2; head -n 40 .err >&2
+		fail "exit $rc, expected $want: $*"
+	fi
+	return 0
+}
+
+# has FILE REGEX: FILE has a line matching REGEX (grep), else fail showing it.
+has() { grep -q -- "$2" "$1" || { echo "--- $1" >&2; head -n 60 "$1" >&2; fail "$1 lacks '$2'"; }; }
+
+# jget FILE EXPR: a value from a JSON document (EXPR over d), via python3
+# (no jq needed).
+jget() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# hash_all FILE...: their sha256 sums, sorted by name (compare before/after).
+hash_all() { sha256sum "$@" | sort -k2; }

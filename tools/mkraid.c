@@ -72,21 +72,6 @@ static void on_progress(void *ctx, enum rk_create_phase phase, uint64_t done, ui
 	cli_progress_update(pg->p, done);
 }
 
-/* Roles that may be missing with the data still readable. */
-static uint32_t level_redundancy(int32_t level, uint32_t layout, uint32_t n)
-{
-	switch (level) {
-	case 1: return n ? n - 1 : 0;
-	case 4: case 5: return 1;
-	case 6: return 2;
-	case 10: {
-		uint32_t c = (layout & 0xff) * ((layout >> 8) & 0xff);
-		return c ? c - 1 : 0;
-	}
-	default: return 0;
-	}
-}
-
 static void report_json(const struct rk_create_plan *p)
 {
 	char lb[64];
@@ -279,12 +264,16 @@ int main(int argc, char **argv)
 		}
 		paths[i] = a;
 	}
+	/* Too many `missing` is bad usage, told before any member is opened:
+	 * the geometry's redundancy (it does not depend on the sizes, so a
+	 * nominal one serves; rk_create checks again with the real ones). */
 	uint32_t lay = o.layout == RK_CREATE_LAYOUT_DEFAULT ? rk_layout_default(o.level) : o.layout;
-	uint32_t red = level_redundancy(o.level, lay, n);
-	if (nmissing > red) {
+	struct rk_geom g;
+	if (nmissing && !rk_geom_init(&g, o.level, lay, RK_CREATE_CHUNK_DEFAULT, n, 1024ull * RK_CREATE_CHUNK_DEFAULT) &&
+	    nmissing > rk_geom_redundancy(&g)) {
 		free(paths);
 		return cli_usage_error("%u members `missing`: level %s on %u members can lack at most %u", nmissing,
-		                       rk_level_name(o.level), n, red);
+		                       rk_level_name(o.level), n, rk_geom_redundancy(&g));
 	}
 	o.nmembers = n;
 	o.paths = paths;

@@ -194,7 +194,7 @@ static int on_progress(void *ctx, uint64_t next, uint64_t done)
 	struct run *R = ctx;
 	cli_progress_update(R->pg, (R->done_base + done) * R->g->stripe_data);
 	time_t now = time(NULL);
-	int stop = stop_sig || (R->stop_stripes && done >= R->stop_stripes);
+	int stop = stop_sig != 0;
 	if (stop || now != R->last_save) {
 		R->last_save = now;
 		save_ckpt(R, next);
@@ -507,7 +507,13 @@ int main(int argc, char **argv)
 		R.last_save = time(NULL);
 		R.pg = cli_progress_start(o.repair ? "raid-scrub: repair" : "raid-scrub", (last - first) * g.stripe_data,
 		                          o.progress, o.json);
-		se = rk_scrub_run(&g, devs, doff, start, last, &so, &st);
+		/* --stop-after: a shorter run, then a stop like an interruption */
+		uint64_t end = last;
+		if (R.stop_stripes && R.stop_stripes < last - start)
+			end = start + R.stop_stripes;
+		se = rk_scrub_run(&g, devs, doff, start, end, &so, &st);
+		if (!se && !st.stopped && end < last)
+			st.stopped = 1;
 		if (!se && !st.stopped)
 			cli_progress_end(R.pg);
 		else

@@ -16,3 +16,8 @@ scripts/install-deps bench
 # Scrub (RAID-6 and RAID-5 of 6 x 256 MiB image files in page cache) against
 # reading the same files in parallel with cat; ratio = read time / scrub time.
 "$O"/bench/bench_scrub 256 6 3
+
+# Rebuild of one member of a RAID-6 of 6 x 256 MiB image files in page cache
+# (/dev/shm) against reading the 5 surviving files in parallel with cat;
+# ratio = read time / rebuild time.
+"$O"/bench/bench_rebuild 256 6 3

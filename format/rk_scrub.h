@@ -28,6 +28,11 @@
  *             first live copy copied over the others.  The data in the
  *             region's volume range may be wrong and the region says so.
  * Plain scrub never writes: members may be opened read-only.
+ *
+ * Page cache: ranges of a regular-file member whose pages are all resident
+ * (mincore) are checked in place through a read-only mapping of the same
+ * file (same st_dev/st_ino) instead of being copied; everything else is
+ * read with rk_dev_pread.  opts.no_map turns this off.
  */
 #ifndef RK_SCRUB_H
 #define RK_SCRUB_H
@@ -96,6 +101,7 @@ struct rk_scrub_opts {
 	void *ctx;
 	uint32_t threads;                /* 0: one per member up to RK_SCRUB_MAX_THREADS */
 	uint64_t batch;                  /* 0: RK_SCRUB_BATCH (bytes per member per batch) */
+	int no_map;                      /* never read cached pages of regular files in place */
 };
 
 struct rk_scrub_stats {

@@ -280,7 +280,7 @@ static rk_err run_segs(rk_vol *v)
 			continue;
 		/* without redundancy a member is never dropped: a bad sector of
 		 * a RAID-0 member fails that read, not the whole volume */
-		if (s[i].err == RK_E_IO && rk_geom_redundancy(&v->g) > 0)
+		if (s[i].err == RK_E_IO && s[i].role < v->n && rk_geom_redundancy(&v->g) > 0)
 			fail_role(v, s[i].role, RK_E_IO);
 		else if (!fatal)
 			fatal = rk_fail(s[i].err, "%s", v->msg[s[i].role]);
@@ -389,10 +389,11 @@ rk_err rk_vol_open(rk_vol **out, const struct rk_geom *g, rk_dev *const *devs, c
 	pthread_mutex_init(&v->op, NULL);
 	v->g = chk;
 	uint32_t n = v->n = g->nroles;
-	v->devs = calloc(n, sizeof *v->devs);
-	v->doff = calloc(n, sizeof *v->doff);
+	/* one slot past the roles: a rebuild's target (rk_vol_rebuild) */
+	v->devs = calloc(n + 1, sizeof *v->devs);
+	v->doff = calloc(n + 1, sizeof *v->doff);
 	v->down = calloc(n, 1);
-	v->msg = calloc(n, sizeof *v->msg);
+	v->msg = calloc(n + 1, sizeof *v->msg);
 	v->locs = calloc(v->g.copies, sizeof *v->locs);
 	if (!v->devs || !v->doff || !v->down || !v->msg || !v->locs)
 		goto nomem;
@@ -1298,12 +1299,17 @@ rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
 /* Parity levels: stripe units as resync reads them; the role's blocks are
  * reconstructed (data) or regenerated (P, Q) in the role buffers and written
  * to DST, one request per unit slice. */
-static rk_err rebuild_parity(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t s0, uint64_t s1,
+static rk_err rebuild_parity(rk_vol *v, uint32_t role, uint64_t s0, uint64_t s1,
                              void (*progress)(void *ctx, uint64_t done), void *ctx)
 {
 	const struct rk_geom *g = &v->g;
+	const uint32_t T = v->n;   /* the target's slot */
 	rk_err e = RK_OK;
 	uint64_t s = s0;
+	/* The target write of a unit goes out with the next unit's reads (the
+	 * role's buffer is never read into: the role is down). */
+	uint32_t pend = 0;
+	struct pwrite_rec { uint8_t *buf; size_t len; uint64_t off; } pw[64];
 	while (s < s1 && !e) {
 		struct unit U = { .s0 = s };
 		uint64_t left = s1 - s;
@@ -1319,6 +1325,9 @@ static rk_err rebuild_parity(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst
 				}
 				for (uint32_t u = 0; u < U.nst && !e; u++)
 					e = queue_all_live(v, &U, u);
+				for (uint32_t k = 0; k < pend && !e; k++)
+					e = add_seg(v, T, 1, pw[k].off, pw[k].buf, pw[k].len);
+				pend = 0;
 				uint32_t before = ndown(v);
 				if (e || (e = run_segs(v)))
 					break;
@@ -1334,36 +1343,47 @@ static rk_err rebuild_parity(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst
 			}
 			if (e)
 				break;
-			/* the role's slices: contiguous on DST when a slice is a chunk */
+			/* the role's slices: contiguous on the target when a slice is a chunk */
 			size_t w = (size_t)(U.c1 - U.c0);
 			if (v->ucols == g->chunk) {
-				e = rk_dev_pwrite(dst, RB(v, role, 0), (size_t)U.nst * w, dst_offset + s * g->chunk);
+				pw[pend++] = (struct pwrite_rec){ RB(v, role, 0), (size_t)U.nst * w, s * g->chunk };
 			} else {
-				for (uint32_t u = 0; u < U.nst && !e; u++)
-					e = rk_dev_pwrite(dst, RB(v, role, u), w, dst_offset + (s + u) * g->chunk + U.c0);
+				for (uint32_t u = 0; u < U.nst; u++)
+					pw[pend++] = (struct pwrite_rec){ RB(v, role, u), w, (s + u) * g->chunk + U.c0 };
 			}
 		}
 		s += U.nst;
-		if (!e && progress)
-			progress(ctx, (s - s0) * g->chunk);
+		if (!e && progress && s < s1)
+			progress(ctx, (s - s0) * g->chunk);   /* the last unit's write is still queued */
 	}
+	for (uint32_t k = 0; k < pend && !e; k++)
+		e = add_seg(v, T, 1, pw[k].off, pw[k].buf, pw[k].len);
+	if (!e)
+		e = run_segs(v);
+	if (!e && progress)
+		progress(ctx, (s1 - s0) * g->chunk);
 	return e;
 }
 
 /* Mirrors (1, 10): each piece of the role is read from a live copy (RAID-1
  * rotates over the copies so that the reads run in parallel), a batch at a
  * time, then written to DST. */
-static rk_err rebuild_mirror(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t a, uint64_t b,
+static rk_err rebuild_mirror(rk_vol *v, uint32_t role, uint64_t a, uint64_t b,
                              void (*progress)(void *ctx, uint64_t done), void *ctx)
 {
 	const struct rk_geom *g = &v->g;
+	const uint32_t T = v->n;   /* the target's slot */
 	uint64_t batch = b - a < REBUILD_BATCH ? b - a : REBUILD_BATCH;
-	uint8_t *tmp = aligned_alloc(4096, (size_t)(batch + 4095) / 4096 * 4096);
-	if (!tmp)
+	size_t cap = (size_t)(batch + 4095) / 4096 * 4096;
+	/* two buffers: a batch's target write goes out with the next batch's reads */
+	uint8_t *mem = aligned_alloc(4096, 2 * cap);
+	if (!mem)
 		return rk_fail(RK_E_NOMEM, "volume: out of memory");
 	rk_err e = RK_OK;
-	uint64_t x = a, npiece = 0;
-	while (x < b && !e) {
+	uint64_t x = a, npiece = 0, pend_off = 0, pend_len = 0;
+	uint8_t *pend_buf = NULL;
+	for (uint32_t bi = 0; x < b && !e; bi++) {
+		uint8_t *tmp = mem + (size_t)(bi & 1) * cap;
 		uint64_t bend = b - x < batch ? b : x + batch;
 		for (uint32_t tries = 0;; tries++) {
 			if (!readable(v) || tries > v->n) {
@@ -1400,20 +1420,34 @@ static rk_err rebuild_mirror(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst
 				}
 				y += take;
 			}
+			if (!e && pend_len) {
+				e = add_seg(v, T, 1, pend_off, pend_buf, (size_t)pend_len);
+				pend_len = 0;
+			}
 			uint32_t before = ndown(v);
 			if (e || (e = run_segs(v)))
 				break;
 			if (ndown(v) == before)
 				break;
 		}
-		if (!e)
-			e = rk_dev_pwrite(dst, tmp, (size_t)(bend - x), dst_offset + x);
+		if (e)
+			break;
+		pend_buf = tmp;
+		pend_off = x;
+		pend_len = bend - x;
+		if (progress && x > a)
+			progress(ctx, x - a);   /* batches before this one are on the target */
 		x = bend;
+	}
+	if (!e && pend_len) {
+		e = add_seg(v, T, 1, pend_off, pend_buf, (size_t)pend_len);
+		if (!e)
+			e = run_segs(v);
 		if (!e && progress)
-			progress(ctx, x - a);
+			progress(ctx, b - a);
 	}
 	v->nsegs = 0;
-	free(tmp);
+	free(mem);
 	return e;
 }
 
@@ -1446,8 +1480,12 @@ rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset
 		return rk_fail(RK_E_SHORT, "%s: %llu bytes, the rebuilt data area would end at %llu", rk_dev_path(dst),
 		               (unsigned long long)rk_dev_size(dst), (unsigned long long)dend);
 	pthread_mutex_lock(&v->op);
-	rk_err e = parity_level(g) ? rebuild_parity(v, role, dst, dst_offset, a / g->chunk, b / g->chunk, progress, ctx)
-	                           : rebuild_mirror(v, role, dst, dst_offset, a, b, progress, ctx);
+	v->devs[v->n] = dst;
+	v->doff[v->n] = dst_offset;
+	v->msg[v->n][0] = 0;
+	rk_err e = parity_level(g) ? rebuild_parity(v, role, a / g->chunk, b / g->chunk, progress, ctx)
+	                           : rebuild_mirror(v, role, a, b, progress, ctx);
+	v->devs[v->n] = NULL;
 	v->nsegs = 0;
 	pthread_mutex_unlock(&v->op);
 	return e;

@@ -449,6 +449,69 @@ START_TEST(test_no_redundancy)
 }
 END_TEST
 
+/* Members as temporary files: cached ranges are checked through the
+ * read-only mapping, a repair's pwrite is seen by the next check, and the
+ * copying path (no_map) agrees. */
+START_TEST(test_files_mapped)
+{
+	struct rk_geom g;
+	REQ(rk_geom_init(&g, 6, RK_ALG_LEFT_SYMMETRIC, 65536, 5, MSIZE) == RK_OK);
+	char dir[] = "/tmp/test_scrub.XXXXXX";
+	REQ(mkdtemp(dir));
+	rk_dev *devs[MAXR];
+	uint64_t doff[MAXR];
+	char path[MAXR][64];
+	for (uint32_t r = 0; r < 5; r++) {
+		snprintf(path[r], sizeof path[r], "%s/m%u", dir, r);
+		REQ(rk_dev_create(&devs[r], path[r], DOFF + g.member_size) == RK_OK);
+		doff[r] = DOFF;
+	}
+	uint8_t *vol = malloc(g.volume_size), *back = malloc(g.volume_size);
+	REQ(vol && back);
+	for (uint64_t i = 0; i < g.volume_size; i++)
+		vol[i] = (uint8_t)rnd();
+	rk_vol *v;
+	REQ(rk_vol_open(&v, &g, devs, doff) == RK_OK);
+	REQ(rk_vol_write(v, vol, g.volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	struct rk_loc l;
+	uint64_t x = 9 * g.stripe_data + 3 * 65536 + 4096;
+	REQ(rk_geom_map(&g, x, &l, NULL) == RK_OK);
+	uint8_t blk[2048];
+	REQ(rk_dev_pread(devs[l.role], blk, sizeof blk, DOFF + l.member_off) == RK_OK);
+	for (size_t i = 0; i < sizeof blk; i++)
+		blk[i] ^= 0x3c;
+	REQ(rk_dev_pwrite(devs[l.role], blk, sizeof blk, DOFF + l.member_off) == RK_OK);
+	for (int no_map = 0; no_map < 2; no_map++) {
+		struct got got;
+		struct rk_scrub_stats st;
+		struct rk_scrub_opts o = { .on_region = on_region, .ctx = &got, .no_map = no_map };
+		memset(&got, 0, sizeof got);
+		REQ(rk_scrub_run(&g, devs, doff, 0, g.nstripes, &o, &st) == RK_OK);
+		REQ(got.n == 1 && got.r[0].offset == x && got.r[0].length == sizeof blk && got.fault[0][0] == l.role);
+	}
+	struct got got;
+	struct rk_scrub_stats st;
+	struct rk_scrub_opts o = { .repair = 1, .on_region = on_region, .ctx = &got };
+	memset(&got, 0, sizeof got);
+	REQ(rk_scrub_run(&g, devs, doff, 0, g.nstripes, &o, &st) == RK_OK && st.repaired == 1);
+	o.repair = 0;
+	memset(&got, 0, sizeof got);
+	REQ(rk_scrub_run(&g, devs, doff, 0, g.nstripes, &o, &st) == RK_OK && got.n == 0);
+	REQ(rk_vol_open(&v, &g, devs, doff) == RK_OK);
+	REQ(rk_vol_read(v, back, g.volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	REQ(!memcmp(vol, back, g.volume_size));
+	for (uint32_t r = 0; r < 5; r++) {
+		rk_dev_close(devs[r]);
+		unlink(path[r]);
+	}
+	rmdir(dir);
+	free(vol);
+	free(back);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("scrub");
@@ -464,6 +527,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_range_and_slices);
 	tcase_add_test(t, test_stop_resume);
 	tcase_add_test(t, test_no_redundancy);
+	tcase_add_test(t, test_files_mapped);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -36,6 +36,7 @@ struct rk_array {
 	int dirty;               /* step 1 done, step 3 owed */
 	int pending;             /* failures not yet in the superblocks */
 	int unclean;
+	int sb_disagree;         /* a member one event behind, or its two copies differ */
 	uint32_t nfailed;
 	/* write journal (spec/journal.md) */
 	int jon;                 /* records are written before in-place writes */
@@ -114,6 +115,34 @@ static void on_member_fail(void *ctx, uint32_t role, rk_err err)
 	pthread_mutex_unlock(&a->mu);
 }
 
+/* Whether every volume byte stays readable with the roles DOWN marks out. */
+static int array_readable(const rk_array *a, const uint8_t *down)
+{
+	uint32_t nd = 0;
+	for (uint32_t r = 0; r < a->nroles; r++)
+		nd += down[r] != DOWN_NO;
+	switch (a->g.level) {
+	case 1:
+		return nd < a->nroles;
+	case 4: case 5: case 6:
+		return nd <= a->g.nparity;
+	case 10: {
+		struct rk_loc locs[16];
+		uint64_t lim = a->g.nstripes < a->nroles ? a->g.nstripes : a->nroles;
+		for (uint64_t c = 0; c < lim; c++) {
+			uint32_t k = rk_geom_copies(&a->g, c * a->g.chunk, locs, 16), live = 0;
+			for (uint32_t i = 0; i < k; i++)
+				live += down[locs[i].role] == DOWN_NO;
+			if (!live)
+				return 0;
+		}
+		return 1;
+	}
+	default:
+		return nd == 0;
+	}
+}
+
 /* The one place the superblocks of an open array are rewritten.  Writes a
  * new generation (events+1) with array_state STATE to every live member:
  * roles absent or failed are FAULTY in the role table (EMPTY roles stay
@@ -132,6 +161,23 @@ static rk_err array_commit(rk_array *a, uint32_t state)
 		a->pending = 0;
 		uint8_t *down = a->down;
 		pthread_mutex_unlock(&a->mu);
+		/* A failure that leaves too few members is not recorded: marking
+		 * the member faulty would turn a pulled cable into an array that no
+		 * longer assembles.  Nothing is written; the member stays active in
+		 * every superblock, so plugging it back brings the array back as
+		 * it was (the journal replays the write in flight). */
+		if (!array_readable(a, down)) {
+			free(nsb);
+			char list[256] = "";
+			size_t n = 0;
+			for (uint32_t r = 0; r < a->nroles && n < sizeof list - 16; r++)
+				if (down[r] == DOWN_FAILED)
+					n += (size_t)snprintf(list + n, sizeof list - n, "%s%u", n ? ", " : "", r);
+			return rk_fail(RK_E_TOOFEW, "array: role%s %s failed and too few members remain (RAID-%s); "
+			               "stopped without recording it: reconnect the member%s and assemble again",
+			               strchr(list, ',') ? "s" : "", list, rk_level_name(a->g.level),
+			               strchr(list, ',') ? "s" : "");
+		}
 
 		uint64_t ev;
 		if (rk_add_ovf(a->tmpl->events, 1, &ev)) {
@@ -161,12 +207,24 @@ static rk_err array_commit(rk_array *a, uint32_t state)
 			nsb->journal_offset = own->journal_offset;
 			nsb->journal_size = own->journal_size;
 			rk_err e = rk_sb_write(a->devs[r], nsb);
+			if (e && e != RK_E_IO) {
+				/* not the member: the process is going down (or misused) */
+				e = rk_fail(e, "%s: writing superblock: %s", rk_dev_path(a->devs[r]), rk_errmsg());
+				free(nsb);
+				return e;
+			}
 			if (e) {
-				pthread_mutex_lock(&a->mu);
-				a->down[r] = DOWN_FAILED;
-				snprintf(a->why[r], sizeof a->why[r], "superblock write failed: %s", rk_errmsg());
-				a->nfailed++;
-				pthread_mutex_unlock(&a->mu);
+				char msg[200];
+				snprintf(msg, sizeof msg, "superblock write failed: %s", rk_errmsg());
+				if (a->vol) {
+					rk_vol_fail_role(a->vol, r, e, msg);   /* the engine stops using it too */
+				} else {
+					pthread_mutex_lock(&a->mu);
+					a->down[r] = DOWN_FAILED;
+					snprintf(a->why[r], sizeof a->why[r], "%s", msg);
+					a->nfailed++;
+					pthread_mutex_unlock(&a->mu);
+				}
 				if (!first)
 					first = rk_fail(e, "%s: writing superblock: %s", rk_dev_path(a->devs[r]), a->why[r]);
 				newfail = 1;
@@ -175,7 +233,7 @@ static rk_err array_commit(rk_array *a, uint32_t state)
 			memcpy(a->sbs[r], nsb, sizeof *nsb);
 			live++;
 		}
-		if (!live) {
+		if (!live && array_readable(a, down)) {
 			free(nsb);
 			return first ? first : rk_fail(RK_E_IO, "array: no member left to write superblocks to");
 		}
@@ -599,10 +657,11 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	if ((e = journal_recover(a)))
 		return e;
 	/* a replay (or finding nothing to replay) leaves the array consistent:
-	 * say so, so the next assembly does not look again */
-	if ((a->flags & RK_ARRAY_RDWR) && a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) &&
-	    journal_level(a))
-		return array_commit(a, RK_ARRAY_CLEAN);
+	 * say so, so the next assembly does not look again; superblocks left
+	 * disagreeing by an interrupted update are brought in line */
+	int recovered = a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && journal_level(a);
+	if ((a->flags & RK_ARRAY_RDWR) && (recovered || a->sb_disagree))
+		return array_commit(a, a->unclean && !recovered ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
 	return array_settle(a);
 }
 
@@ -642,6 +701,10 @@ rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned 
 				e = rk_fail(RK_E_NOMEM, "array: out of memory");
 			else
 				memcpy(a->sbs[r], now, sizeof *now);
+			/* an interrupted superblock update: the open rewrites them */
+			if (!e && (now->events != info->sb->events || rd.copy[0].status != RK_COPY_OK ||
+			           rd.copy[1].status != RK_COPY_OK || rd.copy[0].sb->events != rd.copy[1].sb->events))
+				a->sb_disagree = 1;
 		}
 		rk_sb_read_free(&rd);
 		if (!e)
@@ -680,6 +743,8 @@ rk_err rk_array_open_devs(rk_array **out, const struct rk_sb *tmpl, rk_dev *cons
 		else {
 			memcpy(a->sbs[r], sbs[r], sizeof *sbs[r]);
 			a->doff[r] = sbs[r]->data_offset;
+			if (sbs[r]->events != tmpl->events)
+				a->sb_disagree = 1;
 		}
 	}
 	if (!e)

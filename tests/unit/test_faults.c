@@ -1,0 +1,751 @@
+/* test_faults.c: crash safety proven by enumeration (issue 6).
+ *
+ * For small arrays of every redundant level (1, 4, 5, 6, 10) and every
+ * writing path (full-stripe and partial-stripe rk_array_write, writes on a
+ * degraded array, mkraid --from through the create library's wrap_dev hook)
+ * the harness first counts the writes the path issues, then runs it again
+ * once per fault point: a power cut at write N (seeded post-crash image), a
+ * kill at write N, a cable pull of member M at its I/O N, a read error on
+ * each 4 KiB block of each member's data area.  After each it checks, on
+ * the member files as they are left (discovery + rk_array_open):
+ *   - the array assembles (degraded where a member was pulled; the pulled
+ *     member is never used again), or, for a pull that leaves too few
+ *     members, the write failed with a message;
+ *   - every write reported complete (write + flush returned) reads back;
+ *     bytes outside the writes never change; a write in flight holds old or
+ *     new data per 512-byte sector;
+ *   - a read-write open (journal replay) and close leaves both superblock
+ *     copies of every member valid and equal, and the same volume;
+ *   - the write hole: with any one member left out (any two on RAID-6) the
+ *     degraded volume reads exactly the same bytes.
+ * Sample mode (the default, make check) strides over the points; RK_FAULTS=full
+ * (make check-faults) runs every point, power cuts with three seeds.  Each
+ * test prints "FAULTS <name> points N violations V" for tests/run-faults.sh.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rk_array.h"
+#include "rk_create.h"
+#include "rk_dev.h"
+#include "rk_discover.h"
+#include "rk_geom.h"
+#include "rk_sb.h"
+
+#define MAXM 8
+#define DATA_BYTES (96u * 1024u)
+#define MEMBER_BYTES (RK_DATA_OFFSET_DEFAULT + DATA_BYTES + RK_SB_AREA)
+#define SECTOR 512u
+
+struct cfg {
+	int32_t level;
+	uint32_t n;
+	uint64_t chunk;
+};
+
+static const struct cfg cfgs[] = {
+	{ 1, 2, 0 },     { 1, 3, 0 },     { 4, 4, 4096 }, { 5, 3, 8192 }, { 5, 4, 4096 },
+	{ 5, 5, 16384 }, { 6, 4, 4096 },  { 6, 5, 8192 }, { 10, 4, 4096 }, { 10, 3, 8192 },
+};
+#define NCFG (sizeof cfgs / sizeof cfgs[0])
+
+enum path { P_FULL, P_PARTIAL, P_DEGRADED, P_MKRAID, P__COUNT };
+static const char *const path_names[] = { "full", "partial", "degraded", "mkraid" };
+static const char *const model_names[] = { "none", "fail", "tear", "power-cut", "kill", "pull", "read-error" };
+
+static int full_mode;
+static char dir[128];
+static char *paths[MAXM];
+static char from_path[160];
+
+/* ---- state of one (cfg, path) run ---- */
+struct op {
+	uint64_t off, len;
+	int state;          /* 0 not attempted, 1 in flight, 2 complete */
+};
+
+struct run {
+	const struct cfg *c;
+	enum path p;
+	uint64_t vsize, stripe_data;
+	uint8_t *base[MAXM];      /* member images before the operation */
+	uint8_t *oldv, *newv;     /* volume before, and after every op */
+	struct op ops[8];
+	uint32_t nops;
+	int missing;              /* role left out of the write (degraded path), -1 none */
+	uint64_t points, violations;
+	/* mkraid */
+	uint64_t from_len;
+};
+
+static void violation(struct run *R, const struct rk_fault_spec *s, const char *fmt, ...)
+{
+	R->violations++;
+	if (R->violations > 20)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	printf("VIOLATION RAID-%s x%u chunk %llu path %s model %s n %llu member %d seed %llu: %s\n",
+	       rk_level_name(R->c->level), R->c->n, (unsigned long long)R->c->chunk, path_names[R->p],
+	       model_names[s->model], (unsigned long long)s->n, s->member, (unsigned long long)s->seed, msg);
+	fflush(stdout);
+}
+
+static void fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 12345;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (uint8_t)(x >> 24);
+	}
+}
+
+static void put_file(const char *p, const uint8_t *b, size_t len)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, b, len), (ssize_t)len);
+	close(fd);
+}
+
+static uint8_t *get_file(const char *p, size_t len)
+{
+	uint8_t *b = malloc(len);
+	int fd = open(p, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, b, len), (ssize_t)len);
+	close(fd);
+	return b;
+}
+
+static void setup(void)
+{
+	const char *fm = getenv("RK_FAULTS");
+	full_mode = fm && !strcmp(fm, "full");
+	snprintf(dir, sizeof dir, "%s/rk-faults.XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (int i = 0; i < MAXM; i++) {
+		paths[i] = malloc(160);
+		snprintf(paths[i], 160, "%s/m%d", dir, i);
+	}
+	snprintf(from_path, sizeof from_path, "%s/from", dir);
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < MAXM; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+	unlink(from_path);
+	rmdir(dir);
+}
+
+static void create_plain(const struct cfg *c, const char *from)
+{
+	for (uint32_t i = 0; i < c->n; i++)
+		unlink(paths[i]);
+	struct rk_create_opts o;
+	memset(&o, 0, sizeof o);
+	o.level = c->level;
+	o.layout = RK_CREATE_LAYOUT_DEFAULT;
+	o.chunk = c->chunk ? c->chunk : 4096;
+	o.create_size = MEMBER_BYTES;
+	o.nmembers = c->n;
+	o.paths = (const char *const *)paths;
+	o.from = from;
+	ck_assert_msg(rk_create(&o, NULL) == RK_OK, "create: %s", rk_errmsg());
+}
+
+/* Discovery over the member paths except those in SKIP (bit mask). */
+static struct rk_discovery *discover_skip(uint32_t n, uint32_t skip)
+{
+	char *p[MAXM];
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(skip & (1u << i)))
+			p[k++] = paths[i];
+	struct rk_discovery *d = NULL;
+	ck_assert_int_eq(rk_discover(&d, p, k, NULL), RK_OK);
+	return d;
+}
+
+/* Reads the whole volume of the array discovered without SKIP into OUT.
+ * Returns 0 on success, 1 when it does not assemble (STATE says why). */
+static int read_volume(uint32_t n, uint32_t skip, uint8_t *out, uint64_t vsize, int *state, char *why, size_t cap)
+{
+	struct rk_discovery *d = discover_skip(n, skip);
+	int rc = 1;
+	*state = -1;
+	if (d->narrays != 1) {
+		snprintf(why, cap, "%u arrays found", d->narrays);
+		goto out;
+	}
+	*state = d->arrays[0].state;
+	rk_array *a = NULL;
+	rk_err e = rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDONLY);
+	if (e) {
+		snprintf(why, cap, "open: %s", rk_errmsg());
+		goto out;
+	}
+	if (rk_array_size(a) != vsize) {
+		snprintf(why, cap, "volume size %llu", (unsigned long long)rk_array_size(a));
+		rk_array_close(a);
+		goto out;
+	}
+	e = rk_array_read(a, out, vsize, 0);
+	if (e)
+		snprintf(why, cap, "read: %s", rk_errmsg());
+	rk_array_close(a);
+	rc = e ? 1 : 0;
+out:
+	rk_discovery_free(d);
+	return rc;
+}
+
+/* Checks V against the model; returns 0 or describes the first difference. */
+static int check_model(const struct run *R, const uint8_t *v, char *why, size_t cap)
+{
+	for (uint64_t s = 0; s < R->vsize; s += SECTOR) {
+		uint64_t e = s + SECTOR < R->vsize ? s + SECTOR : R->vsize;
+		int inflight = 0, done = 0;
+		for (uint32_t i = 0; i < R->nops; i++) {
+			const struct op *o = &R->ops[i];
+			if (o->off < e && s < o->off + o->len) {
+				if (o->state == 2)
+					done = 1;
+				else if (o->state == 1)
+					inflight = 1;
+			}
+		}
+		/* bytes of this sector outside every write must be old */
+		for (uint64_t b = s; b < e; b++) {
+			int in = 0;
+			for (uint32_t i = 0; i < R->nops && !in; i++)
+				in = b >= R->ops[i].off && b < R->ops[i].off + R->ops[i].len;
+			if (!in && v[b] != R->oldv[b]) {
+				snprintf(why, cap, "byte %llu outside the writes changed", (unsigned long long)b);
+				return 1;
+			}
+		}
+		/* the written bytes of the sector: new if complete, all old or all new if in flight */
+		int all_old = 1, all_new = 1;
+		for (uint64_t b = s; b < e; b++) {
+			int in = 0;
+			for (uint32_t i = 0; i < R->nops && !in; i++)
+				in = b >= R->ops[i].off && b < R->ops[i].off + R->ops[i].len && R->ops[i].state;
+			if (!in)
+				continue;
+			all_old &= v[b] == R->oldv[b];
+			all_new &= v[b] == R->newv[b];
+		}
+		if (done && !inflight && !all_new) {
+			snprintf(why, cap, "sector at %llu of a completed write does not read back", (unsigned long long)s);
+			return 1;
+		}
+		if (inflight && !all_old && !all_new) {
+			snprintf(why, cap, "sector at %llu of a write in flight is neither old nor new", (unsigned long long)s);
+			return 1;
+		}
+		if (!inflight && !done && !all_old) {
+			snprintf(why, cap, "sector at %llu of a write never issued changed", (unsigned long long)s);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Both superblock copies of every active member valid with equal events. */
+static int check_copies(uint32_t n, char *why, size_t cap)
+{
+	struct rk_discovery *d = discover_skip(n, 0);
+	int bad = 0;
+	for (uint32_t r = 0; d->narrays == 1 && r < d->arrays[0].nroles && !bad; r++) {
+		const struct rk_member *m = &d->arrays[0].roles[r];
+		if (m->cls != RK_MEMBER_ACTIVE)
+			continue;
+		const struct rk_sb_read *rd = &m->rd;
+		if (rd->copy[0].status != RK_COPY_OK || rd->copy[1].status != RK_COPY_OK) {
+			snprintf(why, cap, "role %u: a superblock copy is not valid (%.300s)", r, rd->why);
+			bad = 1;
+		} else if (rd->copy[0].sb->events != rd->copy[1].sb->events ||
+		           rd->copy[0].sb->events != d->arrays[0].sb->events) {
+			snprintf(why, cap, "role %u: copies at events %llu/%llu, array at %llu", r,
+			         (unsigned long long)rd->copy[0].sb->events, (unsigned long long)rd->copy[1].sb->events,
+			         (unsigned long long)d->arrays[0].sb->events);
+			bad = 1;
+		}
+	}
+	rk_discovery_free(d);
+	return bad;
+}
+
+/* ---- the write paths over rk_array ---- */
+
+static void plan_ops(struct run *R)
+{
+	const struct cfg *c = R->c;
+	uint64_t sd = R->stripe_data, ch = c->chunk ? c->chunk : 4096;
+	R->nops = 0;
+	switch (R->p) {
+	case P_FULL:
+		/* two whole stripes, then one more (mirrors: 32 KiB pieces) */
+		if (c->level == 1) {
+			R->ops[R->nops++] = (struct op){ 8192, 32768, 0 };
+			R->ops[R->nops++] = (struct op){ 65536, 16384, 0 };
+		} else {
+			R->ops[R->nops++] = (struct op){ sd, 2 * sd, 0 };
+			R->ops[R->nops++] = (struct op){ 4 * sd, sd, 0 };
+		}
+		break;
+	case P_PARTIAL:
+	case P_DEGRADED:
+		R->ops[R->nops++] = (struct op){ ch / 2 + 100, 1000, 0 };                   /* inside one chunk */
+		R->ops[R->nops++] = (struct op){ 2 * sd + ch - 3000, 6000, 0 };             /* across a chunk boundary */
+		R->ops[R->nops++] = (struct op){ 3 * sd + 7, 300, 0 };                     /* under a sector */
+		if (R->p == P_DEGRADED && c->level != 1)
+			R->ops[R->nops++] = (struct op){ 5 * sd, sd, 0 };                       /* a full stripe, degraded */
+		break;
+	default:
+		break;
+	}
+	for (uint32_t i = 0; i < R->nops; i++)
+		ck_assert_uint_le(R->ops[i].off + R->ops[i].len, R->vsize);
+}
+
+static void restore_base(const struct run *R)
+{
+	for (uint32_t i = 0; i < R->c->n; i++)
+		put_file(paths[i], R->base[i], MEMBER_BYTES);
+}
+
+/* Runs the path's writes under SPEC; returns the writes issued. */
+static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_err *last, int *fired)
+{
+	const struct cfg *c = R->c;
+	rk_fault_plan *plan = NULL;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	rk_dev *devs[MAXM] = { 0 };
+	struct rk_sb *sbs[MAXM] = { 0 };
+	struct rk_sb tmpl;
+	int have = 0;
+	for (uint32_t r = 0; r < c->n; r++) {
+		if ((int)r == R->missing)
+			continue;
+		rk_dev *d = NULL;
+		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
+		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
+		struct rk_sb_read rd;
+		rk_err e = rk_sb_read(devs[r], &rd);
+		if (e == RK_OK) {
+			sbs[r] = malloc(sizeof *sbs[r]);
+			memcpy(sbs[r], rd.copy[rd.chosen].sb, sizeof *sbs[r]);
+			if (!have) {
+				memcpy(&tmpl, sbs[r], sizeof tmpl);
+				have = 1;
+			}
+		}
+		rk_sb_read_free(&rd);
+		if (e) {   /* a pull or read error while reading the superblock: leave it out */
+			rk_dev_close(devs[r]);
+			devs[r] = NULL;
+		}
+	}
+	for (uint32_t i = 0; i < R->nops; i++)
+		R->ops[i].state = 0;
+	*last = RK_OK;
+	rk_array *a = NULL;
+	rk_err e = have ? rk_array_open_devs(&a, &tmpl, devs, (const struct rk_sb *const *)sbs, RK_ARRAY_RDWR)
+	                : RK_E_TOOFEW;
+	if (e == RK_OK) {
+		for (uint32_t i = 0; i < R->nops; i++) {
+			R->ops[i].state = 1;
+			e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);
+			if (!e)
+				e = rk_array_flush(a);
+			if (e)
+				break;
+			R->ops[i].state = 2;
+		}
+		rk_err ce = rk_array_close(a);
+		if (!e)
+			e = ce;
+	}
+	*last = e;
+	uint64_t w = rk_fault_writes(plan);
+	*fired = rk_fault_fired(plan);
+	if (spec->model == RK_FAULT_POWER_CUT)
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	for (uint32_t r = 0; r < c->n; r++) {
+		rk_dev_close(devs[r]);
+		free(sbs[r]);
+	}
+	rk_fault_plan_free(plan);
+	return w;
+}
+
+/* The invariants after one fault point of a write path. */
+static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_err last, int fired)
+{
+	const struct cfg *c = R->c;
+	char why[600];
+	uint8_t *v = malloc(R->vsize), *w = malloc(R->vsize);
+	int state;
+	/* the pulled member must never be used again */
+	if (spec->model == RK_FAULT_PULL && fired) {
+		struct rk_discovery *d = discover_skip(c->n, 0);
+		/* unless it was the last one standing: then the write stopped (too few) */
+		if (last != RK_E_TOOFEW && d->narrays == 1 && d->arrays[0].roles[spec->member].cls == RK_MEMBER_ACTIVE &&
+		    d->arrays[0].roles[spec->member].path)
+			violation(R, spec, "the pulled member is still active (%s; the write returned %s)", d->arrays[0].why,
+			          rk_strerror(last));
+		rk_discovery_free(d);
+	}
+	if (read_volume(c->n, 0, v, R->vsize, &state, why, sizeof why)) {
+		/* a pull on a degraded array may leave too few: then the write must have said so */
+		if (spec->model == RK_FAULT_PULL && R->missing >= 0 && c->level != 6 && state == RK_ASTATE_FAILED &&
+		    last == RK_E_TOOFEW)
+			goto out;
+		violation(R, spec, "does not assemble: %s (write returned %s)", why, rk_strerror(last));
+		goto out;
+	}
+	if (check_model(R, v, why, sizeof why)) {
+		violation(R, spec, "read-only (replay in memory): %s", why);
+		goto out;
+	}
+	/* read-write open: the replay goes to the members; the array ends clean */
+	{
+		struct rk_discovery *d = discover_skip(c->n, 0);
+		rk_array *a = NULL;
+		rk_err e = d->narrays == 1 ? rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDWR) : RK_E_NOSB;
+		if (e)
+			violation(R, spec, "read-write open: %s", rk_errmsg());
+		else if ((e = rk_array_close(a)))
+			violation(R, spec, "close after replay: %s", rk_errmsg());
+		rk_discovery_free(d);
+		if (e)
+			goto out;
+	}
+	if (check_copies(c->n, why, sizeof why))
+		violation(R, spec, "%s", why);
+	if (read_volume(c->n, 0, w, R->vsize, &state, why, sizeof why)) {
+		violation(R, spec, "after replay: %s", why);
+		goto out;
+	}
+	if (memcmp(v, w, R->vsize)) {
+		violation(R, spec, "replay on the members reads differently from the replay in memory");
+		goto out;
+	}
+	/* the write hole: any member (any two on RAID-6) left out reads the same */
+	{
+		struct rk_discovery *d = discover_skip(c->n, 0);
+		uint32_t active = 0;
+		for (uint32_t r = 0; r < c->n; r++)
+			if (d->arrays[0].roles[r].cls == RK_MEMBER_ACTIVE)
+				active |= 1u << r;
+		rk_discovery_free(d);
+		for (uint32_t x = 0; x < c->n; x++) {
+			for (uint32_t y = x; y < c->n; y++) {
+				if (y != x && c->level != 6)
+					continue;
+				uint32_t skip = (1u << x) | (1u << y);
+				if ((skip & active) != skip)
+					continue;
+				/* stale members stay out too: alone they would look fresh */
+				if (read_volume(c->n, skip | (~active & ((1u << c->n) - 1)), w, R->vsize, &state, why, sizeof why))
+					continue;   /* too few once these are left out */
+				if (memcmp(v, w, R->vsize)) {
+					uint64_t b = 0;
+					while (b < R->vsize && v[b] == w[b])
+						b++;
+					violation(R, spec, "write hole: without role%s %u%s%.0u the volume differs at byte %llu",
+					          x == y ? "" : "s", x, x == y ? "" : ",", x == y ? 0 : y, (unsigned long long)b);
+					goto out;
+				}
+			}
+		}
+	}
+out:
+	free(v);
+	free(w);
+}
+
+static void point(struct run *R, const struct rk_fault_spec *spec)
+{
+	restore_base(R);
+	rk_err last;
+	int fired = 0;
+	R->points++;
+	run_writes(R, spec, &last, &fired);
+	verify_writes(R, spec, last, fired);
+}
+
+static void setup_run(struct run *R, const struct cfg *c, enum path p)
+{
+	memset(R, 0, sizeof *R);
+	R->c = c;
+	R->p = p;
+	R->missing = p == P_DEGRADED ? 1 : -1;
+	create_plain(c, NULL);
+	struct rk_discovery *d = discover_skip(c->n, 0);
+	ck_assert_uint_eq(d->narrays, 1);
+	rk_array *a = NULL;
+	ck_assert_int_eq(rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDWR), RK_OK);
+	R->vsize = rk_array_size(a);
+	struct rk_geom g;
+	ck_assert_int_eq(rk_geom_init(&g, c->level, d->arrays[0].sb->layout, d->arrays[0].sb->chunk, c->n,
+	                              d->arrays[0].sb->data_size), RK_OK);
+	R->stripe_data = c->level == 1 ? 4096 : g.stripe_data;
+	R->oldv = malloc(R->vsize);
+	R->newv = malloc(R->vsize);
+	fill(R->oldv, R->vsize, (uint64_t)c->level * 1000 + c->n + p);
+	fill(R->newv, R->vsize, (uint64_t)c->level * 1000 + c->n + p + 77);
+	ck_assert_int_eq(rk_array_write(a, R->oldv, R->vsize, 0), RK_OK);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	rk_discovery_free(d);
+	for (uint32_t i = 0; i < c->n; i++)
+		R->base[i] = get_file(paths[i], MEMBER_BYTES);
+	plan_ops(R);
+}
+
+static void free_run(struct run *R)
+{
+	for (uint32_t i = 0; i < MAXM; i++)
+		free(R->base[i]);
+	free(R->oldv);
+	free(R->newv);
+}
+
+static void enumerate_writes(struct run *R)
+{
+	const struct cfg *c = R->c;
+	struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+	restore_base(R);
+	rk_err last;
+	int fired;
+	uint64_t W = run_writes(R, &none, &last, &fired);
+	ck_assert_msg(last == RK_OK, "fault-free run: %s", rk_errmsg());
+	ck_assert_uint_gt(W, 4);
+	verify_writes(R, &none, last, 0);
+	for (uint32_t i = 0; i < R->nops; i++)
+		ck_assert_int_eq(R->ops[i].state, 2);
+	uint64_t step = full_mode ? 1 : 4;
+	int seeds = full_mode ? 3 : 1;
+	/* power cut and kill at every write (and once past the last) */
+	for (uint64_t n = 0; n <= W; n += step)
+		for (int s = 0; s < seeds; s++) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 31 + (uint64_t)s * 7919 + 1 };
+			point(R, &sp);
+		}
+	for (uint64_t n = (step > 1 ? 2 : 0); n < W; n += step) {
+		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n, .seed = n };
+		point(R, &sp);
+	}
+	/* cable pulls: each member, at each of its I/Os (bounded by the writes) */
+	uint64_t per = W / c->n + 12;
+	for (uint32_t m = 0; m < c->n; m++) {
+		if ((int)m == R->missing)
+			continue;
+		for (uint64_t n = m % step; n < per; n += step) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_PULL, .n = n, .member = (int)m, .seed = n };
+			point(R, &sp);
+		}
+	}
+	/* read errors: each 4 KiB block of each member's data area */
+	uint64_t bstep = full_mode ? 1 : 6;
+	for (uint32_t m = 0; m < c->n; m++) {
+		if ((int)m == R->missing)
+			continue;
+		for (uint64_t b = m % bstep; b < DATA_BYTES / 4096; b += bstep) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_READ_ERROR, .member = (int)m,
+			                            .off = RK_DATA_OFFSET_DEFAULT + b * 4096, .len = 4096, .seed = b };
+			point(R, &sp);
+		}
+	}
+}
+
+/* ---- mkraid --from through wrap_dev ---- */
+
+struct wrap_ctx {
+	rk_fault_plan *plan;
+};
+
+static rk_err wrap_fault(void *ctx, uint32_t role, rk_dev **dev)
+{
+	struct wrap_ctx *w = ctx;
+	return rk_dev_fault(dev, *dev, w->plan, (int)role);
+}
+
+/* One mkraid --from under SPEC; returns the writes issued. */
+static uint64_t run_mkraid(struct run *R, const struct rk_fault_spec *spec, rk_err *last)
+{
+	const struct cfg *c = R->c;
+	for (uint32_t i = 0; i < c->n; i++)
+		unlink(paths[i]);
+	struct wrap_ctx w = { NULL };
+	ck_assert_int_eq(rk_fault_plan_create(&w.plan, spec), RK_OK);
+	struct rk_create_opts o;
+	memset(&o, 0, sizeof o);
+	o.level = c->level;
+	o.layout = RK_CREATE_LAYOUT_DEFAULT;
+	o.chunk = c->chunk ? c->chunk : 4096;
+	o.create_size = MEMBER_BYTES;
+	o.nmembers = c->n;
+	o.paths = (const char *const *)paths;
+	o.from = from_path;
+	o.wrap_dev = wrap_fault;
+	o.wrap_ctx = &w;
+	*last = rk_create(&o, NULL);
+	uint64_t n = rk_fault_writes(w.plan);
+	if (spec->model == RK_FAULT_POWER_CUT)
+		ck_assert_int_eq(rk_fault_crash(w.plan), RK_OK);
+	rk_fault_plan_free(w.plan);
+	return n;
+}
+
+/* After mkraid: nothing assembles, or the array holds FILE's bytes then zeros. */
+static void verify_mkraid(struct run *R, const struct rk_fault_spec *spec, rk_err last)
+{
+	char why[600];
+	int state;
+	uint8_t *v = malloc(R->vsize);
+	struct rk_discovery *d = discover_skip(R->c->n, 0);
+	int any = d->narrays > 0;
+	rk_discovery_free(d);
+	if (!any) {
+		if (last == RK_OK)
+			violation(R, spec, "mkraid reported success but no array is found");
+		goto out;
+	}
+	if (read_volume(R->c->n, 0, v, R->vsize, &state, why, sizeof why)) {
+		if (state == RK_ASTATE_FAILED && last != RK_OK)
+			goto out;   /* superblocks on too few members: nothing made */
+		violation(R, spec, "mkraid left an array that does not read: %s", why);
+		goto out;
+	}
+	for (uint64_t b = 0; b < R->vsize; b++) {
+		uint8_t want = b < R->from_len ? R->newv[b] : 0;
+		if (v[b] != want) {
+			violation(R, spec, "mkraid left an array whose byte %llu is not the --from data", (unsigned long long)b);
+			break;
+		}
+	}
+	if (last == RK_OK && state != RK_ASTATE_CLEAN && spec->model != RK_FAULT_PULL &&
+	    spec->model != RK_FAULT_READ_ERROR)
+		violation(R, spec, "mkraid reported success but the array is %s", rk_astate_name(state));
+out:
+	free(v);
+}
+
+static void enumerate_mkraid(struct run *R)
+{
+	const struct cfg *c = R->c;
+	memset(R, 0, sizeof *R);
+	R->c = c;
+	R->p = P_MKRAID;
+	R->missing = -1;
+	create_plain(c, NULL);
+	struct rk_discovery *d = discover_skip(c->n, 0);
+	R->vsize = d->arrays[0].sb->volume_size;
+	rk_discovery_free(d);
+	R->newv = malloc(R->vsize);
+	R->from_len = R->vsize - R->vsize / 5 - 123;
+	fill(R->newv, R->vsize, 4242 + c->n);
+	put_file(from_path, R->newv, (size_t)R->from_len);
+	struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+	rk_err last;
+	uint64_t W = run_mkraid(R, &none, &last);
+	ck_assert_msg(last == RK_OK, "fault-free mkraid: %s", rk_errmsg());
+	verify_mkraid(R, &none, last);
+	uint64_t step = full_mode ? 1 : 3;
+	int seeds = full_mode ? 3 : 1;
+	for (uint64_t n = 0; n <= W; n += step)
+		for (int s = 0; s < seeds; s++) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 13 + (uint64_t)s * 101 + 5 };
+			run_mkraid(R, &sp, &last);
+			R->points++;
+			verify_mkraid(R, &sp, last);
+		}
+	for (uint64_t n = 1; n < W; n += step) {
+		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n };
+		run_mkraid(R, &sp, &last);
+		R->points++;
+		verify_mkraid(R, &sp, last);
+	}
+	uint64_t per = W / c->n + 4;
+	for (uint32_t m = 0; m < c->n; m++)
+		for (uint64_t n = m % step; n < per; n += step) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_PULL, .member = (int)m, .n = n };
+			run_mkraid(R, &sp, &last);
+			R->points++;
+			verify_mkraid(R, &sp, last);
+		}
+	free(R->newv);
+	R->newv = NULL;
+}
+
+static void report(struct run *R, const char *what)
+{
+	printf("FAULTS RAID-%s x%u chunk %llu %s points %llu violations %llu\n", rk_level_name(R->c->level), R->c->n,
+	       (unsigned long long)R->c->chunk, what, (unsigned long long)R->points, (unsigned long long)R->violations);
+	fflush(stdout);
+}
+
+START_TEST(t_writes)
+{
+	const struct cfg *c = &cfgs[_i / 3];
+	enum path p = (enum path)(_i % 3);
+	struct run R;
+	setup_run(&R, c, p);
+	enumerate_writes(&R);
+	report(&R, path_names[p]);
+	uint64_t v = R.violations, pts = R.points;
+	free_run(&R);
+	ck_assert_uint_gt(pts, 10);
+	ck_assert_msg(v == 0, "%llu violations (see above)", (unsigned long long)v);
+}
+END_TEST
+
+START_TEST(t_mkraid)
+{
+	struct run R;
+	R.c = &cfgs[_i];
+	enumerate_mkraid(&R);
+	report(&R, "mkraid");
+	ck_assert_uint_gt(R.points, 5);
+	ck_assert_msg(R.violations == 0, "%llu violations (see above)", (unsigned long long)R.violations);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("faults");
+	TCase *tc = tcase_create("enumeration");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 3600);
+	tcase_add_loop_test(tc, t_writes, 0, (int)NCFG * 3);
+	tcase_add_loop_test(tc, t_mkraid, 0, (int)NCFG);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -278,7 +278,7 @@ static rk_err rb_open(struct rb *b, const char *newpath, int create, const struc
 		}
 		memcpy(b->sbs[r], now, sizeof *now);
 		rk_sb_read_free(&rd);
-		if (now->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP)
+		if (b->sbs[r]->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP)
 			return rk_fail(RK_E_FEATURE, "%s: unknown read-only-compatible features: refusing to write", m->path);
 	}
 	if (create) {

@@ -21,8 +21,8 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_err_rk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the error and "Try 'TOOL --help'." and returns EX_USAGE. */
 int  cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* For getopt_long() run with opterr = 0 and optstring starting with ':':
- * C is what it returned (':' for a missing value, '?' for an unknown
+/* For getopt_long() run with opterr = 0 and a ':' leading the option
+ * letters (after any '+'): C is what it returned (':' for a missing value, '?' for an unknown
  * option).  Names the option ("option '--at' needs a value", "unknown
  * option '-q'") and returns EX_USAGE. */
 int  cli_bad_option(int c, char *const *argv);

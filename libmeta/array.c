@@ -12,9 +12,11 @@
 #include "rk_le.h"
 #include "rk_sb.h"
 
-/* Volume bytes of one mirror write-intent record: the most a crash can
- * leave to resync (and, read-only, to hold in the overlay). */
-#define JNL_INTENT_PIECE (16u << 20)
+/* Volume bytes one write-intent record covers: the most a crash can leave
+ * to resync (and, read-only, to hold in the overlay).  A record covers
+ * this much ahead of the write, so a sequential writer needs one record
+ * (and its flushes) per window, not per request. */
+#define JNL_INTENT_PIECE (64u << 20)
 
 #define DOWN_NO      0
 #define DOWN_MISSING 1   /* absent at open */
@@ -43,6 +45,9 @@ struct rk_array {
 	int joff_user;           /* rk_array_set_journal(a, 0): benchmarks only */
 	int jpending;            /* in-place writes since the last record, not yet flushed */
 	uint64_t jseq;
+	int iopen;               /* the slots hold an INTENT record for [ilo, ihi) */
+	uint64_t ilo, ihi;
+	int jfull;               /* the engine writes full stripes under the open intent */
 	uint64_t jmax;           /* payload bytes one record may carry per member */
 	uint8_t *jbuf;
 	struct rk_jrec *jh;
@@ -280,6 +285,14 @@ static int jlive(rk_array *a, uint32_t r)
 	return a->devs[r] && !rk_array_role_down(a, r);
 }
 
+static int any_down(rk_array *a)
+{
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (!jlive(a, r))
+			return 1;
+	return 0;
+}
+
 /* A member failing journal I/O (a pulled cable): the engine stops using it
  * and the fail callback records it like any other member failure. */
 static void jfail(rk_array *a, uint32_t r, rk_err e)
@@ -354,9 +367,14 @@ static void jhead(rk_array *a, uint32_t kind)
 static rk_err jhook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
 {
 	rk_array *a = ctx;
+	/* full stripes of a healthy array under an intent record: a crash is
+	 * repaired by resyncing the range from data (spec/journal.md) */
+	if (a->jfull && a->iopen && !any_down(a))
+		return RK_OK;
 	rk_err e = jflush_pending(a);
 	if (e)
 		return e;
+	a->iopen = 0;   /* the slot is about to hold this record instead */
 	jhead(a, RK_JREC_DATA);
 	struct rk_jrec *h = a->jh;
 	for (uint32_t i = 0; i < n; i++)
@@ -392,6 +410,7 @@ static rk_err jintent(rk_array *a, uint64_t off, uint64_t len)
 	rk_err e = jflush_pending(a);
 	if (e)
 		return e;
+	a->iopen = 0;
 	jhead(a, RK_JREC_INTENT);
 	for (uint32_t r = 0; r < a->nroles; r++)
 		if (jlive(a, r))
@@ -405,7 +424,29 @@ static rk_err jintent(rk_array *a, uint64_t off, uint64_t len)
 		if ((e = jput(a, r)))
 			return e;
 	}
-	return jsync(a);
+	if ((e = jsync(a)))
+		return e;
+	a->iopen = 1;
+	a->ilo = off;
+	a->ihi = off + len;
+	return RK_OK;
+}
+
+/* Makes sure an intent record covers [off, off+len) (at most
+ * JNL_INTENT_PIECE bytes), writing one for a window from OFF when not;
+ * STEP rounds the window (stripes). */
+static rk_err jcover(rk_array *a, uint64_t off, uint64_t len, uint64_t step)
+{
+	if (a->iopen && off >= a->ilo && off + len <= a->ihi)
+		return RK_OK;
+	uint64_t hi = off + (len > JNL_INTENT_PIECE ? len : JNL_INTENT_PIECE);
+	if (hi > a->size)
+		hi = a->size;
+	if (step > 1 && hi % step && hi < a->size)
+		hi -= hi % step;
+	if (hi < off + len)
+		hi = off + len;
+	return jintent(a, off, hi - off);
 }
 
 /* At the first write of an open: sets the journal up (adding it to an array
@@ -832,12 +873,12 @@ rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 		return e;
 	if ((e = rk_array_begin_write(a)) || !len)
 		return e;
+	const uint8_t *p = buf;
 	if (a->jon && !parity_level(a)) {
-		/* mirrors: intent first, a bounded piece at a time */
-		const uint8_t *p = buf;
+		/* mirrors: under an intent record, a bounded piece at a time */
 		for (size_t done = 0; done < len;) {
 			size_t piece = len - done < JNL_INTENT_PIECE ? len - done : JNL_INTENT_PIECE;
-			if ((e = jintent(a, off + done, piece)))
+			if ((e = jcover(a, off + done, piece, 1)))
 				return e;
 			e = rk_vol_write(a->vol, p + done, piece, off + done);
 			a->jpending = 1;
@@ -847,6 +888,42 @@ rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 			done += piece;
 		}
 		return RK_OK;
+	}
+	if (a->jon && !any_down(a)) {
+		/* parity, healthy: whole stripes go under an intent record, the
+		 * partial stripes at either end through redo records (the hook) */
+		uint64_t sd = a->g.stripe_data, end = off + len;
+		uint64_t fs = (off + sd - 1) / sd * sd, fe = end / sd * sd;
+		if (fe > fs) {
+			if (fs > off) {
+				e = rk_vol_write(a->vol, p, (size_t)(fs - off), off);
+				rk_err s = array_settle(a);
+				if (e || s)
+					return e ? e : s;
+			}
+			for (uint64_t x = fs; x < fe;) {
+				uint64_t piece = fe - x < JNL_INTENT_PIECE ? fe - x : JNL_INTENT_PIECE;
+				if (piece > sd && piece % sd)
+					piece -= piece % sd;
+				if (!any_down(a) && (e = jcover(a, x, piece, sd)))
+					return e;
+				a->jfull = 1;
+				e = rk_vol_write(a->vol, p + (x - off), (size_t)piece, x);
+				a->jfull = 0;
+				a->jpending = 1;
+				rk_err s = array_settle(a);
+				if (e || s)
+					return e ? e : s;
+				x += piece;
+			}
+			if (end > fe) {
+				e = rk_vol_write(a->vol, p + (fe - off), (size_t)(end - fe), fe);
+				rk_err s = array_settle(a);
+				if (e || s)
+					return e ? e : s;
+			}
+			return RK_OK;
+		}
 	}
 	e = rk_vol_write(a->vol, buf, len, off);
 	rk_err s = array_settle(a);

@@ -21,3 +21,8 @@ scripts/install-deps bench
 # (/dev/shm) against reading the 5 surviving files in parallel with cat;
 # ratio = read time / rebuild time.
 "$O"/bench/bench_rebuild 256 6 3
+
+# Write journal cost (spec/journal.md): full-stripe and random 4 KiB write
+# throughput through rk_array with the journal on and off, member files on
+# a real file system ($TMPDIR or /var/tmp).
+"$O"/bench/bench_journal "${TMPDIR:-/var/tmp}" 64 400

@@ -54,6 +54,8 @@ struct rk_array {
 	rk_dev **vdevs;          /* read-only replay: overlays the volume runs on (owned) */
 	int replayed;            /* RK_ARRAY_REPLAY_* */
 	char replay_msg[256];
+	rk_fault_plan *tplan;    /* RAIDKIT_TEST_FAULT (end-to-end tests only) */
+	int tcrash;
 	pthread_mutex_t mu;      /* guards down/why/pending/nfailed (callback threads) */
 };
 
@@ -62,6 +64,8 @@ static void array_free(rk_array *a)
 	if (!a)
 		return;
 	rk_vol_close(a->vol);
+	if (a->tplan && a->tcrash)
+		rk_fault_crash(a->tplan);   /* the "power" comes back when the tool is done */
 	for (uint32_t r = 0; r < a->nroles; r++) {
 		if (a->vdevs)
 			rk_dev_close(a->vdevs[r]);
@@ -76,6 +80,7 @@ static void array_free(rk_array *a)
 	free(a->doff);
 	free(a->down);
 	free(a->why);
+	rk_fault_plan_free(a->tplan);
 	free(a->vdevs);
 	free(a->jbuf);
 	free(a->jh);
@@ -644,6 +649,14 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 		return rk_fail(RK_E_FEATURE, "array: unknown read-only-compatible features 0x%llx: refusing to write",
 		               (unsigned long long)(tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
 	a->unclean = tmpl->array_state == RK_ARRAY_ACTIVE;
+	/* a member one update behind may predate the journal (added at the
+	 * first write): its area is where journal_begin puts it */
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if ((tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && a->sbs[r] && !a->sbs[r]->journal_size &&
+		    a->sbs[r]->data_offset >= RK_SB_PRIMARY_END + RK_JNL_MIN_SIZE) {
+			a->sbs[r]->journal_offset = RK_SB_PRIMARY_END;
+			a->sbs[r]->journal_size = (a->sbs[r]->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096;
+		}
 	rk_err e = rk_geom_init(&a->g, tmpl->level, tmpl->layout, tmpl->chunk, tmpl->nroles, tmpl->data_size);
 	if (e)
 		return rk_fail(RK_E_CORRUPT, "array: geometry in the superblock is not usable: %s", rk_errmsg());
@@ -706,6 +719,58 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	return array_settle(a);
 }
 
+/* RAIDKIT_TEST_FAULT="model=pull,n=40,member=2[,seed=S][,off=O,len=L]"
+ * (models: power-cut, kill, pull, read-error) wraps the members of
+ * read-write opens in the fault-injecting backend, so end-to-end cases can
+ * pull a cable or cut the power under the real tools (tests/cases/faults_*).
+ * For tests only; a malformed value is refused. */
+static rk_err test_fault_wrap(rk_array *a, uint32_t r)
+{
+	const char *env = getenv("RAIDKIT_TEST_FAULT");
+	if (!env || !*env || !(a->flags & RK_ARRAY_RDWR))
+		return RK_OK;
+	if (!a->tplan) {
+		struct rk_fault_spec sp;
+		memset(&sp, 0, sizeof sp);
+		char buf[256];
+		snprintf(buf, sizeof buf, "%s", env);
+		for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(tok, '=');
+			if (!eq)
+				return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: '%s' is not key=value", tok);
+			*eq++ = 0;
+			unsigned long long v = strtoull(eq, NULL, 0);
+			if (!strcmp(tok, "model")) {
+				sp.model = !strcmp(eq, "power-cut") ? RK_FAULT_POWER_CUT : !strcmp(eq, "kill") ? RK_FAULT_KILL
+				         : !strcmp(eq, "pull") ? RK_FAULT_PULL : !strcmp(eq, "read-error") ? RK_FAULT_READ_ERROR
+				         : RK_FAULT_NONE;
+				if (sp.model == RK_FAULT_NONE)
+					return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: unknown model '%s'", eq);
+			} else if (!strcmp(tok, "n")) {
+				sp.n = v;
+			} else if (!strcmp(tok, "member")) {
+				sp.member = (int)v;
+			} else if (!strcmp(tok, "seed")) {
+				sp.seed = v;
+			} else if (!strcmp(tok, "off")) {
+				sp.off = v;
+			} else if (!strcmp(tok, "len")) {
+				sp.len = v;
+			} else {
+				return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: unknown key '%s'", tok);
+			}
+		}
+		rk_err e = rk_fault_plan_create(&a->tplan, &sp);
+		if (e)
+			return e;
+		a->tcrash = sp.model == RK_FAULT_POWER_CUT;
+	}
+	rk_dev *w = NULL;
+	rk_err e = rk_dev_fault(&w, a->devs[r], a->tplan, (int)r);
+	a->devs[r] = w;   /* the lower device is the wrapper's now, also on failure */
+	return e;
+}
+
 rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned flags)
 {
 	*out = NULL;
@@ -725,6 +790,8 @@ rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned 
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)
 			continue;
 		if ((e = rk_dev_open(&a->devs[r], m->path, flags)))
+			break;
+		if ((e = test_fault_wrap(a, r)))
 			break;
 		/* Discovery ran earlier: make sure the member is still the one it saw. */
 		struct rk_sb_read rd;

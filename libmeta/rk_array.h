@@ -110,6 +110,12 @@ rk_err rk_array_close(rk_array *a);
 int rk_array_replayed(const rk_array *a, const char **msg);
 /* 1 once writing has started with the journal on. */
 int rk_array_journaled(const rk_array *a);
+/* Tests: RAIDKIT_TEST_FAULT="model=power-cut|kill|pull|read-error,n=N
+ * [,member=M][,seed=S][,off=O,len=L]" in the environment wraps the members
+ * of read-write rk_array_open()s in the fault-injecting backend
+ * (rk_dev.h), so end-to-end cases exercise the real tools under faults;
+ * with power-cut the post-crash image is applied when the array is freed.
+ * Never set it for real use. */
 /* ON 0 turns the journal off for the writes of this open (benchmarks
  * measuring its cost; call before the first write).  Never for real use:
  * it reopens the write hole. */

@@ -2,7 +2,7 @@
 # The crash-safety fault enumeration (issue 6, spec/journal.md).
 #   tests/run-faults.sh [full|sample]
 # full (make check-faults): every fault point of tests/unit/test_faults.c,
-# power cuts with three seeds; sample: the stride make check runs.  Prints
+# power cuts with four seeds; sample: the stride make check runs.  Prints
 # every violation, then the total count of fault points and violations.
 # Exits non-zero on any violation or failed check.  O is the build dir.
 set -u

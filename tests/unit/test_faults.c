@@ -19,7 +19,7 @@
  *   - the write hole: with any one member left out (any two on RAID-6) the
  *     degraded volume reads exactly the same bytes.
  * Sample mode (the default, make check) strides over the points; RK_FAULTS=full
- * (make check-faults) runs every point, power cuts with three seeds.  Each
+ * (make check-faults) runs every point, power cuts with four seeds.  Each
  * test prints "FAULTS <name> points N violations V" for tests/run-faults.sh.
  */
 #include <check.h>
@@ -545,7 +545,7 @@ static void enumerate_writes(struct run *R)
 	for (uint32_t i = 0; i < R->nops; i++)
 		ck_assert_int_eq(R->ops[i].state, 2);
 	uint64_t step = full_mode ? 1 : 4;
-	int seeds = full_mode ? 3 : 1;
+	int seeds = full_mode ? 4 : 1;
 	/* power cut and kill at every write (and once past the last) */
 	for (uint64_t n = 0; n <= W; n += step)
 		for (int s = 0; s < seeds; s++) {
@@ -673,7 +673,7 @@ static void enumerate_mkraid(struct run *R)
 	ck_assert_msg(last == RK_OK, "fault-free mkraid: %s", rk_errmsg());
 	verify_mkraid(R, &none, last);
 	uint64_t step = full_mode ? 1 : 3;
-	int seeds = full_mode ? 3 : 1;
+	int seeds = full_mode ? 4 : 1;
 	for (uint64_t n = 0; n <= W; n += step)
 		for (int s = 0; s < seeds; s++) {
 			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 13 + (uint64_t)s * 101 + 5 };

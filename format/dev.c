@@ -163,3 +163,11 @@ int rk_dev_identity(const rk_dev *d, dev_t *devno, ino_t *ino)
 		*ino = d->ino;
 	return 1;
 }
+
+int rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr)
+{
+	uint64_t end;
+	if (!d || !ptr || !d->ops->peek || len == 0 || rk_add_ovf(off, len, &end) || end > d->size)
+		return 0;
+	return d->ops->peek(d, off, len, ptr);
+}

@@ -34,6 +34,9 @@ struct rk_dev_ops {
 	rk_err (*pwrite)(rk_dev *d, const void *buf, size_t len, uint64_t off);
 	rk_err (*flush)(rk_dev *d);                                /* durable: fdatasync */
 	void   (*close)(rk_dev *d);                                /* frees priv */
+	/* Optional zero-copy read: sets *ptr to LEN bytes at OFF and returns 1
+	 * when the backend can serve them without I/O, else 0. */
+	int    (*peek)(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
 };
 
 /* Opens PATH (regular file or block device).  Size from st_size or
@@ -68,6 +71,15 @@ int    rk_dev_has_ops(const rk_dev *d, const struct rk_dev_ops *ops);
 rk_err rk_dev_pread(rk_dev *d, void *buf, size_t len, uint64_t off);
 rk_err rk_dev_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off);
 rk_err rk_dev_flush(rk_dev *d);
+/* Zero-copy read of data already in memory: returns 1 and sets *PTR to the
+ * LEN bytes at OFF when the backend can serve them without I/O (file
+ * backend: every page resident in the page cache, through a read-only
+ * mapping of the open file), else 0 and the caller uses rk_dev_pread.
+ * *PTR stays valid until rk_dev_close.  Never served by wrapping backends
+ * (fault injection), so tests see every read.  A file truncated by someone
+ * else while mapped raises SIGBUS on access: callers that cannot accept
+ * that use rk_dev_pread only. */
+int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,8 +80,6 @@ struct scrub {
 	struct pool pool;
 	int begun;
 	uint32_t *ecur;
-	uint8_t **map;       /* per role: read-only mapping of a regular file, or NULL */
-	uint64_t *msize;
 	/* verification scratch */
 	uint8_t *pp, *qq, *dd, *zero, *tmp;
 	void **ptrs, **xptrs;
@@ -103,55 +100,6 @@ struct scrub {
 	uint8_t *bad;                /* per copy: at fault in this sector */
 };
 
-/* Page-cache fast path: when every page of [OFF, OFF+LEN) of a member is
- * resident, checking reads the pages in place instead of copying them
- * (reading cached files is then as fast as the CPU can check them).  Only
- * resident ranges are used, so no disk I/O (and no SIGBUS on a read error)
- * happens through the mapping; anything else goes through rk_dev_pread. */
-static int resident(const uint8_t *base, uint64_t off, uint64_t len, unsigned char **vec, size_t *vcap)
-{
-	uint64_t pg = 4096, a0 = off / pg * pg, a1 = (off + len + pg - 1) / pg * pg;
-	size_t n = (size_t)((a1 - a0) / pg);
-	if (n > *vcap) {
-		unsigned char *nv = realloc(*vec, n);
-		if (!nv)
-			return 0;
-		*vec = nv;
-		*vcap = n;
-	}
-	if (mincore((void *)(uintptr_t)(base + a0), (size_t)(a1 - a0), *vec))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((*vec)[i] & 1))
-			return 0;
-	return 1;
-}
-
-/* Maps member R read-only when it is a regular file that is still the very
- * file the device opened (same st_dev/st_ino). */
-static void map_member(struct scrub *S, uint32_t r)
-{
-	rk_dev *d = S->devs[r];
-	dev_t dn;
-	ino_t ino;
-	if (S->o->no_map || strcmp(rk_dev_backend(d), "file") || !rk_dev_identity(d, &dn, &ino) ||
-	    rk_dev_is_blockdev(d) || rk_dev_size(d) == 0 || rk_dev_size(d) > SIZE_MAX)
-		return;
-	int fd = open(rk_dev_path(d), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return;
-	struct stat st;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_dev == dn && st.st_ino == ino &&
-	    (uint64_t)st.st_size >= rk_dev_size(d)) {
-		void *m = mmap(NULL, (size_t)rk_dev_size(d), PROT_READ, MAP_SHARED, fd, 0);
-		if (m != MAP_FAILED) {
-			S->map[r] = m;
-			S->msize[r] = rk_dev_size(d);
-		}
-	}
-	close(fd);
-}
-
 /* Points the blocks of extents served from a mapping into it. */
 static void fix_mapped(struct scrub *S, struct bset *b, uint32_t *ecur)
 {
@@ -160,7 +108,7 @@ static void fix_mapped(struct scrub *S, struct bset *b, uint32_t *ecur)
 	for (uint32_t k = 0; k < w; k++)
 		for (uint32_t i = 0; i < b->ns; i++) {
 			struct blk *x = &b->blk[(size_t)i * w + k];
-			if (!x->buf || !S->map[x->role])
+			if (!x->buf)
 				continue;
 			uint32_t r = x->role;
 			while (ecur[r] < b->next[r] && x->buf >= b->ext[r][ecur[r]].buf + b->ext[r][ecur[r]].len)
@@ -180,8 +128,6 @@ static void *pool_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	me = p->started++;
 	uint64_t seen = 0;
-	unsigned char *vec = NULL;
-	size_t vcap = 0;
 	for (;;) {
 		while (p->gen == seen && !p->quit)
 			pthread_cond_wait(&p->go, &p->mu);
@@ -197,10 +143,9 @@ static void *pool_main(void *arg)
 			for (uint32_t i = 0; i < b->next[r] && !e; i++) {
 				struct ext *x = &b->ext[r][i];
 				x->map = NULL;
-				if (S->map[r] && resident(S->map[r], x->moff, x->len, &vec, &vcap)) {
-					x->map = S->map[r] + x->moff;
+				/* Page-cache data is checked in place (see rk_dev_peek). */
+				if (!S->o->no_map && rk_dev_peek(S->devs[r], x->moff, x->len, &x->map))
 					continue;
-				}
 				if ((e = rk_dev_pread(S->devs[r], x->buf, (size_t)x->len, x->moff)))
 					snprintf(msg, sizeof msg, "%s", rk_errmsg());
 			}
@@ -213,7 +158,6 @@ static void *pool_main(void *arg)
 			pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
-	free(vec);
 	return NULL;
 }
 
@@ -811,12 +755,6 @@ static void scrub_free(struct scrub *S)
 	free(S->p_locs);
 	free(S->c_f);
 	free(S->bad);
-	if (S->map)
-		for (uint32_t r = 0; r < S->g->nroles; r++)
-			if (S->map[r])
-				munmap(S->map[r], (size_t)S->msize[r]);
-	free(S->map);
-	free(S->msize);
 	free(S->ecur);
 }
 
@@ -932,19 +870,14 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 	S->p_locs = calloc(S->width, sizeof *S->p_locs);
 	S->c_f = calloc(S->width, sizeof *S->c_f);
 	S->bad = calloc(S->width, 1);
-	S->map = calloc(g->nroles, sizeof *S->map);
-	S->msize = calloc(g->nroles, sizeof *S->msize);
 	S->ecur = calloc(g->nroles, sizeof *S->ecur);
-	if (!S->map || !S->msize || !S->ecur ||
+	if (!S->ecur ||
 	    !S->pp || !S->qq || !S->dd || !S->zero || !S->tmp || !S->ptrs || !S->xptrs || !S->vol_role || !S->slot ||
 	    !S->slot_role || !S->locs || !S->p_f || !S->p_locs || !S->c_f || !S->bad) {
 		e = rk_fail(RK_E_NOMEM, "scrub: out of memory");
 		goto out;
 	}
 	memset(S->zero, 0, VS);
-	for (uint32_t r = 0; r < g->nroles; r++)
-		if (devs[r])
-			map_member(S, r);
 	if ((e = bset_init(S, &S->bs[0], ns)) || (e = bset_init(S, &S->bs[1], ns)))
 		goto out;
 	if (!any_redundancy(S)) {

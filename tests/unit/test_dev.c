@@ -47,6 +47,44 @@ static void fill(uint8_t *b, size_t n, uint32_t seed)
 
 /* ---------------------------------------------------------------- files */
 
+/* rk_dev_peek serves page-cache data in place, sees later writes, and
+ * declines what it cannot serve (out of range, memory and fault backends). */
+START_TEST(file_peek)
+{
+	rk_dev *d, *m, *f;
+	rk_fault_plan *plan;
+	struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+	const char *p = tpath("peek.img");
+	static uint8_t a[65536];
+	const uint8_t *ptr = NULL;
+
+	ck_assert_int_eq(rk_dev_create(&d, p, 1u << 20), RK_OK);
+	fill(a, sizeof a, 77);
+	ck_assert_int_eq(rk_dev_pwrite(d, a, sizeof a, 12345), RK_OK);
+	/* Just written through the page cache: resident. */
+	ck_assert_int_eq(rk_dev_peek(d, 12345, sizeof a, &ptr), 1);
+	ck_assert_mem_eq(ptr, a, sizeof a);
+	/* A later write is seen through the same pointer (shared mapping). */
+	a[0] ^= 0xff;
+	ck_assert_int_eq(rk_dev_pwrite(d, a, 1, 12345), RK_OK);
+	ck_assert_int_eq(ptr[0], a[0]);
+	ck_assert_int_eq(rk_dev_peek(d, (1u << 20) - 10, 11, &ptr), 0);
+	ck_assert_int_eq(rk_dev_peek(d, UINT64_MAX - 1, 4, &ptr), 0);
+	ck_assert_int_eq(rk_dev_peek(d, 0, 0, &ptr), 0);
+	rk_dev_close(d);
+
+	ck_assert_int_eq(rk_dev_mem(&m, "mem", 4096), RK_OK);
+	ck_assert_int_eq(rk_dev_peek(m, 0, 16, &ptr), 0);
+	ck_assert_int_eq(rk_dev_open(&d, p, RK_DEV_RDONLY), RK_OK);
+	ck_assert_int_eq(rk_fault_plan_create(&plan, &none), RK_OK);
+	ck_assert_int_eq(rk_dev_fault(&f, d, plan, 0), RK_OK);
+	ck_assert_int_eq(rk_dev_peek(f, 12345, 16, &ptr), 0);
+	rk_dev_close(f);
+	rk_fault_plan_free(plan);
+	rk_dev_close(m);
+}
+END_TEST
+
 START_TEST(file_create)
 {
 	rk_dev *d, *d2;
@@ -1029,6 +1067,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, file_lock);
 	tcase_add_test(tc, file_identity);
 	tcase_add_test(tc, file_direct);
+	tcase_add_test(tc, file_peek);
 	tcase_add_test(tc, dev_new_contract);
 	suite_add_tcase(s, tc);
 

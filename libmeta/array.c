@@ -476,6 +476,10 @@ static rk_err journal_begin(rk_array *a)
 		if (room - RK_JNL_HDR < jmax)
 			jmax = room - RK_JNL_HDR;
 	}
+	/* tests: a smaller record bound exercises grouping and column pieces */
+	const char *tmax = getenv("RAIDKIT_TEST_JOURNAL_MAX");
+	if (tmax && strtoull(tmax, NULL, 0) >= 512 && strtoull(tmax, NULL, 0) < jmax)
+		jmax = strtoull(tmax, NULL, 0);
 	if (!have) {
 		for (uint32_t r = 0; r < a->nroles; r++) {
 			if (!a->devs[r] || !a->sbs[r])

@@ -2,7 +2,8 @@
  *
  * For small arrays of every redundant level (1, 4, 5, 6, 10) and every
  * writing path (full-stripe and partial-stripe rk_array_write, writes on a
- * degraded array, mkraid --from through the create library's wrap_dev hook)
+ * degraded array, mkraid --from through the create library's wrap_dev hook,
+ * raid-scrub --repair as the tool runs rk_scrub_run on parity levels)
  * the harness first counts the writes the path issues, then runs it again
  * once per fault point: a power cut at write N (seeded post-crash image), a
  * kill at write N, a cable pull of member M at its I/O N, a read error on
@@ -38,6 +39,7 @@
 #include "rk_discover.h"
 #include "rk_geom.h"
 #include "rk_sb.h"
+#include "rk_scrub.h"
 
 #define MAXM 8
 #define DATA_BYTES (96u * 1024u)
@@ -56,8 +58,8 @@ static const struct cfg cfgs[] = {
 };
 #define NCFG (sizeof cfgs / sizeof cfgs[0])
 
-enum path { P_FULL, P_PARTIAL, P_DEGRADED, P_MKRAID, P__COUNT };
-static const char *const path_names[] = { "full", "partial", "degraded", "mkraid" };
+enum path { P_FULL, P_PARTIAL, P_DEGRADED, P_MKRAID, P_REPAIR, P__COUNT };
+static const char *const path_names[] = { "full", "partial", "degraded", "mkraid", "repair" };
 static const char *const model_names[] = { "none", "fail", "tear", "power-cut", "kill", "pull", "read-error" };
 
 static int full_mode;
@@ -83,6 +85,9 @@ struct run {
 	uint64_t points, violations;
 	/* mkraid */
 	uint64_t from_len;
+	/* repair */
+	uint32_t layout;
+	uint64_t data_size;
 };
 
 static void violation(struct run *R, const struct rk_fault_spec *s, const char *fmt, ...)
@@ -331,6 +336,32 @@ static void restore_base(const struct run *R)
 		put_file(paths[i], R->base[i], MEMBER_BYTES);
 }
 
+static rk_err on_begin(void *ctx)
+{
+	return rk_array_begin_write(ctx);
+}
+
+/* raid-scrub --repair as the tool runs it: rk_scrub_run over the members
+ * with the array's write protocol around it. */
+static rk_err run_repair(struct run *R, rk_array *a, rk_dev **devs)
+{
+	struct rk_geom g;
+	uint64_t doff[MAXM];
+	for (uint32_t r = 0; r < R->c->n; r++)
+		doff[r] = RK_DATA_OFFSET_DEFAULT;
+	struct rk_scrub_opts so;
+	memset(&so, 0, sizeof so);
+	so.repair = 1;
+	so.on_begin_write = on_begin;
+	so.ctx = a;
+	so.no_map = 1;
+	struct rk_scrub_stats st;
+	rk_err e = rk_geom_init(&g, R->c->level, R->layout, R->c->chunk, R->c->n, R->data_size);
+	if (!e)
+		e = rk_scrub_run(&g, devs, doff, 0, g.nstripes, &so, &st);
+	return e;
+}
+
 /* Runs the path's writes under SPEC; returns the writes issued. */
 static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_err *last, int *fired)
 {
@@ -373,7 +404,9 @@ static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 		/* RK_FAULTS_NOJOURNAL=1: shows what the harness finds without the journal */
 		if (getenv("RK_FAULTS_NOJOURNAL"))
 			rk_array_set_journal(a, 0);
-		for (uint32_t i = 0; i < R->nops; i++) {
+		if (R->p == P_REPAIR)
+			e = run_repair(R, a, devs);
+		for (uint32_t i = 0; i < R->nops && R->p != P_REPAIR; i++) {
 			R->ops[i].state = 1;
 			e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);
 			if (!e)
@@ -451,6 +484,19 @@ static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_er
 		violation(R, spec, "replay on the members reads differently from the replay in memory");
 		goto out;
 	}
+	if (R->p == P_REPAIR) {
+		/* what the interrupted repair left, a second repair finishes */
+		struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+		rk_err l2;
+		int f2;
+		run_writes(R, &none, &l2, &f2);
+		if (l2 && l2 != RK_E_TOOFEW)
+			violation(R, spec, "the repair run again fails: %s", rk_strerror(l2));
+		if (read_volume(c->n, 0, w, R->vsize, &state, why, sizeof why) || memcmp(v, w, R->vsize)) {
+			violation(R, spec, "the second repair changed the volume");
+			goto out;
+		}
+	}
 	/* the write hole: any member (any two on RAID-6) left out reads the same */
 	{
 		struct rk_discovery *d = discover_skip(c->n, 0);
@@ -517,9 +563,25 @@ static void setup_run(struct run *R, const struct cfg *c, enum path p)
 	fill(R->newv, R->vsize, (uint64_t)c->level * 1000 + c->n + p + 77);
 	ck_assert_int_eq(rk_array_write(a, R->oldv, R->vsize, 0), RK_OK);
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	R->layout = d->arrays[0].sb->layout;
+	R->data_size = d->arrays[0].sb->data_size;
 	rk_discovery_free(d);
 	for (uint32_t i = 0; i < c->n; i++)
 		R->base[i] = get_file(paths[i], MEMBER_BYTES);
+	if (p == P_REPAIR) {
+		/* bad parity in stripes 1 and 3 (P) and 4 (Q, RAID-6): what the
+		 * repair rewrites; data never changes */
+		uint32_t vr[MAXM], sl[MAXM];
+		uint64_t bad[3] = { 1, 3, 4 };
+		for (int k = 0; k < 3; k++) {
+			struct rk_stripe_map m = { .vol_role = vr, .slot = sl };
+			ck_assert_int_eq(rk_geom_stripe_map(&g, bad[k], &m), RK_OK);
+			uint32_t role = k == 2 && c->level == 6 ? m.q_role : m.p_role;
+			uint8_t *at = R->base[role] + RK_DATA_OFFSET_DEFAULT + bad[k] * g.chunk + 700;
+			for (int i = 0; i < 1500; i++)
+				at[i] ^= 0x3C;
+		}
+	}
 	plan_ops(R);
 }
 
@@ -556,9 +618,12 @@ static void enumerate_writes(struct run *R)
 		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n, .seed = n };
 		point(R, &sp);
 	}
-	/* cable pulls: each member, at each of its I/Os (bounded by the writes) */
+	/* cable pulls: each member, at each of its I/Os (bounded by the writes).
+	 * Not under repair: the array starts with bad parity there, and a
+	 * member lost before the repair reached it is rebuilt from that parity
+	 * (two faults: the bad parity and the pull) */
 	uint64_t per = W / c->n + 12;
-	for (uint32_t m = 0; m < c->n; m++) {
+	for (uint32_t m = 0; m < c->n && R->p != P_REPAIR; m++) {
 		if ((int)m == R->missing)
 			continue;
 		for (uint64_t n = m % step; n < per; n += step) {
@@ -725,6 +790,22 @@ START_TEST(t_writes)
 }
 END_TEST
 
+START_TEST(t_repair)
+{
+	const struct cfg *c = &cfgs[_i];
+	if (c->level != 4 && c->level != 5 && c->level != 6)
+		return;   /* mirrors: reads may come from the bad copy; covered by the scrub suite */
+	struct run R;
+	setup_run(&R, c, P_REPAIR);
+	enumerate_writes(&R);
+	report(&R, path_names[P_REPAIR]);
+	uint64_t v = R.violations, pts = R.points;
+	free_run(&R);
+	ck_assert_uint_gt(pts, 10);
+	ck_assert_msg(v == 0, "%llu violations (see above)", (unsigned long long)v);
+}
+END_TEST
+
 START_TEST(t_mkraid)
 {
 	struct run R;
@@ -744,6 +825,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 3600);
 	tcase_add_loop_test(tc, t_writes, 0, (int)NCFG * 3);
 	tcase_add_loop_test(tc, t_mkraid, 0, (int)NCFG);
+	tcase_add_loop_test(tc, t_repair, 0, (int)NCFG);
 	suite_add_tcase(s, tc);
 	return s;
 }

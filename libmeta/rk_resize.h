@@ -1,0 +1,115 @@
+/* rk_resize.h: changing an array's member size, member count or level,
+ * offline, crash-safe and resumable (raid-resize).  Design: spec/reshape.md.
+ *
+ * Every function takes the members as opened devices in any order (the
+ * caller opens them read-write; nothing else is needed).  The superblocks
+ * are read from them, the freshest copy of the array is the template, and
+ * each device is matched to its role by member UUID.  A member whose events
+ * lag the freshest but which the freshest role table still lists as active
+ * is accepted: that is what an interrupted superblock update leaves.
+ *
+ * Size change (rk_resize_size): no data moves.  Growing zeroes the new rows
+ * of every member first (so the new stripes are consistent), flushes, then
+ * publishes the new data_size/volume_size with rk_sb_write on every member,
+ * events+1.  Shrinking writes superblocks only, and refuses to cut off
+ * bytes the caller did not agree to lose (opts.volume_size, or the extent of
+ * a file system found at the start of the volume).
+ *
+ * Reshape (rk_resize_reshape): the new geometry is written at a data offset
+ * D bytes lower than the old one, row by row from the volume start, so a
+ * batch's new blocks always land on member bytes whose old content has been
+ * copied already; after each flushed batch reshape_pos is checkpointed in
+ * every superblock.  Any interruption leaves the superblocks describing a
+ * valid state; rk_resize_continue() finishes from the checkpoint.
+ */
+#ifndef RK_RESIZE_H
+#define RK_RESIZE_H
+
+#include <stdint.h>
+#include "rk_dev.h"
+#include "rk_err.h"
+#include "rk_sb.h"
+
+#define RK_RESIZE_BATCH_MAX   (64ull << 20)   /* volume bytes per reshape batch, at most */
+#define RK_RESIZE_LAYOUT_KEEP 0xFFFFFFFFu     /* keep the layout (or the new level's default) */
+
+struct rk_resize_opts {
+	/* Shrink: volume bytes the user keeps (agrees to lose what lies
+	 * beyond); 0 = not stated (then a recognised file system must fit). */
+	uint64_t volume_size;
+	/* Reshape target: level (set_level), layout, chunk (0 = keep; 64 KiB
+	 * when the old level has none). */
+	int      set_level;
+	int32_t  level;
+	uint32_t layout;              /* RK_RESIZE_LAYOUT_KEEP or md's number */
+	uint64_t chunk;
+	/* Largest batch in volume bytes (0: RK_RESIZE_BATCH_MAX); tests use
+	 * small ones to get many checkpoints. */
+	uint64_t batch_max;
+	/* Progress (may be NULL): DONE of TOTAL volume bytes restriped. */
+	void   (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void    *progress_ctx;
+	/* Stop flag (may be NULL): checked between batches; when it becomes
+	 * non-zero the reshape stops at the last checkpoint (RK_E_FAULT,
+	 * "interrupted"); --continue resumes. */
+	volatile int *stop;
+};
+
+struct rk_resize_result {
+	uint64_t old_volume, new_volume;
+	uint64_t events;              /* the final event counter */
+	uint64_t moved;               /* volume bytes restriped by this call */
+	uint64_t checkpoints;         /* superblock checkpoints written */
+	uint64_t keep;                /* bytes the check kept (file system extent or stated) */
+	char     found[160];          /* what was recognised at the volume start ("" none) */
+	char     did[160];            /* what was done, in words */
+};
+
+/* Changes the data bytes used on every member to DATA_SIZE (rounded down to
+ * the chunk and 4096; 0 = as much as every member holds).  Levels 0, 1, 4,
+ * 5, 6, RAID-10 near layouts and one-member linear arrays (their mapping
+ * does not depend on data_size); RK_E_NOTSUP otherwise.  Every role must be
+ * present and active; no reshape in progress (RK_E_CONFLICT: use continue).
+ * Growing past a member's capacity is RK_E_RANGE naming it; shrinking below
+ * what must be kept is RK_E_EXISTS with the reason.  RES may be NULL. */
+rk_err rk_resize_size(rk_dev *const *devs, uint32_t n, uint64_t data_size,
+                      const struct rk_resize_opts *o, struct rk_resize_result *res);
+
+/* Restripes onto ADD (NADD new members, may be 0 with a level or chunk
+ * change) and/or a new level, and runs the reshape to the end.  Old levels
+ * 0, 4, 5, 6 and 1; new levels 0 (from 0), 4, 5, 6; RAID-1 with NADD and
+ * no level change gains mirrors by a copy.  The new volume must not be
+ * smaller than the old one.  Needs room below the old data offset for at
+ * least one new row (mkraid leaves ~960 KiB); RK_E_NOTSUP otherwise.  The
+ * new members are overwritten (the caller checks they hold nothing).
+ * Interrupted (error, stop flag): the array is left mid-reshape at its last
+ * checkpoint; rk_resize_continue finishes it. */
+rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, uint32_t nadd,
+                         const struct rk_resize_opts *o, struct rk_resize_result *res);
+
+/* Finishes what an interrupted call left: a reshape in progress (from the
+ * freshest checkpoint), or superblocks that disagree after an interrupted
+ * update (the freshest is written to all).  DEVS must include every member
+ * of the new geometry.  Nothing to do is RK_OK with res->did saying so. */
+rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,
+                          struct rk_resize_result *res);
+
+/* Returns a reshape that has not moved any data yet (reshape_pos 0) to the
+ * old geometry; the added members' superblocks are wiped.  A reshape that
+ * has moved data cannot be reverted (RK_E_NOTSUP: use continue). */
+rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,
+                        struct rk_resize_result *res);
+
+/* Reads LEN volume bytes at OFF of the array on DEVS, also in the middle of
+ * a reshape (bytes below reshape_pos from the new geometry, the rest from
+ * the old); read-only.  *SIZE (may be NULL) gets the volume size. */
+rk_err rk_resize_read(rk_dev *const *devs, uint32_t n, void *buf, uint64_t len, uint64_t off,
+                      uint64_t *size);
+
+/* What a file system at the start of a volume occupies: reads the first
+ * 128 KiB through READ and recognises ext2/3/4, XFS and btrfs.  Returns 1
+ * with *EXTENT and WHAT filled, 0 when nothing is recognised. */
+int rk_resize_fs_extent(rk_err (*read)(void *ctx, void *buf, uint64_t len, uint64_t off), void *ctx,
+                        uint64_t volume_size, uint64_t *extent, char *what, size_t whatlen);
+
+#endif

@@ -1,0 +1,494 @@
+/* test_resize.c: raid-resize's library on memory members: size grow and
+ * shrink (refusals over a file system), reshapes (add members to RAID-0/5/6,
+ * 5 -> 6, 0 -> 5, 1 -> 5, RAID-1 mirrors, chunk change), each checked
+ * against the original bytes and by a scrub of the new geometry; and
+ * interruptions at every write (kill) and sampled power cuts over the
+ * reshape path, resumed with rk_resize_continue. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rk_dev.h"
+#include "rk_geom.h"
+#include "rk_resize.h"
+#include "rk_sb.h"
+#include "rk_scrub.h"
+#include "rk_vol.h"
+
+#define MAXM 12
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t xr(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+static void fill(uint8_t *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(xr() >> 24);
+}
+
+/* Creates an array on NR fresh memory members of DEVSZ bytes, fills its
+ * volume with random bytes and returns them (*vol gets the size). */
+static uint8_t *make_array(rk_dev **d, int32_t level, uint32_t layout, uint64_t chunk, uint32_t nr,
+                           uint64_t devsz, uint64_t *vol)
+{
+	struct rk_sb *sb = calloc(1, sizeof *sb);
+	ck_assert_ptr_nonnull(sb);
+	struct rk_sb_params p = { .level = level, .layout = layout, .chunk = chunk, .nroles = nr, .name = "t" };
+	p.data_size = rk_sb_max_data_size(devsz, RK_DATA_OFFSET_DEFAULT, chunk);
+	ck_assert_int_eq(rk_sb_init(sb, &p), RK_OK);
+	for (uint32_t r = 0; r < nr; r++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "m%u", r);
+		ck_assert_int_eq(rk_dev_mem(&d[r], nm, devsz), RK_OK);
+		ck_assert_int_eq(rk_sb_set_member(sb, r, devsz), RK_OK);
+		ck_assert_int_eq(rk_sb_write(d[r], sb), RK_OK);
+	}
+	struct rk_geom g;
+	ck_assert_int_eq(rk_geom_init(&g, level, layout, chunk, nr, sb->data_size), RK_OK);
+	uint64_t offs[MAXM];
+	for (uint32_t r = 0; r < nr; r++)
+		offs[r] = sb->data_offset;
+	rk_vol *v;
+	ck_assert_int_eq(rk_vol_open(&v, &g, d, offs), RK_OK);
+	*vol = sb->volume_size;
+	uint8_t *data = malloc(*vol);
+	ck_assert_ptr_nonnull(data);
+	fill(data, *vol);
+	ck_assert_int_eq(rk_vol_write(v, data, *vol, 0), RK_OK);
+	rk_vol_close(v);
+	free(sb);
+	return data;
+}
+
+static struct rk_sb *read_sb(rk_dev *d)
+{
+	struct rk_sb_read rd;
+	ck_assert_int_eq(rk_sb_read(d, &rd), RK_OK);
+	struct rk_sb *s = malloc(sizeof *s);
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, rd.copy[rd.chosen].sb, sizeof *s);
+	rk_sb_read_free(&rd);
+	return s;
+}
+
+/* The array on D (role order, N members) is in no reshape, agrees on
+ * events, holds DATA in its first LEN bytes and zeros after, and scrubs
+ * clean. */
+static void verify(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len)
+{
+	struct rk_sb *s = read_sb(d[0]);
+	ck_assert_uint_eq(s->nroles, n);
+	ck_assert(!(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE));
+	for (uint32_t r = 1; r < n; r++) {
+		struct rk_sb *o = read_sb(d[r]);
+		ck_assert_uint_eq(o->events, s->events);
+		ck_assert_uint_eq(o->this_role, r);
+		free(o);
+	}
+	uint64_t vsz = 0;
+	uint8_t *b = malloc(s->volume_size);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rk_resize_read(d, n, b, s->volume_size, 0, &vsz), RK_OK);
+	ck_assert_uint_eq(vsz, s->volume_size);
+	ck_assert_uint_ge(vsz, len);
+	for (uint64_t i = 0; i < len; i++)
+		if (b[i] != data[i])
+			ck_abort_msg("volume byte %llu of %llu differs (events %llu, level %d)", (unsigned long long)i,
+			             (unsigned long long)len, (unsigned long long)s->events, (int)s->level);
+	for (uint64_t i = len; i < vsz; i++)
+		if (b[i])
+			ck_abort_msg("volume byte %llu past the old data is 0x%02x, not zero", (unsigned long long)i, b[i]);
+	free(b);
+	if (s->level != 0 && s->level != RK_LEVEL_LINEAR) {
+		struct rk_geom g;
+		ck_assert_int_eq(rk_geom_init(&g, s->level, s->layout, s->chunk, s->nroles, s->data_size), RK_OK);
+		uint64_t offs[MAXM];
+		for (uint32_t r = 0; r < n; r++)
+			offs[r] = s->data_offset;
+		struct rk_scrub_opts so = { 0 };
+		struct rk_scrub_stats st;
+		ck_assert_int_eq(rk_scrub_run(&g, d, offs, 0, g.nstripes, &so, &st), RK_OK);
+		ck_assert_uint_eq(st.mismatches, 0);
+		ck_assert_uint_eq(st.stripes, g.nstripes);
+	}
+	free(s);
+}
+
+static void close_all(rk_dev **d, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		rk_dev_close(d[i]);
+}
+
+/* ---- size ---- */
+
+START_TEST(t_grow_size)
+{
+	static const int32_t lv[] = { 5, 6, 0, 1, 4, 10 };
+	int32_t level = lv[_i];
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	uint32_t n = level == 1 ? 2 : 4;
+	uint32_t layout = level == 10 ? RK_R10_LAYOUT(2, 1, 0) : rk_layout_default(level);
+	uint64_t chunk = level == 1 ? 0 : 65536;
+	uint8_t *data = make_array(d, level, layout, chunk, n, 3u << 20, &vol);
+	/* Give the members room: mem devices cannot grow, so recreate bigger
+	 * ones holding the same bytes (a disk swapped for a larger one). */
+	rk_dev *big[MAXM];
+	uint64_t bigsz = 5u << 20;
+	for (uint32_t r = 0; r < n; r++) {
+		ck_assert_int_eq(rk_dev_mem(&big[r], rk_dev_path(d[r]), bigsz), RK_OK);
+		memcpy(rk_dev_mem_data(big[r]), rk_dev_mem_data(d[r]), 3u << 20);
+		/* Stale bytes in the new area must not show through. */
+		memset(rk_dev_mem_data(big[r]) + (3u << 20), 0xA5, bigsz - (3u << 20));
+	}
+	close_all(d, n);
+	struct rk_resize_result res;
+	/* Past the capacity: refused, nothing changes. */
+	ck_assert_int_eq(rk_resize_size(big, n, 8u << 20, NULL, &res), RK_E_RANGE);
+	ck_assert_int_eq(rk_resize_size(big, n, 0, NULL, &res), RK_OK);
+	ck_assert_uint_eq(res.old_volume, vol);
+	ck_assert_uint_gt(res.new_volume, vol);
+	verify(big, n, data, vol);
+	close_all(big, n);
+	free(data);
+}
+END_TEST
+
+/* Writes a minimal ext4 superblock (magic, block count, 4 KiB blocks) at
+ * volume byte 1024. */
+static void put_ext4(rk_dev **d, uint32_t n, uint64_t fs_bytes)
+{
+	struct rk_sb *s = read_sb(d[0]);
+	struct rk_geom g;
+	ck_assert_int_eq(rk_geom_init(&g, s->level, s->layout, s->chunk, s->nroles, s->data_size), RK_OK);
+	uint64_t offs[MAXM];
+	for (uint32_t r = 0; r < n; r++)
+		offs[r] = s->data_offset;
+	rk_vol *v;
+	ck_assert_int_eq(rk_vol_open(&v, &g, d, offs), RK_OK);
+	uint8_t sb[1024] = { 0 };
+	uint32_t blocks = (uint32_t)(fs_bytes / 4096);
+	memcpy(sb + 4, &blocks, 4);
+	uint32_t lg = 2;
+	memcpy(sb + 24, &lg, 4);
+	sb[56] = 0x53;
+	sb[57] = 0xEF;
+	sb[0x60] = 0x40;   /* extents: "ext4" */
+	ck_assert_int_eq(rk_vol_write(v, sb, sizeof sb, 1024), RK_OK);
+	rk_vol_close(v);
+	free(s);
+}
+
+START_TEST(t_shrink)
+{
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	uint8_t *data = make_array(d, 5, 2, 65536, 4, 4u << 20, &vol);
+	struct rk_sb *s0 = read_sb(d[0]);
+	uint64_t ds = s0->data_size;
+	struct rk_resize_result res;
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP };
+	/* Nothing recognised and nothing stated: refused. */
+	ck_assert_int_eq(rk_resize_size(d, 4, ds / 2, &o, &res), RK_E_EXISTS);
+	struct rk_sb *s1 = read_sb(d[0]);
+	ck_assert_uint_eq(s1->events, s0->events);
+	free(s1);
+	/* Stated, but more than the new volume: refused. */
+	o.volume_size = vol;
+	ck_assert_int_eq(rk_resize_size(d, 4, ds / 2, &o, &res), RK_E_EXISTS);
+	/* Stated and fitting: done; the kept bytes are intact. */
+	uint64_t newds = ds / 2 / 65536 * 65536;
+	o.volume_size = 3 * newds;
+	ck_assert_int_eq(rk_resize_size(d, 4, ds / 2, &o, &res), RK_OK);
+	ck_assert_uint_eq(res.new_volume, 3 * newds);
+	verify(d, 4, data, res.new_volume);
+	/* An ext4 file system of 2 MiB: a shrink below it is refused without
+	 * a stated size, and with a smaller stated one; above it, allowed. */
+	put_ext4(d, 4, 2u << 20);
+	o.volume_size = 0;
+	ck_assert_int_eq(rk_resize_size(d, 4, 512 * 1024, &o, &res), RK_E_EXISTS);
+	ck_assert(strstr(res.found, "ext4"));
+	o.volume_size = 1u << 20;
+	ck_assert_int_eq(rk_resize_size(d, 4, 512 * 1024, &o, &res), RK_E_EXISTS);
+	o.volume_size = 0;
+	ck_assert_int_eq(rk_resize_size(d, 4, 1u << 20, &o, &res), RK_OK);
+	ck_assert_uint_eq(res.new_volume, 3u << 20);
+	ck_assert_uint_eq(res.keep, 2u << 20);
+	free(s0);
+	close_all(d, 4);
+	free(data);
+}
+END_TEST
+
+static rk_err mem_read(void *ctx, void *buf, uint64_t len, uint64_t off)
+{
+	memcpy(buf, (const uint8_t *)ctx + off, (size_t)len);
+	return RK_OK;
+}
+
+START_TEST(t_fs_probe_kinds)
+{
+	/* XFS and btrfs headers are recognised with their sizes; zeros are not. */
+	static uint8_t img[256 * 1024];
+	uint64_t ext = 0;
+	char what[128];
+	memset(img, 0, sizeof img);
+	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 0);
+	memcpy(img, "XFSB", 4);
+	img[6] = 0x10;                       /* blocksize 4096 (be32) */
+	img[15] = 0x20;                      /* dblocks 32 (be64) */
+	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 1);
+	ck_assert_uint_eq(ext, 32 * 4096);
+	ck_assert(strstr(what, "XFS"));
+	memset(img, 0, sizeof img);
+	memcpy(img + 65536 + 64, "_BHRfS_M", 8);
+	img[65536 + 0x70 + 2] = 0x30;        /* total_bytes 0x300000 */
+	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 1);
+	ck_assert_uint_eq(ext, 0x300000);
+	/* A volume too small to hold the probe area is read only as far as it goes. */
+	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, 4096, &ext, what, sizeof what), 0);
+}
+END_TEST
+
+/* ---- reshapes ---- */
+
+struct rs_case {
+	int32_t level;
+	uint32_t layout, nr, nadd;
+	uint64_t chunk;
+	int32_t new_level;       /* -99: keep */
+	uint64_t new_chunk;      /* 0 keep */
+};
+static const struct rs_case rs_cases[] = {
+	{ 5, 2, 3, 1, 65536, -99, 0 },        /* RAID-5 +1 */
+	{ 5, 2, 3, 2, 65536, -99, 0 },        /* RAID-5 +2 */
+	{ 6, 2, 4, 1, 65536, -99, 0 },        /* RAID-6 +1 */
+	{ 6, 2, 4, 2, 65536, -99, 0 },        /* RAID-6 +2 */
+	{ 5, 2, 4, 1, 65536, 6, 0 },          /* 5 -> 6 with one added member */
+	{ 0, 0, 3, 1, 65536, 5, 0 },          /* 0 -> 5 */
+	{ 0, 0, 2, 2, 32768, -99, 0 },        /* RAID-0 +2 */
+	{ 1, 0, 3, 0, 0, 5, 0 },              /* 1 -> 5 on the same members */
+	{ 5, 0, 3, 1, 65536, -99, 32768 },    /* +1 with a new chunk */
+	{ 4, 0, 3, 1, 131072, -99, 0 },       /* RAID-4 +1 */
+	{ 1, 0, 2, 1, 0, -99, 0 },            /* RAID-1 gains a mirror */
+};
+
+static void run_case(const struct rs_case *c, uint64_t batch)
+{
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	uint8_t *data = make_array(d, c->level, c->layout, c->chunk, c->nr, 3u << 20, &vol);
+	for (uint32_t a = 0; a < c->nadd; a++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "new%u", a);
+		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], nm, 3u << 20), RK_OK);
+		memset(rk_dev_mem_data(d[c->nr + a]), 0x5A, 3u << 20);   /* junk must not show */
+	}
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = batch, .chunk = c->new_chunk };
+	if (c->new_level != -99) {
+		o.set_level = 1;
+		o.level = c->new_level;
+	}
+	struct rk_resize_result res;
+	/* Members in a shuffled order: matched by UUID. */
+	rk_dev *given[MAXM];
+	for (uint32_t r = 0; r < c->nr; r++)
+		given[r] = d[c->nr - 1 - r];
+	rk_err e = rk_resize_reshape(given, c->nr, d + c->nr, c->nadd, &o, &res);
+	ck_assert_msg(e == RK_OK, "reshape: %s", rk_errmsg());
+	ck_assert_uint_eq(res.old_volume, vol);
+	ck_assert_uint_ge(res.new_volume, vol);
+	verify(d, c->nr + c->nadd, data, vol);
+	close_all(d, c->nr + c->nadd);
+	free(data);
+}
+
+START_TEST(t_reshape)
+{
+	run_case(&rs_cases[_i], 0);
+	run_case(&rs_cases[_i], 64 * 1024);   /* many small checkpoints */
+	run_case(&rs_cases[_i], 256 * 1024);
+}
+END_TEST
+
+START_TEST(t_refusals)
+{
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	uint8_t *data = make_array(d, 5, 2, 65536, 3, 3u << 20, &vol);
+	ck_assert_int_eq(rk_dev_mem(&d[3], "small", 1u << 20), RK_OK);
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP };
+	struct rk_resize_result res;
+	struct rk_sb *s0 = read_sb(d[0]);
+	/* Too small a new member, a member missing, level not supported. */
+	ck_assert_int_eq(rk_resize_reshape(d, 3, d + 3, 1, &o, &res), RK_E_RANGE);
+	ck_assert_int_eq(rk_resize_reshape(d, 2, d + 3, 1, &o, &res), RK_E_TOOFEW);
+	o.set_level = 1;
+	o.level = 10;
+	ck_assert_int_eq(rk_resize_reshape(d, 3, NULL, 0, &o, &res), RK_E_NOTSUP);
+	/* 5 -> 6 without a new member would shrink the volume. */
+	o.level = 6;
+	ck_assert_int_eq(rk_resize_reshape(d, 3, NULL, 0, &o, &res), RK_E_NOTSUP);
+	/* Nothing was written. */
+	for (uint32_t r = 0; r < 3; r++) {
+		struct rk_sb *s = read_sb(d[r]);
+		ck_assert_uint_eq(s->events, s0->events);
+		free(s);
+	}
+	ck_assert_int_eq(rk_resize_continue(d, 3, NULL, &res), RK_OK);
+	ck_assert(strstr(res.did, "nothing"));
+	ck_assert_int_eq(rk_resize_revert(d, 3, NULL, &res), RK_E_INVAL);
+	verify(d, 3, data, vol);
+	free(s0);
+	close_all(d, 4);
+	free(data);
+}
+END_TEST
+
+/* ---- interruptions ---- */
+
+static uint64_t g_points;   /* interruption points tested, for the report */
+
+/* One run of case C with fault SPEC (model, n, seed) over every member;
+ * then continue on what the members hold and check everything. */
+static void interrupted(const struct rs_case *c, const struct rk_fault_spec *spec, uint64_t batch, uint64_t *writes)
+{
+	rk_dev *d[MAXM], *w[MAXM];
+	uint64_t vol;
+	rng = 12345;   /* same data each run */
+	uint8_t *data = make_array(d, c->level, c->layout, c->chunk, c->nr, 3u << 20, &vol);
+	uint32_t n = c->nr + c->nadd;
+	for (uint32_t a = 0; a < c->nadd; a++)
+		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], "new", 3u << 20), RK_OK);
+	rk_fault_plan *plan;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	for (uint32_t r = 0; r < n; r++)
+		ck_assert_int_eq(rk_dev_fault(&w[r], d[r], plan, (int)r), RK_OK);
+	if (spec->model == RK_FAULT_NONE) {
+		verify(d, c->nr, data, vol);
+		verify(w, c->nr, data, vol);
+	}
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = batch };
+	if (c->new_level != -99) {
+		o.set_level = 1;
+		o.level = c->new_level;
+	}
+	struct rk_resize_result res;
+	rk_err e = rk_resize_reshape(w, c->nr, w + c->nr, c->nadd, &o, &res);
+	if (writes)
+		*writes = rk_fault_writes(plan);
+	if (spec->model == RK_FAULT_NONE)
+		verify(w, n, data, vol);
+	ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	/* What survived, on fresh devices. */
+	rk_dev *after[MAXM];
+	for (uint32_t r = 0; r < n; r++) {
+		rk_dev *lo = rk_fault_lower(plan, (int)r);
+		ck_assert_ptr_nonnull(lo);
+		ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), rk_dev_size(lo)), RK_OK);
+		memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), rk_dev_size(lo));
+	}
+	close_all(w, n);
+	rk_fault_plan_free(plan);
+	if (spec->model != RK_FAULT_NONE) {
+		/* Mid-reshape the volume reads as before (old members suffice
+		 * when the reshape never got recorded). */
+		uint8_t *b = malloc(vol);
+		ck_assert_ptr_nonnull(b);
+		uint64_t vsz;
+		rk_err re = rk_resize_read(after, n, b, vol, 0, &vsz);
+		if (re == RK_E_STALE || re == RK_E_NOSB)   /* new members never got a superblock */
+			re = rk_resize_read(after, c->nr, b, vol, 0, &vsz);
+		ck_assert_msg(re == RK_OK, "read after kill: %s", rk_errmsg());
+		ck_assert_msg(!memcmp(b, data, vol), "volume changed by an interrupted reshape (%s)", rk_errmsg());
+		free(b);
+		e = rk_resize_continue(after, n, NULL, &res);
+		if (e == RK_E_NOSB || e == RK_E_STALE) {
+			/* The added members were never written (or listed): the old
+			 * array is intact; start again. */
+			e = rk_resize_continue(after, c->nr, NULL, &res);
+			ck_assert_msg(e == RK_OK, "continue (old members): %s", rk_errmsg());
+			struct rk_sb *s = read_sb(after[0]);
+			int started = !!(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || s->nroles != c->nr;
+			free(s);
+			if (!started)
+				e = rk_resize_reshape(after, c->nr, after + c->nr, c->nadd, &o, &res);
+		}
+		ck_assert_msg(e == RK_OK, "continue: %s", rk_errmsg());
+		g_points++;
+	} else {
+		ck_assert_int_eq(e, RK_OK);
+	}
+	verify(after, n, data, vol);
+	close_all(after, n);
+	free(data);
+}
+
+START_TEST(t_kill_every_write)
+{
+	static const int cases[] = { 0, 4, 5 };   /* RAID-5 +1, 5 -> 6, 0 -> 5 */
+	const struct rs_case *c = &rs_cases[cases[_i]];
+	uint64_t total = 0;
+	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+	interrupted(c, &sp, 256 * 1024, &total);
+	ck_assert_uint_gt(total, 20);
+	uint64_t before = g_points;
+	for (uint64_t n = 0; n < total; n++) {
+		sp.model = RK_FAULT_KILL;
+		sp.n = n;
+		sp.seed = n;
+		interrupted(c, &sp, 256 * 1024, NULL);
+	}
+	fprintf(stderr, "resize: case %d: kill at each of %llu writes\n", cases[_i],
+	        (unsigned long long)(g_points - before));
+}
+END_TEST
+
+START_TEST(t_power_cut)
+{
+	const struct rs_case *c = &rs_cases[_i == 0 ? 2 : 1];   /* RAID-6 +1, RAID-5 +2 */
+	uint64_t total = 0;
+	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+	interrupted(c, &sp, 256 * 1024, &total);
+	uint64_t step = total / 60 + 1, before = g_points;
+	for (uint64_t n = 0; n < total; n += step) {
+		sp.model = RK_FAULT_POWER_CUT;
+		sp.n = n;
+		sp.seed = n * 7 + 1;
+		interrupted(c, &sp, 256 * 1024, NULL);
+	}
+	fprintf(stderr, "resize: power cuts at %llu points\n", (unsigned long long)(g_points - before));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("resize");
+	TCase *tc = tcase_create("resize");
+	tcase_set_timeout(tc, 600);
+	tcase_add_loop_test(tc, t_grow_size, 0, 6);
+	tcase_add_test(tc, t_shrink);
+	tcase_add_test(tc, t_fs_probe_kinds);
+	tcase_add_loop_test(tc, t_reshape, 0, (int)(sizeof rs_cases / sizeof rs_cases[0]));
+	tcase_add_test(tc, t_refusals);
+	tcase_add_loop_test(tc, t_kill_every_write, 0, 3);
+	tcase_add_loop_test(tc, t_power_cut, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

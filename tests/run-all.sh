@@ -18,12 +18,21 @@ failed_names=()
 
 # Unit suites: Check prints "NN%: Checks: N, Failures: F, Errors: E".
 # A test that lacks what the machine has prints "SKIP: why" (counted skipped).
+# Suites run RK_TEST_JOBS at a time (default: the number of CPUs); their
+# results are read in name order below.
+jobs=${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+for t in "$O"/tests/test_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	( "$t" >"$log/$name.log" 2>&1; echo $? >"$log/$name.rc" ) &
+done
+wait
 for t in "$O"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	out="$log/$name.log"
-	"$t" >"$out" 2>&1
-	rc=$?
+	rc=$(cat "$log/$name.rc" 2>/dev/null || echo 99)
 	line=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$out" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "FAIL $name (exit $rc, no Check summary; see $out)"

@@ -10,25 +10,48 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$top/$O/bin
 pass=0 fail=0 skip=0
 only=${1:-}
-for c in "$top"/tests/cases/*/; do
-	c=${c%/}; name=$(basename "$c")
-	[ -f "$c/script" ] || continue
-	[ -n "$only" ] && [[ "$name" != $only ]] && continue
+res=$(mktemp -d "${TMPDIR:-/tmp}/rkcases.XXXXXX")
+jobs=${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# One case: its verdict line into $res/<name>.res.
+run_case() {
+	local c=$1 name tmp rc
+	name=$(basename "$c")
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/rkcase.XXXXXX")
 	( cd "$tmp" && BIN=$bin CASE=$c TOP=$top PATH=$bin:$PATH timeout 600 bash "$c/script" >"$tmp/.stdout" 2>"$tmp/.stderr" )
 	rc=$?
+	{
 	if [ $rc -eq 77 ]; then
-		echo "skip $name: $(grep -m1 '^SKIP' "$tmp/.stdout" "$tmp/.stderr" | sed 's/^[^:]*:SKIP: *//')"
-		skip=$((skip + 1))
+		echo "skip $name: $(grep -h -m1 '^SKIP' "$tmp/.stdout" "$tmp/.stderr" | head -n 1 | sed 's/^SKIP: *//')"
 	elif [ $rc -eq 0 ] && { [ ! -f "$c/expect" ] || diff -u "$c/expect" "$tmp/.stdout" >"$tmp/.diff"; }; then
-		echo "ok   case $name"; pass=$((pass + 1))
+		echo "ok   case $name"
 	else
 		echo "FAIL case $name (exit $rc)"
 		[ -s "$tmp/.diff" ] && sed 's/^/    /' "$tmp/.diff" | head -n 40
 		tail -n 15 "$tmp/.stderr" | sed 's/^/    stderr: /'
-		fail=$((fail + 1))
-		cp -r "$tmp" "$top/$O/test-logs/case-$name" 2>/dev/null
+		mkdir -p "$top/$O/test-logs" && rm -rf "$top/$O/test-logs/case-$name" && cp -r "$tmp" "$top/$O/test-logs/case-$name" 2>/dev/null
 	fi
+	} >"$res/$name.res"
 	rm -rf "$tmp"
+}
+
+# Cases run RK_TEST_JOBS at a time; verdicts are printed in name order.
+for c in "$top"/tests/cases/*/; do
+	c=${c%/}; name=$(basename "$c")
+	[ -f "$c/script" ] || continue
+	[ -n "$only" ] && [[ "$name" != $only ]] && continue
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	run_case "$c" &
 done
+wait
+for r in "$res"/*.res; do
+	[ -f "$r" ] || continue
+	cat "$r"
+	case "$(head -n 1 "$r")" in
+		ok*) pass=$((pass + 1)) ;;
+		skip*) skip=$((skip + 1)) ;;
+		*) fail=$((fail + 1)) ;;
+	esac
+done
+rm -rf "$res"
 echo "CASES $pass $fail $skip"

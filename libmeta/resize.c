@@ -586,14 +586,18 @@ out:
 }
 
 /* Lowest byte the new data area may start at on a member of this array:
- * after the primary superblock area, and after a journal placed below the
- * data. */
+ * after the primary superblock area; with a journal below the data, after
+ * the part of it that is kept.  The journal of a clean array holds nothing
+ * to replay (spec/journal.md), so a reshape may take its upper part. */
+#define JOURNAL_KEEP (256u * 1024u)
 static uint64_t data_floor(const struct rk_sb *t)
 {
 	uint64_t f = RK_SB_PRIMARY_END;
-	if ((t->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && t->journal_offset < t->data_offset &&
-	    t->journal_offset + t->journal_size > f)
-		f = t->journal_offset + t->journal_size;
+	if ((t->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && t->journal_offset < t->data_offset) {
+		uint64_t keep = t->journal_size < JOURNAL_KEEP ? t->journal_size : JOURNAL_KEEP;
+		if (t->journal_offset + keep > f)
+			f = t->journal_offset + keep;
+	}
 	return (f + RK_SB_ALIGN - 1) / RK_SB_ALIGN * RK_SB_ALIGN;
 }
 
@@ -801,6 +805,9 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
 		goto out;
 	}
 	memcpy(nt, t, sizeof *nt);
+	if ((nt->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && nt->journal_offset < t->data_offset &&
+	    nt->journal_offset + nt->journal_size > ndoff)
+		nt->journal_size = ndoff - nt->journal_offset;   /* gives its upper part to the data */
 	if (nt->nentries < nr)
 		nt->nentries = nr;
 	nt->sb_bytes = rk_sb_bytes_for(nt->nentries);
@@ -810,7 +817,8 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
 		nt->roles[t->nroles + a].checkpoint = 0;
 		s.dev[t->nroles + a] = add[a];
 		s.doff[t->nroles + a] = t->data_offset;
-		if ((t->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && (e = zero_range(add[a], t->journal_offset, t->journal_size)))
+		/* An empty slot: no stale record can ever be taken for ours. */
+		if ((t->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && (e = zero_range(add[a], nt->journal_offset, nt->journal_size)))
 			goto out;
 	}
 	nt->feat_incompat |= RK_FEAT_INCOMPAT_RESHAPE;

@@ -19,6 +19,7 @@
 #define MAXM 12
 
 static uint64_t rng = 88172645463325252ull;
+static int g_journal;   /* make_array adds a journal area (redundant levels) */
 static uint64_t xr(void)
 {
 	rng ^= rng << 13;
@@ -42,6 +43,12 @@ static uint8_t *make_array(rk_dev **d, int32_t level, uint32_t layout, uint64_t 
 	struct rk_sb_params p = { .level = level, .layout = layout, .chunk = chunk, .nroles = nr, .name = "t" };
 	p.data_size = rk_sb_max_data_size(devsz, RK_DATA_OFFSET_DEFAULT, chunk);
 	ck_assert_int_eq(rk_sb_init(sb, &p), RK_OK);
+	if (g_journal && level != 0) {
+		/* As mkraid makes it: the whole gap below the data is journal. */
+		sb->feat_incompat |= RK_FEAT_INCOMPAT_JOURNAL;
+		sb->journal_offset = RK_SB_PRIMARY_END;
+		sb->journal_size = RK_DATA_OFFSET_DEFAULT - RK_SB_PRIMARY_END;
+	}
 	for (uint32_t r = 0; r < nr; r++) {
 		char nm[16];
 		snprintf(nm, sizeof nm, "m%u", r);
@@ -312,6 +319,9 @@ static void run_case(const struct rs_case *c, uint64_t batch)
 
 START_TEST(t_reshape)
 {
+	g_journal = 1;   /* the journal gives up part of its area to the shift */
+	run_case(&rs_cases[_i], 0);
+	g_journal = 0;
 	run_case(&rs_cases[_i], 0);
 	run_case(&rs_cases[_i], 64 * 1024);   /* many small checkpoints */
 	run_case(&rs_cases[_i], 256 * 1024);
@@ -437,6 +447,7 @@ START_TEST(t_kill_every_write)
 	const struct rs_case *c = &rs_cases[cases[_i]];
 	uint64_t total = 0;
 	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+	g_journal = _i == 1;
 	interrupted(c, &sp, 256 * 1024, &total);
 	ck_assert_uint_gt(total, 20);
 	uint64_t before = g_points;

@@ -26,3 +26,7 @@ scripts/install-deps bench
 # throughput through rk_array with the journal on and off, member files on
 # a real file system ($TMPDIR or /var/tmp).
 "$O"/bench/bench_journal "${TMPDIR:-/var/tmp}" 64 400
+
+# Reshape (raid-resize --add; RAID-5 4 -> 5 members, and 5 -> 6 with one
+# added) against a plain copy of the same member files, in /dev/shm.
+scripts/bench-resize.sh 256

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Reshape rate against a plain copy of the same bytes (make bench step).
+# A RAID-5 of 4 members of SIZE MiB (default 256) in DIR (default /dev/shm,
+# page cache: the figure is the tool's own cost, not the disk's) gains a
+# fifth member with raid-resize --add; the plain copy is cat of the same
+# four member files into one file.  Each byte of the old volume is read
+# once and written once (plus parity), so the ratio copy/reshape says how
+# close the reshape comes to moving the bytes once.
+set -eu
+O=${O:-build}
+SIZE=${1:-256}
+DIR=${2:-/dev/shm}
+BIN=$(cd "$(dirname "$0")/.." && pwd)/$O/bin
+w=$(mktemp -d "$DIR/rkbench-resize.XXXXXX")
+trap 'rm -rf "$w"' EXIT
+cd "$w"
+for m in a b c d e; do truncate -s "${SIZE}M" $m; done
+head -c $(( (SIZE - 2) * 3 * 1048576 )) /dev/urandom > data
+"$BIN/mkraid" -l 5 -c 512K --from data a b c d > /dev/null
+rm -f data
+now() { date +%s.%N; }
+t0=$(now); cat a b c d > copy; sync copy 2>/dev/null || true; t1=$(now)
+rm -f copy
+report() {   # what t0 t1 (reshape) copy-seconds vol
+	awk -v what="$1" -v r0="$2" -v r1="$3" -v c="$4" -v v="$5" -v s="$SIZE" 'BEGIN {
+		r = r1 - r0
+		printf "%s: %.0f MiB of volume in %.2f s = %.0f MiB/s\n", what, v / 1048576, r, v / 1048576 / r
+		printf "  plain copy of the 4 member files (%d MiB): %.2f s = %.0f MiB/s; ratio reshape/copy rate: %.2f\n",
+		       4 * s, c, 4 * s / c, (v / 1048576 / r) / (4 * s / c)
+	}'
+}
+copy=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+vol=$("$BIN/raid-assemble" --json a b c d | sed -n 's/.*"volume_size": *\([0-9]*\).*/\1/p' | head -n1)
+t2=$(now); "$BIN/raid-resize" --add e a b c d > /dev/null; t3=$(now)
+report "reshape RAID-5 4 -> 5 members of $SIZE MiB" "$t2" "$t3" "$copy" "$vol"
+# Level change with as many data members (5 -> 6, one added): the shift
+# room stays fixed, so batches are small and checkpoints many.
+rm -f a b c d e; for m in a b c d e; do truncate -s "${SIZE}M" $m; done
+head -c $(( (SIZE - 2) * 3 * 1048576 )) /dev/urandom > data
+"$BIN/mkraid" -l 5 -c 64K --from data a b c d > /dev/null
+rm -f data
+vol=$("$BIN/raid-assemble" --json a b c d | sed -n 's/.*"volume_size": *\([0-9]*\).*/\1/p' | head -n1)
+t2=$(now); "$BIN/raid-resize" --level 6 --add e a b c d > /dev/null; t3=$(now)
+report "reshape RAID-5 4 -> RAID-6 5 members of $SIZE MiB" "$t2" "$t3" "$copy" "$vol"

@@ -57,6 +57,7 @@ struct rk_array {
 	rk_fault_plan *tplan;    /* RAIDKIT_TEST_FAULT (end-to-end tests only) */
 	int tcrash;
 	pthread_mutex_t mu;      /* guards down/why/pending/nfailed (callback threads) */
+	pthread_mutex_t wmu;     /* one writer at a time: the journal state (slot, window) */
 };
 
 static void array_free(rk_array *a)
@@ -85,6 +86,7 @@ static void array_free(rk_array *a)
 	free(a->jbuf);
 	free(a->jh);
 	pthread_mutex_destroy(&a->mu);
+	pthread_mutex_destroy(&a->wmu);
 	free(a);
 }
 
@@ -94,6 +96,7 @@ static rk_array *array_alloc(uint32_t nroles, unsigned flags)
 	if (!a)
 		return NULL;
 	pthread_mutex_init(&a->mu, NULL);
+	pthread_mutex_init(&a->wmu, NULL);
 	a->nroles = nroles;
 	a->flags = flags;
 	a->devs = calloc(nroles, sizeof *a->devs);
@@ -920,7 +923,7 @@ rk_err rk_array_read(rk_array *a, void *buf, size_t len, uint64_t off)
 	return e ? e : s;
 }
 
-rk_err rk_array_begin_write(rk_array *a)
+static rk_err begin_write(rk_array *a)
 {
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return rk_fail(RK_E_READONLY, "array: opened read-only");
@@ -937,12 +940,20 @@ rk_err rk_array_begin_write(rk_array *a)
 	return RK_OK;
 }
 
-rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
+rk_err rk_array_begin_write(rk_array *a)
+{
+	pthread_mutex_lock(&a->wmu);
+	rk_err e = begin_write(a);
+	pthread_mutex_unlock(&a->wmu);
+	return e;
+}
+
+static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 {
 	rk_err e = check_range(a, len, off);
 	if (e)
 		return e;
-	if ((e = rk_array_begin_write(a)) || !len)
+	if ((e = begin_write(a)) || !len)
 		return e;
 	const uint8_t *p = buf;
 	if (a->jon && !parity_level(a)) {
@@ -1001,14 +1012,24 @@ rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 	return e ? e : s;
 }
 
+rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
+{
+	pthread_mutex_lock(&a->wmu);
+	rk_err e = array_write(a, buf, len, off);
+	pthread_mutex_unlock(&a->wmu);
+	return e;
+}
+
 rk_err rk_array_flush(rk_array *a)
 {
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return RK_OK;
+	pthread_mutex_lock(&a->wmu);
 	rk_err e = rk_vol_flush(a->vol);
 	if (!e)
 		a->jpending = 0;
 	rk_err s = array_settle(a);
+	pthread_mutex_unlock(&a->wmu);
 	return e ? e : s;
 }
 

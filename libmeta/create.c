@@ -19,6 +19,7 @@
 #include "rk_dev.h"
 #include "rk_geom.h"
 #include "rk_le.h"
+#include "rk_print.h"
 #include "rk_probe.h"
 #include "rk_sb.h"
 #include "rk_vol.h"
@@ -94,22 +95,6 @@ static int buf_is_zero(const uint8_t *p, size_t n)
 		if (p[i])
 			return 0;
 	return 1;
-}
-
-static const char *size_words(uint64_t b, char *buf, size_t len)
-{
-	static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)b;
-	int i = 0;
-	while (v >= 1024.0 && i < 5) {
-		v /= 1024.0;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, len, "%llu B", (unsigned long long)b);
-	else
-		snprintf(buf, len, "%.1f %s", v, u[i]);
-	return buf;
 }
 
 /* Size of an open fd: st_size for files, BLKGETSIZE64 for block devices;
@@ -564,7 +549,7 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 		uint64_t need = RK_DATA_OFFSET_DEFAULT + unit + RK_SB_AREA + RK_SB_ALIGN;
 		if (u < unit) {
 			rk_err r = rk_fail(RK_E_SHORT, "%s: too small (%s); a member needs at least %s", o->paths[i],
-			                   size_words(m->dev_size, b1, sizeof b1), size_words(need, b2, sizeof b2));
+			                   rk_size_words(m->dev_size, b1, sizeof b1), rk_size_words(need, b2, sizeof b2));
 			rk_create_free(c);
 			return r;
 		}
@@ -598,12 +583,12 @@ rk_err rk_create_prepare(rk_creator **out, const struct rk_create_opts *o, int *
 	}
 	if (umax - umin >= unit)
 		note(p, "members differ in size: %s has %s usable, %s has %s; using %s of each",
-		     p->members[p->usable_min_role].path, size_words(umin, b1, sizeof b1),
-		     p->members[p->usable_max_role].path, size_words(umax, b2, sizeof b2),
-		     size_words(dsize, (char[32]){0}, 32));
+		     p->members[p->usable_min_role].path, rk_size_words(umin, b1, sizeof b1),
+		     p->members[p->usable_max_role].path, rk_size_words(umax, b2, sizeof b2),
+		     rk_size_words(dsize, (char[32]){0}, 32));
 	if (o->size)
 		note(p, "using %s of each member (--size), the start of the member first",
-		     size_words(dsize, b1, sizeof b1));
+		     rk_size_words(dsize, b1, sizeof b1));
 
 	e = rk_geom_init(&c->g, o->level, layout, chunk, o->nmembers, dsize);
 	if (e) {
@@ -917,7 +902,7 @@ static rk_err make_consistent(rk_creator *c, rk_vol **v)
 			nd += p->members[i].dirty;
 		note(p, "%u member%s held old data: redundancy made consistent over %llu stripe%s (%s of data area per member)",
 		     nd, nd == 1 ? "" : "s", (unsigned long long)total, total == 1 ? "" : "s",
-		     size_words(total * p->chunk, b, sizeof b));
+		     rk_size_words(total * p->chunk, b, sizeof b));
 	}
 	free(rs.v);
 	return e;

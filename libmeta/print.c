@@ -38,11 +38,6 @@ const char *rk_size_words(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-const char *rk_print_size(uint64_t bytes, char *buf, size_t len)
-{
-	return rk_size_words(bytes, buf, len);
-}
-
 static const char *uuid_txt(const uint8_t u[16], char buf[37])
 {
 	uuid_unparse_lower(u, buf);

@@ -24,8 +24,6 @@ const char *rk_print_time(uint64_t epoch, char *buf, size_t len);
  * they matter: "512 B", "64.0 KiB", "58.0 MiB" (powers of 1024, one
  * decimal).  Returns BUF (>= 16 bytes). */
 const char *rk_size_words(uint64_t bytes, char *buf, size_t len);
-/* The same (kept for callers of the older name). */
-const char *rk_print_size(uint64_t bytes, char *buf, size_t len);
 
 /* One decoded superblock: every field, the role table with states and
  * rebuild checkpoints. */

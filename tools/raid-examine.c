@@ -151,7 +151,7 @@ static void examine_one(const char *path, const struct rk_member *m, int json, r
 		char sz[32];
 		printf("%s", path);
 		if (!openerr[0])
-			printf(" (%" PRIu64 " bytes, %s)", size, rk_print_size(size, sz, sizeof sz));
+			printf(" (%" PRIu64 " bytes, %s)", size, rk_size_words(size, sz, sizeof sz));
 		printf("\n");
 		if (openerr[0]) {
 			printf("  cannot examine: %s\n", openerr);

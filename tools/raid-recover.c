@@ -59,7 +59,7 @@ static int exit_for(rk_err e)
 
 static void size_text(uint64_t b, char *buf, size_t n)
 {
-	rk_print_size(b, buf, n);
+	rk_size_words(b, buf, n);
 }
 
 /* ---- --rebuild ---- */

@@ -33,7 +33,7 @@ static void teardown(void)
 static const char *fixture_dir(void)
 {
 	const char *e = getenv("RK_FIXTURES");
-	return e ? e : "/work/shared/fixtures/foreign";
+	return e ? e : "../shared/fixtures/foreign";
 }
 
 /* Unpacks fixture NAME into the temp folder; 0 when it is not possible

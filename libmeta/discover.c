@@ -97,7 +97,13 @@ static void examine_path(struct cand *c, struct cand *all, uint32_t i)
 	rk_err e = rk_dev_open(&d, m->path, RK_DEV_RDONLY);
 	if (e) {
 		m->cls = RK_MEMBER_UNKNOWN;
-		set_reason(m, "cannot open: %s", rk_errmsg());
+		/* The device layer's message starts with the path, which the
+		 * report already prints before the reason. */
+		const char *msg = rk_errmsg();
+		size_t pl = strlen(m->path);
+		if (!strncmp(msg, m->path, pl) && !strncmp(msg + pl, ": ", 2))
+			msg += pl + 2;
+		set_reason(m, "%s", msg);
 		c->decided = 1;
 		return;
 	}

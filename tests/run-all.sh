@@ -32,7 +32,7 @@ for t in "$O"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-	( "$t" >"$log/$name.log" 2>&1; echo $? >"$log/$name.rc" ) &
+	( t0=$SECONDS; "$t" >"$log/$name.log" 2>&1; echo $? >"$log/$name.rc"; echo $((SECONDS - t0)) >"$log/$name.secs" ) &
 done
 wait
 for t in "$O"/tests/test_*; do
@@ -61,7 +61,7 @@ for t in "$O"/tests/test_*; do
 		[ "$bad" -eq 0 ] && { fail=$((fail + 1)); }
 		failed_names+=("$name")
 	else
-		echo "ok   $name: $n checks${s:+, $s skipped}"
+		echo "ok   $name: $n checks${s:+, $s skipped} ($(cat "$log/$name.secs" 2>/dev/null)s)"
 	fi
 	grep '^SKIP' "$out" | sed 's/^/    /'
 done

@@ -25,13 +25,14 @@ run_case() {
 	local c=$1 name tmp rc
 	name=$(basename "$c")
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/rkcase.XXXXXX")
+	local t0=$SECONDS
 	( cd "$tmp" && BIN=$bin CASE=$c TOP=$top PATH=$bin:$PATH timeout 600 bash "$c/script" >"$tmp/.stdout" 2>"$tmp/.stderr" )
 	rc=$?
 	{
 	if [ $rc -eq 77 ]; then
 		echo "skip $name: $(grep -h -m1 '^SKIP' "$tmp/.stdout" "$tmp/.stderr" | head -n 1 | sed 's/^SKIP: *//')"
 	elif [ $rc -eq 0 ] && { [ ! -f "$c/expect" ] || diff -u "$c/expect" "$tmp/.stdout" >"$tmp/.diff"; }; then
-		echo "ok   case $name"
+		echo "ok   case $name ($((SECONDS - t0))s)"
 	else
 		echo "FAIL case $name (exit $rc)"
 		[ -s "$tmp/.diff" ] && sed 's/^/    /' "$tmp/.diff" | head -n 40

@@ -47,6 +47,18 @@ rk_err rk_vol_flush(rk_vol *v);
  * the superblocks.  Called from the thread that issued the I/O. */
 typedef void (*rk_vol_fail_fn)(void *ctx, uint32_t role, rk_err why);
 void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx);
+/* Read errors (RK_E_IO on a member read during rk_vol_read) on a member
+ * opened read-write are repaired, not failed: the bytes are reconstructed
+ * from redundancy for the caller, then the member's failed range (widened
+ * to whole chunks on striped levels) is rewritten in place with what the
+ * redundancy says and read back once; FN (may be NULL) then gets the role
+ * and the member data-area range rewritten.  Only when the rewrite or the
+ * read-back fails is the member failed (the fail callback).  Members opened
+ * read-only are failed as before (nothing is written).  Reads of writes,
+ * resync and rebuild still fail the member.  Called from the thread that
+ * called rk_vol_read. */
+typedef void (*rk_vol_repair_fn)(void *ctx, uint32_t role, uint64_t off, uint64_t len);
+void rk_vol_on_repair(rk_vol *v, rk_vol_repair_fn fn, void *ctx);
 /* Bit mask style query: 1 if ROLE is missing or failed. */
 int  rk_vol_role_down(const rk_vol *v, uint32_t role);
 

@@ -26,7 +26,7 @@
 #define DIRECT_PIECE (4u << 20)   /* largest single request of the direct path */
 #define DIRECT_BATCH (32u << 20)  /* volume bytes per direct-path batch */
 
-enum { UP = 0, MISSING = 1, FAILED = 2 };
+enum { UP = 0, MISSING = 1, FAILED = 2, READERR = 3 };   /* READERR: down for the rest of one rk_vol_read, to be repaired */
 
 struct seg {
 	uint32_t role;
@@ -69,6 +69,12 @@ struct rk_vol {
 	pthread_mutex_t op;   /* one operation at a time: shared buffers */
 	rk_vol_fail_fn fail_fn;
 	void *fail_ctx;
+	/* read-error repair (rk_vol_read on members opened read-write) */
+	rk_vol_repair_fn rep_fn;
+	void *rep_ctx;
+	int rep_on;                 /* inside rk_vol_read */
+	struct { uint32_t role; uint64_t off, len; } *rep;
+	uint32_t nrep, caprep;
 	const struct rk_parity_algo *pa;
 	struct pool pool;
 	int pool_on;
@@ -132,6 +138,36 @@ static void fail_role(rk_vol *v, uint32_t role, rk_err why)
 	rk_fail(why, "%s", v->msg[role][0] ? v->msg[role] : "member I/O failed");
 	if (v->fail_fn)
 		v->fail_fn(v->fail_ctx, role, why);
+}
+
+void rk_vol_on_repair(rk_vol *v, rk_vol_repair_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&v->mu);
+	v->rep_fn = fn;
+	v->rep_ctx = ctx;
+	pthread_mutex_unlock(&v->mu);
+}
+
+/* A read of ROLE failed with RK_E_IO inside rk_vol_read: ROLE is down for
+ * the rest of the read (its bytes are reconstructed) and the range is
+ * remembered for repair_reads.  0 when it cannot be remembered. */
+static int note_read_error(rk_vol *v, uint32_t role, uint64_t off, size_t len)
+{
+	if (v->nrep == v->caprep) {
+		uint32_t nc = v->caprep ? v->caprep * 2 : 8;
+		void *nr = realloc(v->rep, nc * sizeof *v->rep);
+		if (!nr)
+			return 0;
+		v->rep = nr;
+		v->caprep = nc;
+	}
+	v->rep[v->nrep].role = role;
+	v->rep[v->nrep].off = off;
+	v->rep[v->nrep].len = len;
+	v->nrep++;
+	if (v->down[role] == UP)
+		__atomic_store_n(&v->down[role], (uint8_t)READERR, __ATOMIC_RELEASE);
+	return 1;
 }
 
 void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx)
@@ -280,8 +316,17 @@ static rk_err run_segs(rk_vol *v)
 			continue;
 		/* without redundancy a member is never dropped: a bad sector of
 		 * a RAID-0 member fails that read, not the whole volume */
-		if (s[i].err == RK_E_IO && s[i].role < v->n && rk_geom_redundancy(&v->g) > 0)
+		if (s[i].err == RK_E_IO && s[i].role < v->n && rk_geom_redundancy(&v->g) > 0) {
+			/* a read error inside rk_vol_read on a writable member: repaired
+			 * afterwards (only the segment that really failed: later ones of
+			 * its group were not tried) */
+			if (!s[i].write && v->rep_on && v->down[s[i].role] != FAILED && rk_dev_writable(v->devs[s[i].role])) {
+				if ((i > 0 && s[i - 1].role == s[i].role && s[i - 1].err) ||
+				    note_read_error(v, s[i].role, s[i].off, s[i].len))
+					continue;
+			}
 			fail_role(v, s[i].role, RK_E_IO);
+		}
 		else if (!fatal)
 			fatal = rk_fail(s[i].err, "%s", v->msg[s[i].role]);
 	}
@@ -355,6 +400,7 @@ static void vol_free(rk_vol *v)
 	free(v->tmp_roles);
 	free(v->locs);
 	free(v->jsegs);
+	free(v->rep);
 	pthread_mutex_destroy(&v->mu);
 	pthread_mutex_destroy(&v->op);
 	free(v);
@@ -1129,17 +1175,23 @@ static rk_err check_range(rk_vol *v, size_t len, uint64_t off)
 	return RK_OK;
 }
 
+static rk_err repair_reads(rk_vol *v, rk_err e);
+
 rk_err rk_vol_read(rk_vol *v, void *buf, size_t len, uint64_t off)
 {
 	rk_err e = check_range(v, len, off);
 	if (e || len == 0)
 		return e;
 	pthread_mutex_lock(&v->op);
+	v->rep_on = 1;
+	v->nrep = 0;
 	if (parity_level(&v->g))
 		e = parity_io(v, buf, NULL, len, off);
 	else
 		e = direct_read(v, buf, len, off);
 	v->nsegs = 0;
+	v->rep_on = 0;
+	e = repair_reads(v, e);
 	pthread_mutex_unlock(&v->op);
 	return e;
 }
@@ -1488,5 +1540,103 @@ rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset
 	v->devs[v->n] = NULL;
 	v->nsegs = 0;
 	pthread_mutex_unlock(&v->op);
+	return e;
+}
+
+/* ---- read-error repair (after rk_vol_read, the op lock held) ---- */
+
+/* Reads [a, b) of ROLE's data area once (the rewrite took). */
+static rk_err read_back(rk_vol *v, uint32_t role, uint64_t a, uint64_t b)
+{
+	size_t cap = b - a < (1u << 20) ? (size_t)(b - a) : (1u << 20);
+	uint8_t *tmp = malloc(cap ? cap : 1);
+	if (!tmp)
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	rk_err e = RK_OK;
+	for (uint64_t at = a; at < b && !e; at += cap) {
+		size_t n = b - at < cap ? (size_t)(b - at) : cap;
+		e = rk_dev_pread(v->devs[role], tmp, n, v->doff[role] + at);
+	}
+	free(tmp);
+	return e;
+}
+
+/* Rewrites [a, b) of ROLE from redundancy, as rk_vol_rebuild does but onto
+ * the member itself, then reads it back once. */
+static rk_err repair_one(rk_vol *v, uint32_t role, uint64_t a, uint64_t b)
+{
+	const struct rk_geom *g = &v->g;
+	v->devs[v->n] = v->devs[role];
+	v->doff[v->n] = v->doff[role];
+	v->msg[v->n][0] = 0;
+	rk_err e = parity_level(g) ? rebuild_parity(v, role, a / g->chunk, b / g->chunk, NULL, NULL)
+	                           : rebuild_mirror(v, role, a, b, NULL, NULL);
+	v->devs[v->n] = NULL;
+	v->nsegs = 0;
+	return e ? e : read_back(v, role, a, b);
+}
+
+/* Repairs the ranges whose reads failed during this rk_vol_read (E: how
+ * the read ended): each range (whole chunks on striped levels) is probed
+ * piece by piece (a chunk, or 64 KiB on RAID-1), the runs of pieces that
+ * still fail are rewritten from redundancy and read back, and reported
+ * (repair callback); a role whose rewrite or read-back fails with RK_E_IO
+ * is failed.  Every role still marked READERR goes back up.  Returns the
+ * read's result (or a fatal error of the repair). */
+static rk_err repair_reads(rk_vol *v, rk_err e)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t nrep = v->nrep;
+	uint64_t piece = g->chunk ? g->chunk : 65536;
+	v->nrep = 0;
+	for (uint32_t i = 0; i < nrep && !e; i++) {
+		uint32_t role = v->rep[i].role;
+		uint64_t a = v->rep[i].off, b = a + v->rep[i].len;
+		a -= a % piece;
+		if (b % piece)
+			b += piece - b % piece;
+		if (b > g->member_size)
+			b = g->member_size;
+		uint64_t run = UINT64_MAX;   /* start of the current run of bad pieces */
+		for (uint64_t at = a, pe; !e && v->down[role] == READERR; at = pe) {
+			int last = at >= b;
+			pe = last ? b : (b - at > piece ? at + piece : b);
+			rk_err pr = last ? RK_OK : read_back(v, role, at, pe);
+			if (pr == RK_E_IO) {
+				if (run == UINT64_MAX)
+					run = at;
+				continue;
+			}
+			if (pr) {
+				e = pr;
+				break;
+			}
+			if (run == UINT64_MAX) {
+				if (last)
+					break;
+				continue;
+			}
+			rk_err re = repair_one(v, role, run, at);
+			if (re == RK_E_IO && v->down[role] == READERR) {
+				snprintf(v->msg[role], sizeof v->msg[0], "member %u: read error at data-area bytes %llu+%llu, and the "
+				         "rewrite from redundancy failed: %s", role, (unsigned long long)run,
+				         (unsigned long long)(at - run), rk_errmsg());
+				__atomic_store_n(&v->down[role], (uint8_t)UP, __ATOMIC_RELEASE);
+				fail_role(v, role, RK_E_IO);
+				if (!readable(v))
+					e = too_few(v);
+			} else if (re) {
+				e = re;
+			} else if (v->rep_fn) {
+				v->rep_fn(v->rep_ctx, role, run, at - run);
+			}
+			run = UINT64_MAX;
+			if (last)
+				break;
+		}
+	}
+	for (uint32_t r = 0; r < v->n; r++)
+		if (v->down[r] == READERR)
+			__atomic_store_n(&v->down[r], (uint8_t)UP, __ATOMIC_RELEASE);
 	return e;
 }

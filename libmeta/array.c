@@ -40,6 +40,7 @@ struct rk_array {
 	int unclean;
 	int sb_disagree;         /* a member one event behind, or its two copies differ */
 	uint32_t nfailed;
+	uint64_t nrepaired, repaired_bytes;   /* read errors rewritten from redundancy */
 	/* write journal (spec/journal.md) */
 	int jon;                 /* records are written before in-place writes */
 	int joff_user;           /* rk_array_set_journal(a, 0): benchmarks only */
@@ -125,6 +126,18 @@ static void on_member_fail(void *ctx, uint32_t role, rk_err err)
 		a->nfailed++;
 		a->pending = 1;
 	}
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* The engine repaired a read error (rewrote the range from redundancy). */
+static void on_member_repair(void *ctx, uint32_t role, uint64_t off, uint64_t len)
+{
+	rk_array *a = ctx;
+	(void)role;
+	(void)off;
+	pthread_mutex_lock(&a->mu);
+	a->nrepaired++;
+	a->repaired_bytes += len;
 	pthread_mutex_unlock(&a->mu);
 }
 
@@ -715,6 +728,7 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	if (e)
 		return e;
 	rk_vol_on_fail(a->vol, on_member_fail, a);
+	rk_vol_on_repair(a->vol, on_member_repair, a);
 	if ((e = journal_recover(a)))
 		return e;
 	/* a replay (or finding nothing to replay) leaves the array consistent:
@@ -886,6 +900,17 @@ int rk_array_role_down(const rk_array *a, uint32_t role)
 	int d = a->down[role] != DOWN_NO;
 	pthread_mutex_unlock(&m->mu);
 	return d;
+}
+
+uint64_t rk_array_nrepaired(const rk_array *a, uint64_t *bytes)
+{
+	rk_array *m = (rk_array *)(uintptr_t)a;
+	pthread_mutex_lock(&m->mu);
+	uint64_t n = a->nrepaired;
+	if (bytes)
+		*bytes = a->repaired_bytes;
+	pthread_mutex_unlock(&m->mu);
+	return n;
 }
 
 uint32_t rk_array_nfailed(const rk_array *a)

@@ -66,6 +66,10 @@ int rk_array_role_down(const rk_array *a, uint32_t role);
 /* Roles that failed during I/O since open (not counting those missing at
  * open), and for one role the sentence saying why ("" when it did not). */
 uint32_t rk_array_nfailed(const rk_array *a);
+/* Read errors repaired in place from redundancy so far (members opened
+ * read-write; rk_vol_on_repair), and the member bytes rewritten (BYTES may
+ * be NULL). */
+uint64_t rk_array_nrepaired(const rk_array *a, uint64_t *bytes);
 const char *rk_array_fail_reason(const rk_array *a, uint32_t role);
 /* 1 when the superblock said ACTIVE at open (unclean shutdown: parity may
  * lag the data, so reconstructed reads of an unclean degraded array may be

@@ -59,7 +59,7 @@ static void cnt_close(rk_dev *d)
 	rk_dev_close(c->lower);
 	free(c);
 }
-static const struct rk_dev_ops cnt_ops = { "count", cnt_pread, cnt_pwrite, cnt_flush, cnt_close };
+static const struct rk_dev_ops cnt_ops = { .name = "count", .pread = cnt_pread, .pwrite = cnt_pwrite, .flush = cnt_flush, .close = cnt_close };
 
 /* ---- an array of memory members ---- */
 struct arr {
@@ -73,7 +73,19 @@ struct arr {
 	uint8_t *model;
 	uint32_t fails;
 	uint32_t failed_role;
+	uint32_t repairs;           /* rk_vol_on_repair */
+	uint32_t rep_role;
+	uint64_t rep_off, rep_len;
 };
+
+static void on_repair(void *ctx, uint32_t role, uint64_t off, uint64_t len)
+{
+	struct arr *a = ctx;
+	a->repairs++;
+	a->rep_role = role;
+	a->rep_off = off;
+	a->rep_len = len;
+}
 
 static void on_fail(void *ctx, uint32_t role, rk_err why)
 {
@@ -116,8 +128,10 @@ static void arr_make(struct arr *a, int32_t level, uint32_t layout, uint64_t chu
 static rk_err arr_open(struct arr *a)
 {
 	rk_err e = rk_vol_open(&a->v, &a->g, a->use, a->doff);
-	if (!e)
+	if (!e) {
 		rk_vol_on_fail(a->v, on_fail, a);
+		rk_vol_on_repair(a->v, on_repair, a);
+	}
 	return e;
 }
 
@@ -446,9 +460,12 @@ START_TEST(test_toofew)
 }
 END_TEST
 
-/* A read error on one member is reconstructed and reported. */
+/* A read error on one member is reconstructed and reported; on a member
+ * opened read-write the range is rewritten in place (repaired, the member
+ * stays), on a read-only one the member is failed (nothing written). */
 START_TEST(test_read_error)
 {
+	for (int ro = 0; ro < 2; ro++) {
 	static const struct cfg cs[] = {
 		{ 5, 2, 4, 4096, 8 }, { 6, 2, 5, 4096, 8 }, { 6, 0, 6, 4096, 8 }, { 4, 5, 3, 4096, 8 },
 		{ 1, 0, 2, 0, 0 }, { 10, 0x102, 3, 4096, 8 }, { 10, 0x201, 4, 4096, 8 }, { 0, 0, 3, 4096, 8 },
@@ -480,13 +497,41 @@ START_TEST(test_read_error)
 		ck_assert_int_eq(rk_dev_mem(&mem_copy, "faulty", rk_dev_size(a.mem[bad])), RK_OK);
 		memcpy(rk_dev_mem_data(mem_copy), rk_dev_mem_data(a.mem[bad]), rk_dev_size(a.mem[bad]));
 		ck_assert_int_eq(rk_dev_fault(&lowerless, mem_copy, plan, (int)bad), RK_OK);
+		if (ro) {   /* the same device seen read-only */
+			struct cnt *cc = calloc(1, sizeof *cc);
+			cc->lower = lowerless;
+			ck_assert_int_eq(rk_dev_new(&lowerless, &cnt_ops, cc, "faulty-ro", rk_dev_size(mem_copy), 512, 0), RK_OK);
+		}
 		a.use[bad] = lowerless;
 		ck_assert_int_eq(arr_open(&a), RK_OK);
 		rk_err e = rk_vol_read(a.v, buf, a.g.volume_size, 0);
 		if (c->level == 0) {
 			ck_assert_int_eq(e, RK_E_IO);
 			ck_assert_uint_eq(a.fails, 0);
+			ck_assert_uint_eq(a.repairs, 0);
+		} else if (!ro) {
+			ck_assert_msg(e == RK_OK, "level %d: %s", c->level, rk_errmsg());
+			ck_assert(!memcmp(buf, a.model, a.g.volume_size));
+			ck_assert_uint_eq(a.fails, 0);
+			ck_assert_uint_eq(a.repairs, 1);
+			ck_assert_uint_eq(a.rep_role, bad);
+			ck_assert(a.rep_off <= loc.member_off && loc.member_off < a.rep_off + a.rep_len);
+			if (a.g.chunk && c->level != 1)
+				ck_assert_uint_eq(a.rep_off % a.g.chunk, 0);
+			ck_assert(!rk_vol_role_down(a.v, bad));
+			/* the member was rewritten with what it held: the same bytes */
+			ck_assert(!memcmp(rk_dev_mem_data(mem_copy), rk_dev_mem_data(a.mem[bad]), rk_dev_size(a.mem[bad])));
+			/* healed: the next read meets no error */
+			memset(buf, 0, a.g.volume_size);
+			ck_assert_int_eq(rk_vol_read(a.v, buf, a.g.volume_size, 0), RK_OK);
+			ck_assert(!memcmp(buf, a.model, a.g.volume_size));
+			ck_assert_uint_eq(a.repairs, 1);
+			ck_assert_uint_eq(a.fails, 0);
+			random_ops(&a, 50, 3 * a.g.stripe_data < a.g.volume_size ? 3 * a.g.stripe_data : a.g.volume_size);
+			read_all(&a);
+			ck_assert(!rk_vol_role_down(a.v, bad));
 		} else {
+			ck_assert_uint_eq(a.repairs, 0);
 			ck_assert_msg(e == RK_OK, "level %d: %s", c->level, rk_errmsg());
 			ck_assert(!memcmp(buf, a.model, a.g.volume_size));
 			ck_assert_uint_eq(a.fails, 1);
@@ -499,6 +544,7 @@ START_TEST(test_read_error)
 		rk_fault_plan_free(plan);
 		free(buf);
 		arr_free(&a);
+	}
 	}
 }
 END_TEST

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include "rk_vol.h"
 #include "rk_le.h"
 #include "rk_parity.h"
@@ -1503,6 +1505,222 @@ static rk_err rebuild_mirror(rk_vol *v, uint32_t role, uint64_t a, uint64_t b,
 	return e;
 }
 
+/* ---- rebuild from the page cache ---- */
+
+#define FAST_BATCH (4u << 20)     /* member bytes per role per batch */
+#define FAST_MAX_THREADS 4
+#define FAST_PIECE (256u << 10)   /* target bytes computed and written at a time */
+
+/* Parity rebuild with only the target role down and the survivors' data
+ * resident: each batch of stripes is computed straight from read-only
+ * mappings of the page cache (rk_dev_peek, no copy) into a buffer that is
+ * written to the target; batches run on up to one thread per CPU.  Batches
+ * that are not resident are left to rebuild_parity (in order). */
+struct fast {
+	rk_vol *v;
+	uint32_t role;
+	uint64_t s0, s1, nb, nbatch;  /* batch i: stripes s0 + i * nb, nb of them (fewer at s1) */
+	uint8_t *state;               /* per batch: 0 todo, 1 written, 2 not resident */
+	const uint8_t *zero;          /* a chunk of zeros for unused syndrome slots (or NULL) */
+	pthread_mutex_t mu;
+	uint64_t next;
+	rk_err err;
+	char msg[160];
+};
+
+/* Applies ADVICE to the whole pages under [p, p+len) of a peeked mapping. */
+static void fast_advise(const uint8_t *p, uint64_t len, int advice)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a0 = (uintptr_t)p & ~(pg - 1);
+	uintptr_t a1 = ((uintptr_t)p + (uintptr_t)len + pg - 1) & ~(pg - 1);
+	(void)madvise((void *)a0, a1 - a0, advice);   /* advice only: failure changes nothing */
+}
+
+/* Points SRC at the live roles' bytes of stripes [s, s+ns); 0 if one is not
+ * resident.  When the batch's first page is, the page tables of the range are
+ * filled in one call (MADV_POPULATE_READ: cheaper than a fault per 16 pages,
+ * and the residency check then walks present entries). */
+static int fast_peek(rk_vol *v, uint32_t role, uint64_t s, uint64_t ns, const uint8_t **src)
+{
+	uint64_t chunk = v->g.chunk, len = ns * chunk;
+	for (uint32_t r = 0; r < v->n; r++) {
+		if (r == role)
+			continue;
+		uint64_t at = v->doff[r] + s * chunk;
+#ifdef MADV_POPULATE_READ
+		if (rk_dev_peek(v->devs[r], at, 1, &src[r]))
+			fast_advise(src[r], len, MADV_POPULATE_READ);
+#endif
+		if (!rk_dev_peek(v->devs[r], at, len, &src[r]))
+			return 0;
+	}
+	return 1;
+}
+
+static void *fast_main(void *arg)
+{
+	struct fast *F = arg;
+	rk_vol *v = F->v;
+	const struct rk_geom *g = &v->g;
+	const uint32_t n = v->n, nd = g->ndata, slots = g->q_slots + 2, role = F->role, six = g->level == 6;
+	const uint64_t chunk = g->chunk;
+	uint8_t *out = aligned_alloc(64, FAST_PIECE), *scratch = six ? aligned_alloc(64, FAST_PIECE) : NULL;
+	const uint8_t **src = calloc(n, sizeof *src);
+	uint32_t *vrole = calloc(nd, sizeof *vrole), *slot = calloc(n, sizeof *slot);
+	void **ptrs = calloc(slots > n + 2 ? slots : n + 2, sizeof *ptrs);
+	rk_err e = RK_OK;
+	if (!out || (six && !scratch) || !src || !vrole || !slot || !ptrs)
+		e = rk_fail(RK_E_NOMEM, "volume: out of memory");
+	while (!e) {
+		pthread_mutex_lock(&F->mu);
+		uint64_t i = F->next++;
+		int stop = F->err || i >= F->nbatch;
+		pthread_mutex_unlock(&F->mu);
+		if (stop)
+			break;
+		uint64_t s = F->s0 + i * F->nb, ns = F->s1 - s < F->nb ? F->s1 - s : F->nb;
+		if (!fast_peek(v, role, s, ns, src)) {
+			F->state[i] = 2;   /* read after the join */
+			continue;
+		}
+		/* the batch's target bytes in pieces small enough to stay in cache
+		 * between the kernel and the write */
+		uint64_t total = ns * chunk, base = 0, fill = 0, cur = UINT64_MAX;
+		struct rk_stripe_map m = { .vol_role = vrole, .slot = slot };
+		for (uint64_t pos = 0; pos < total && !e;) {
+			uint64_t u = pos / chunk, col = pos % chunk;
+			size_t len = (size_t)(chunk - col < FAST_PIECE ? chunk - col : FAST_PIECE);
+			if (fill + len > FAST_PIECE) {
+				if ((e = rk_dev_pwrite(v->devs[n], out, (size_t)fill, v->doff[n] + s * chunk + base)))
+					break;
+				base += fill;
+				fill = 0;
+			}
+			if (u != cur) {
+				rk_geom_stripe_map(g, s + u, &m);   /* cannot fail: s < nstripes */
+				cur = u;
+			}
+			size_t at = (size_t)(u * chunk + col);
+			uint8_t *o = out + fill;
+			uint32_t k = 0;
+			if (six && role == m.q_role) {
+				/* Q: generated with P into a scratch block */
+				for (uint32_t x = 0; x < slots; x++)
+					ptrs[x] = (void *)(uintptr_t)(F->zero + col);
+				for (uint32_t r = 0; r < n; r++)
+					if (r != role && r != m.p_role)
+						ptrs[slot[r]] = (void *)(uintptr_t)(src[r] + at);
+				ptrs[slot[m.p_role]] = scratch;
+				ptrs[slot[role]] = o;
+				v->pa->gen((int)slots, len, ptrs);
+			} else {
+				if (role == m.p_role) {
+					/* P: XOR of the data */
+					for (uint32_t j = 0; j < nd; j++)
+						ptrs[k++] = (void *)(uintptr_t)(src[vrole[j]] + at);
+				} else {
+					/* one data block: XOR of the other data and P */
+					for (uint32_t r = 0; r < n; r++)
+						if (r != role && !(six && r == m.q_role))
+							ptrs[k++] = (void *)(uintptr_t)(src[r] + at);
+				}
+				ptrs[k++] = o;
+				if (k == 2)
+					memcpy(o, ptrs[0], len);
+				else
+					v->pa->xor_gen((int)k, len, ptrs);
+			}
+			fill += len;
+			pos += len;
+		}
+		if (!e && fill)
+			e = rk_dev_pwrite(v->devs[n], out, (size_t)fill, v->doff[n] + s * chunk + base);
+		/* done with the batch: drop its page tables here, in parallel, rather
+		 * than all at once when the members are closed */
+		for (uint32_t r = 0; r < n && !e; r++)
+			if (r != role)
+				fast_advise(src[r], ns * chunk, MADV_DONTNEED);
+		if (!e)
+			F->state[i] = 1;
+	}
+	if (e) {
+		pthread_mutex_lock(&F->mu);
+		if (!F->err) {
+			F->err = e;
+			snprintf(F->msg, sizeof F->msg, "%s", rk_errmsg());
+		}
+		pthread_mutex_unlock(&F->mu);
+	}
+	free(out);
+	free(scratch);
+	free(src);
+	free(vrole);
+	free(slot);
+	free(ptrs);
+	return NULL;
+}
+
+static rk_err rebuild_parity_fast(rk_vol *v, uint32_t role, uint64_t s0, uint64_t s1,
+                                  void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t chunk = g->chunk;
+	if (s0 >= s1 || ndown(v) != 1 || chunk > (1u << 30))
+		return rebuild_parity(v, role, s0, s1, progress, ctx);
+	struct fast F = { .v = v, .role = role, .s0 = s0, .s1 = s1 };
+	F.nb = FAST_BATCH / chunk ? FAST_BATCH / chunk : 1;
+	F.nbatch = (s1 - s0 + F.nb - 1) / F.nb;
+	/* nothing resident at the start (a disk, fault injection): the I/O path */
+	const uint8_t **probe = calloc(v->n, sizeof *probe);
+	if (!probe)
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	int ok = fast_peek(v, role, s0, s1 - s0 < F.nb ? s1 - s0 : F.nb, probe);
+	free(probe);
+	if (!ok)
+		return rebuild_parity(v, role, s0, s1, progress, ctx);
+	uint8_t *zero = NULL;
+	if (g->q_slots + 2 > v->n && !(zero = calloc(1, (size_t)chunk)))
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	F.zero = zero;
+	if (!(F.state = calloc((size_t)F.nbatch, 1))) {
+		free(zero);
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	}
+	pthread_mutex_init(&F.mu, NULL);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t nth = ncpu < 1 ? 1 : ncpu > FAST_MAX_THREADS ? FAST_MAX_THREADS : (uint64_t)ncpu;
+	if (nth > F.nbatch)
+		nth = F.nbatch;
+	pthread_t th[FAST_MAX_THREADS];
+	uint32_t started = 0;
+	for (uint64_t t = 1; t < nth; t++)
+		if (!pthread_create(&th[started], NULL, fast_main, &F))
+			started++;
+	fast_main(&F);
+	for (uint32_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&F.mu);
+	free(zero);
+	rk_err e = F.err ? rk_fail(F.err, "%s", F.msg) : RK_OK;
+	/* batches that were not resident, in order, through the I/O path */
+	for (uint64_t i = 0; i < F.nbatch && !e;) {
+		if (F.state[i] != 2) {
+			i++;
+			continue;
+		}
+		uint64_t j = i;
+		while (j < F.nbatch && F.state[j] == 2)
+			j++;
+		uint64_t a = s0 + i * F.nb, b = s0 + j * F.nb < s1 ? s0 + j * F.nb : s1;
+		e = rebuild_parity(v, role, a, b, NULL, NULL);
+		i = j;
+	}
+	free(F.state);
+	if (!e && progress)
+		progress(ctx, (s1 - s0) * chunk);
+	return e;
+}
+
 rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t off,
                       uint64_t len, void (*progress)(void *ctx, uint64_t done), void *ctx)
 {
@@ -1535,7 +1753,7 @@ rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset
 	v->devs[v->n] = dst;
 	v->doff[v->n] = dst_offset;
 	v->msg[v->n][0] = 0;
-	rk_err e = parity_level(g) ? rebuild_parity(v, role, a / g->chunk, b / g->chunk, progress, ctx)
+	rk_err e = parity_level(g) ? rebuild_parity_fast(v, role, a / g->chunk, b / g->chunk, progress, ctx)
 	                           : rebuild_mirror(v, role, a, b, progress, ctx);
 	v->devs[v->n] = NULL;
 	v->nsegs = 0;

@@ -10,6 +10,7 @@
 
 #include "rk_journal.h"
 #include "rk_le.h"
+#include "rk_resize.h"
 #include "rk_sb.h"
 
 /* Volume bytes one write-intent record covers: the most a crash can leave
@@ -27,7 +28,8 @@ struct rk_array {
 	int own_devs;            /* devs opened here (closed by rk_array_close) */
 	uint32_t nroles;
 	struct rk_geom g;
-	rk_vol *vol;
+	rk_vol *vol;             /* NULL mid-reshape (rs serves reads) */
+	rk_resize_reader *rs;    /* mid-reshape: the dual-geometry reader (read-only opens) */
 	rk_dev **devs;           /* nroles; NULL = missing */
 	struct rk_sb **sbs;      /* each live member's own superblock (owned copies) */
 	struct rk_sb *tmpl;      /* array-wide fields as last written (owned copy) */
@@ -66,6 +68,7 @@ static void array_free(rk_array *a)
 	if (!a)
 		return;
 	rk_vol_close(a->vol);
+	rk_resize_reader_close(a->rs);
 	if (a->tplan && a->tcrash)
 		rk_fault_crash(a->tplan);   /* the "power" comes back when the tool is done */
 	for (uint32_t r = 0; r < a->nroles; r++) {
@@ -659,16 +662,74 @@ out:
 	return e;
 }
 
+/* Roles missing at open, as "1, 3" (at most LEN bytes). */
+static uint32_t missing_list(const rk_array *a, char *list, size_t len)
+{
+	size_t n = 0;
+	uint32_t nmiss = 0;
+	list[0] = 0;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (a->devs[r])
+			continue;
+		nmiss++;
+		if (n < len - 16)
+			n += (size_t)snprintf(list + n, len - n, "%s%u", n ? ", " : "", r);
+	}
+	if (n >= len - 16)
+		snprintf(list + len - 16, 16, ", ...");
+	return nmiss;
+}
+
+/* An array in the middle of a reshape (spec/reshape.md): read-only, volume
+ * bytes below the checkpoint through the new geometry, the rest through the
+ * old (resize.c's reader).  Writing would have to follow the checkpoint
+ * through both geometries' journals: raid-resize --continue finishes first. */
+static rk_err reshape_start(rk_array *a, const struct rk_sb *tmpl)
+{
+	if (a->flags & RK_ARRAY_RDWR)
+		return rk_fail(RK_E_NOTSUP, "reshape in progress: finish it with raid-resize --continue");
+	rk_err e = rk_geom_init(&a->g, tmpl->level, tmpl->layout, tmpl->chunk, tmpl->nroles, tmpl->data_size);
+	if (e)
+		return rk_fail(RK_E_CORRUPT, "array: geometry in the superblock is not usable: %s", rk_errmsg());
+	if (tmpl->volume_size > a->g.volume_size)
+		return rk_fail(RK_E_CORRUPT, "array: volume_size %llu exceeds the %llu bytes the geometry holds",
+		               (unsigned long long)tmpl->volume_size, (unsigned long long)a->g.volume_size);
+	a->unclean = tmpl->array_state == RK_ARRAY_ACTIVE;
+	a->size = tmpl->volume_size;
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (!a->devs[r])
+			a->down[r] = DOWN_MISSING;
+	e = rk_resize_reader_open(&a->rs, tmpl, a->devs, on_member_fail, a);
+	if (e == RK_E_TOOFEW) {
+		char list[512];
+		uint32_t nmiss = missing_list(a, list, sizeof list);
+		return rk_fail(RK_E_TOOFEW, "too few members for the reshape in progress: %u of %u roles missing (role%s %s)",
+		               nmiss, a->nroles, nmiss == 1 ? "" : "s", list);
+	}
+	return e;
+}
+
 /* Geometry, engine and the too-few message, shared by both open paths. */
 static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 {
 	memcpy(a->tmpl, tmpl, sizeof *a->tmpl);
 	if (tmpl->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)
-		return rk_fail(RK_E_NOTSUP, "array: a reshape is in progress: finish it with raid-resize --continue");
+		return reshape_start(a, tmpl);
 	if ((a->flags & RK_ARRAY_RDWR) && (tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP))
 		return rk_fail(RK_E_FEATURE, "array: unknown read-only-compatible features 0x%llx: refusing to write",
 		               (unsigned long long)(tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
 	a->unclean = tmpl->array_state == RK_ARRAY_ACTIVE;
+	/* a member one update behind that missed the end of a reshape still
+	 * names the old data offset and journal: the array's are the
+	 * template's (reshapes keep them uniform; spec/reshape.md) */
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (a->sbs[r] && (a->sbs[r]->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) &&
+		    !(tmpl->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)) {
+			a->sbs[r]->data_offset = a->doff[r] = tmpl->data_offset;
+			a->sbs[r]->journal_offset = tmpl->journal_offset;
+			a->sbs[r]->journal_size = tmpl->journal_size;
+			a->sb_disagree = 1;
+		}
 	/* a member one update behind may predate the journal (added at the
 	 * first write): its area is where journal_begin puts it */
 	for (uint32_t r = 0; r < a->nroles; r++)
@@ -709,18 +770,8 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	}
 	e = rk_vol_open(&a->vol, &a->g, a->vdevs ? a->vdevs : a->devs, a->doff);
 	if (e == RK_E_TOOFEW) {
-		char list[512] = "";
-		size_t n = 0;
-		uint32_t nmiss = 0;
-		for (uint32_t r = 0; r < a->nroles; r++) {
-			if (a->devs[r])
-				continue;
-			nmiss++;
-			if (n < sizeof list - 16)
-				n += (size_t)snprintf(list + n, sizeof list - n, "%s%u", n ? ", " : "", r);
-		}
-		if (n >= sizeof list - 16)
-			snprintf(list + sizeof list - 16, 16, ", ...");
+		char list[512];
+		uint32_t nmiss = missing_list(a, list, sizeof list);
 		return rk_fail(RK_E_TOOFEW, "too few members: %u of %u roles missing (role%s %s); RAID-%s tolerates %u",
 		               nmiss, a->nroles, nmiss == 1 ? "" : "s", list, rk_level_name(a->g.level),
 		               rk_geom_redundancy(&a->g));
@@ -792,7 +843,50 @@ static rk_err test_fault_wrap(rk_array *a, uint32_t r)
 	return e;
 }
 
+/* Opens PATH for role R and checks it is still the member discovery saw
+ * (SEEN: its superblock then). */
+static rk_err open_member(rk_array *a, const struct rk_array_info *info, uint32_t r, const char *path,
+                          const struct rk_sb *seen, unsigned flags)
+{
+	rk_err e;
+	if ((e = rk_dev_open(&a->devs[r], path, flags)))
+		return e;
+	if ((e = test_fault_wrap(a, r)))
+		return e;
+	/* Discovery ran earlier: make sure the member is still the one it saw. */
+	struct rk_sb_read rd;
+	memset(&rd, 0, sizeof rd);
+	e = rk_sb_read(a->devs[r], &rd);
+	if (e) {
+		e = rk_fail(RK_E_CONFLICT, "%s: superblock no longer readable: %s", path, rk_errmsg());
+	} else {
+		const struct rk_sb *now = rd.copy[rd.chosen].sb;
+		if (memcmp(now->array_uuid, info->uuid, 16) || memcmp(now->member_uuid, seen->member_uuid, 16) ||
+		    now->events != seen->events || now->this_role != r)
+			e = rk_fail(RK_E_CONFLICT, "%s: changed since it was examined (events %llu, was %llu)",
+			            path, (unsigned long long)now->events, (unsigned long long)seen->events);
+		else if (!(a->sbs[r] = malloc(sizeof *a->sbs[r])))
+			e = rk_fail(RK_E_NOMEM, "array: out of memory");
+		else
+			memcpy(a->sbs[r], now, sizeof *now);
+		/* an interrupted superblock update: the open rewrites them */
+		if (!e && (now->events != info->sb->events || rd.copy[0].status != RK_COPY_OK ||
+		           rd.copy[1].status != RK_COPY_OK || rd.copy[0].sb->events != rd.copy[1].sb->events))
+			a->sb_disagree = 1;
+	}
+	rk_sb_read_free(&rd);
+	if (!e)
+		a->doff[r] = a->sbs[r]->data_offset;
+	return e;
+}
+
 rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned flags)
+{
+	return rk_array_open_members(out, info, NULL, 0, flags);
+}
+
+rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, const struct rk_member *extra,
+                             uint32_t nextra, unsigned flags)
 {
 	*out = NULL;
 	if (!info || !info->sb || !info->roles || info->nroles == 0 || info->nroles > RK_SB_MAX_ROLES ||
@@ -801,7 +895,10 @@ rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned 
 	if (info->state == RK_ASTATE_CONFLICT)
 		return rk_fail(RK_E_CONFLICT, "array: conflicting metadata: %s", info->why);
 	flags &= RK_ARRAY_RDWR;
-	rk_array *a = array_alloc(info->nroles, flags);
+	uint32_t span = rk_resize_span(info->sb);
+	if (span > RK_SB_MAX_ROLES || span > info->sb->nentries)
+		return rk_fail(RK_E_CORRUPT, "array: the reshape target names %u roles", span);
+	rk_array *a = array_alloc(span, flags);
 	if (!a)
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
 	a->own_devs = 1;
@@ -810,34 +907,20 @@ rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned 
 		const struct rk_member *m = &info->roles[r];
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)
 			continue;
-		if ((e = rk_dev_open(&a->devs[r], m->path, flags)))
-			break;
-		if ((e = test_fault_wrap(a, r)))
-			break;
-		/* Discovery ran earlier: make sure the member is still the one it saw. */
-		struct rk_sb_read rd;
-		memset(&rd, 0, sizeof rd);
-		e = rk_sb_read(a->devs[r], &rd);
-		if (e) {
-			e = rk_fail(RK_E_CONFLICT, "%s: superblock no longer readable: %s", m->path, rk_errmsg());
-		} else {
-			const struct rk_sb *now = rd.copy[rd.chosen].sb;
-			if (memcmp(now->array_uuid, info->uuid, 16) || memcmp(now->member_uuid, m->sb->member_uuid, 16) ||
-			    now->events != m->sb->events || now->this_role != r)
-				e = rk_fail(RK_E_CONFLICT, "%s: changed since it was examined (events %llu, was %llu)",
-				            m->path, (unsigned long long)now->events, (unsigned long long)m->sb->events);
-			else if (!(a->sbs[r] = malloc(sizeof *a->sbs[r])))
-				e = rk_fail(RK_E_NOMEM, "array: out of memory");
-			else
-				memcpy(a->sbs[r], now, sizeof *now);
-			/* an interrupted superblock update: the open rewrites them */
-			if (!e && (now->events != info->sb->events || rd.copy[0].status != RK_COPY_OK ||
-			           rd.copy[1].status != RK_COPY_OK || rd.copy[0].sb->events != rd.copy[1].sb->events))
-				a->sb_disagree = 1;
-		}
-		rk_sb_read_free(&rd);
-		if (!e)
-			a->doff[r] = a->sbs[r]->data_offset;
+		e = open_member(a, info, r, m->path, m->sb, flags);
+	}
+	/* mid-reshape: members the reshape added serve roles past nroles
+	 * (discovery lists them apart); only those at the array's events */
+	for (uint32_t i = 0; i < nextra && !e && span > info->nroles; i++) {
+		const struct rk_member *m = &extra[i];
+		if (!m->path || !m->sb || m->sb->events != info->sb->events ||
+		    memcmp(m->sb->array_uuid, info->uuid, 16))
+			continue;
+		uint32_t r = m->sb->this_role;
+		if (r < info->nroles || r >= span || a->devs[r] || info->sb->roles[r].state != RK_ROLE_ACTIVE ||
+		    memcmp(info->sb->roles[r].member_uuid, m->sb->member_uuid, 16))
+			continue;
+		e = open_member(a, info, r, m->path, m->sb, flags);
 	}
 	if (!e)
 		e = array_start(a, info->sb);
@@ -855,11 +938,14 @@ rk_err rk_array_open_devs(rk_array **out, const struct rk_sb *tmpl, rk_dev *cons
 	*out = NULL;
 	if (!tmpl || !devs || !sbs || tmpl->nroles == 0 || tmpl->nroles > RK_SB_MAX_ROLES)
 		return rk_fail(RK_E_INVAL, "array: bad arguments");
-	rk_array *a = array_alloc(tmpl->nroles, flags & RK_ARRAY_RDWR);
+	uint32_t span = rk_resize_span(tmpl);
+	if (span > RK_SB_MAX_ROLES || span > tmpl->nentries)
+		return rk_fail(RK_E_CORRUPT, "array: the reshape target names %u roles", span);
+	rk_array *a = array_alloc(span, flags & RK_ARRAY_RDWR);
 	if (!a)
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
 	rk_err e = RK_OK;
-	for (uint32_t r = 0; r < tmpl->nroles && !e; r++) {
+	for (uint32_t r = 0; r < span && !e; r++) {
 		if (!devs[r])
 			continue;
 		if (!sbs[r]) {
@@ -890,6 +976,13 @@ rk_vol *rk_array_vol(rk_array *a) { return a->vol; }
 uint64_t rk_array_size(const rk_array *a) { return a->size; }
 uint64_t rk_array_events(const rk_array *a) { return a->tmpl->events; }
 int rk_array_was_unclean(const rk_array *a) { return a->unclean; }
+
+int rk_array_reshaping(const rk_array *a, uint64_t *pos)
+{
+	if (pos)
+		*pos = a->rs ? rk_resize_reader_pos(a->rs) : 0;
+	return a->rs != NULL;
+}
 
 int rk_array_role_down(const rk_array *a, uint32_t role)
 {
@@ -943,7 +1036,7 @@ rk_err rk_array_read(rk_array *a, void *buf, size_t len, uint64_t off)
 	rk_err e = check_range(a, len, off);
 	if (e || !len)
 		return e;
-	e = rk_vol_read(a->vol, buf, len, off);
+	e = a->rs ? rk_resize_reader_read(a->rs, buf, len, off) : rk_vol_read(a->vol, buf, len, off);
 	rk_err s = array_settle(a);
 	return e ? e : s;
 }

@@ -40,20 +40,36 @@ typedef struct rk_array rk_array;
  * rest are missing.  Each member's superblock is read again and must still
  * match what discovery saw (array and member UUID, events), or RK_E_CONFLICT.
  * Errors: RK_E_TOOFEW (more roles absent than the level tolerates, message
- * lists them), RK_E_CONFLICT (state conflict), RK_E_NOTSUP (reshape in
- * progress), RK_E_CORRUPT (geometry inconsistent), RK_E_OPEN/RK_E_BUSY.
- * FLAGS: RK_ARRAY_RDONLY or RK_ARRAY_RDWR. */
+ * lists them), RK_E_CONFLICT (state conflict), RK_E_NOTSUP (read-write open
+ * of an array with a reshape in progress: "reshape in progress: finish it
+ * with raid-resize --continue"), RK_E_CORRUPT (geometry inconsistent),
+ * RK_E_OPEN/RK_E_BUSY.  FLAGS: RK_ARRAY_RDONLY or RK_ARRAY_RDWR.
+ *
+ * Mid-reshape (the reshape incompat feature, spec/reshape.md) the array
+ * opens read-only only: rk_array_read serves volume bytes below the
+ * checkpoint through the new geometry and the rest through the old
+ * (rk_resize_reader_open), rk_array_vol is NULL, nothing is written. */
 rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned flags);
+
+/* rk_array_open, also opening members a reshape in progress added: they
+ * serve roles past the old nroles, so discovery lists them apart (as
+ * spares, in rk_discovery.left).  Each of EXTRA (NEXTRA entries, may be
+ * NULL) is opened when its superblock is at the array's events and the
+ * freshest role table lists its member UUID as active at its role past
+ * nroles; the others are ignored. */
+rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, const struct rk_member *extra,
+                             uint32_t nextra, unsigned flags);
 
 /* Opens an array over devices the caller already opened (tests, other
  * backends): DEVS[r] serves role r (NULL = missing), SBS[r] its superblock
  * (NULL for missing roles), TEMPLATE the freshest superblock.  The devices
  * stay owned by the caller and must outlive the array; RDWR requires them
- * writable.  No re-read check is made. */
+ * writable.  No re-read check is made.  Mid-reshape DEVS and SBS have
+ * max(nroles, the reshape target's nroles) entries (rk_resize_span). */
 rk_err rk_array_open_devs(rk_array **out, const struct rk_sb *tmpl, rk_dev *const *devs,
                           const struct rk_sb *const *sbs, unsigned flags);
 
-/* The volume (owned by the array).  Writes made directly through it bypass
+/* The volume (owned by the array; NULL mid-reshape).  Writes made directly through it bypass
  * step 1 above: call rk_array_begin_write() first, or use rk_array_write(). */
 rk_vol *rk_array_vol(rk_array *a);
 
@@ -75,6 +91,10 @@ const char *rk_array_fail_reason(const rk_array *a, uint32_t role);
  * lag the data, so reconstructed reads of an unclean degraded array may be
  * wrong where a write was in flight). */
 int rk_array_was_unclean(const rk_array *a);
+/* 1 when the array is in the middle of a reshape (opened read-only through
+ * the dual-geometry reader); *POS (may be NULL) gets the volume bytes
+ * already in the new geometry. */
+int rk_array_reshaping(const rk_array *a, uint64_t *pos);
 
 /* Reads LEN bytes at volume offset OFF (bounds-checked against
  * rk_array_size; reconstructs through the engine).  A member failing here is

@@ -106,6 +106,25 @@ rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_
 rk_err rk_resize_read(rk_dev *const *devs, uint32_t n, void *buf, uint64_t len, uint64_t off,
                       uint64_t *size);
 
+/* The dual-geometry reader behind rk_resize_read, for callers that hold
+ * the members already (rk_array_open of an array mid-reshape).  T is the
+ * freshest superblock; DEVS has rk_resize_span(T) entries by role (NULL =
+ * missing; each geometry reads degraded where its level allows).  Volume
+ * bytes below T's reshape_pos are read through the new geometry, the rest
+ * through the old; without a reshape in progress, the old geometry alone.
+ * The devices stay the caller's.  ON_FAIL (may be NULL) is each engine's
+ * member-failure callback (roles are the same in both geometries). */
+typedef struct rk_resize_reader rk_resize_reader;
+/* Roles a superblock's array spans: max(nroles, the reshape target's). */
+uint32_t rk_resize_span(const struct rk_sb *t);
+rk_err rk_resize_reader_open(rk_resize_reader **out, const struct rk_sb *t, rk_dev *const *devs,
+                             void (*on_fail)(void *ctx, uint32_t role, rk_err why), void *ctx);
+/* Reads LEN volume bytes at OFF (RK_E_RANGE past volume_size). */
+rk_err rk_resize_reader_read(rk_resize_reader *r, void *buf, uint64_t len, uint64_t off);
+/* Volume bytes served by the new geometry (the checkpoint). */
+uint64_t rk_resize_reader_pos(const rk_resize_reader *r);
+void rk_resize_reader_close(rk_resize_reader *r);
+
 /* What a file system at the start of a volume occupies: reads the first
  * 128 KiB through READ and recognises ext2/3/4, XFS and btrfs.  Returns 1
  * with *EXTENT and WHAT filled, 0 when nothing is recognised. */

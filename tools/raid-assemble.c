@@ -69,6 +69,44 @@ static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
 	return -1;
 }
 
+/* A path left out that is a member a reshape in progress added (it serves
+ * a role of the new geometry, past the old role count). */
+static int reshape_added(const struct rk_array_info *ai, const struct rk_member *m)
+{
+	const struct rk_sb *t = ai->sb;
+	if (!t || !m->sb || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || m->sb->events != t->events ||
+	    memcmp(m->sb->array_uuid, ai->uuid, 16))
+		return 0;
+	uint32_t r = m->sb->this_role;
+	return r >= t->nroles && r < t->reshape_new.nroles && r < t->nentries &&
+	       t->roles[r].state == RK_ROLE_ACTIVE && !memcmp(t->roles[r].member_uuid, m->sb->member_uuid, 16);
+}
+
+/* The discovery the actions open arrays from (mid-reshape the added
+ * members are among its left-out paths). */
+static const struct rk_discovery *disc;
+
+static rk_err open_array(rk_array **arr, const struct rk_array_info *ai, unsigned flags)
+{
+	return rk_array_open_members(arr, ai, disc ? disc->left : NULL, disc ? disc->nleft : 0, flags);
+}
+
+/* "reshape in progress at X of Y, finish with raid-resize --continue" */
+static void print_reshape(FILE *f, const struct rk_discovery *d, uint32_t a)
+{
+	const struct rk_array_info *ai = &d->arrays[a];
+	const struct rk_sb *t = ai->sb;
+	if (!t || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return;
+	fprintf(f, "  reshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), finish "
+	        "with raid-resize --continue; readable, not writable until then\n", t->reshape_pos, t->volume_size,
+	        rk_level_name(t->reshape_new.level), t->reshape_new.nroles);
+	for (uint32_t i = 0; i < d->nleft; i++)
+		if (reshape_added(ai, &d->left[i]))
+			fprintf(f, "  %s serves role %u of the new geometry (added by the reshape)\n", d->left[i].path,
+			        d->left[i].sb->this_role);
+}
+
 static int array_exit(const struct rk_discovery *d, uint32_t a)
 {
 	const struct rk_array_info *ai = &d->arrays[a];
@@ -77,7 +115,7 @@ static int array_exit(const struct rk_discovery *d, uint32_t a)
 	if (ai->state == RK_ASTATE_DEGRADED)
 		return EX_REPORT;
 	for (uint32_t i = 0; i < d->nleft; i++)
-		if (rk_print_lists_left(d, a, &d->left[i]))
+		if (rk_print_lists_left(d, a, &d->left[i]) && !reshape_added(ai, &d->left[i]))
 			return EX_REPORT;
 	for (uint32_t b = 0; b < d->narrays; b++)
 		if (b != a && d->arrays[b].nactive)
@@ -238,7 +276,7 @@ static void report_failures(rk_array *arr, const struct rk_array_info *ai, struc
 static int do_export(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
 {
 	rk_array *arr;
-	if (rk_array_open(&arr, ai, RK_ARRAY_RDONLY)) {
+	if (open_array(&arr, ai, RK_ARRAY_RDONLY)) {
 		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	}
 	if (rk_array_was_unclean(arr) && ai->state == RK_ASTATE_DEGRADED)
@@ -331,7 +369,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 		res->length = size - res->offset;   /* at most; the input decides */
 	}
 	rk_array *arr;
-	if (rk_array_open(&arr, ai, RK_ARRAY_RDWR)) {
+	if (open_array(&arr, ai, RK_ARRAY_RDWR)) {
 		action_error(res, EX_FAIL, "%s", rk_errmsg());
 		if (!fromstdin)
 			close(fd);
@@ -541,8 +579,12 @@ int main(int argc, char **argv)
 	/* The report in words comes first (before a long action); to stderr
 	 * when stdout carries the volume. */
 	FILE *rep = o.export_to && !strcmp(o.export_to, "-") ? stderr : stdout;
+	disc = d;
 	if (!o.json) {
 		rk_print_discovery_text(rep, d);
+		for (uint32_t a = 0; a < d->narrays; a++)
+			if (pick < 0 || (uint32_t)pick == a)
+				print_reshape(rep, d, a);
 		fflush(rep);
 	}
 
@@ -619,6 +661,18 @@ int main(int argc, char **argv)
 		}
 		rk_json_obj_begin(j);
 		rk_print_discovery_json_keys(j, d);
+		/* mid-reshape: where it stands (the report's reshape line) */
+		const struct rk_array_info *ri = pick >= 0 ? &d->arrays[pick] : d->narrays == 1 ? &d->arrays[0] : NULL;
+		if (ri && ri->sb && (ri->sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)) {
+			rk_json_key(j, "reshape");
+			rk_json_obj_begin(j);
+			rk_json_ku64(j, "position", ri->sb->reshape_pos);
+			rk_json_ku64(j, "volume_size", ri->sb->volume_size);
+			rk_json_ki64(j, "new_level", ri->sb->reshape_new.level);
+			rk_json_ku64(j, "new_roles", ri->sb->reshape_new.nroles);
+			rk_json_kstr(j, "state", "reshape in progress: finish with raid-resize --continue");
+			rk_json_obj_end(j);
+		}
 		if (res.kind) {
 			rk_json_key(j, "action");
 			rk_json_obj_begin(j);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rk_array.h"
 #include "rk_dev.h"
 #include "rk_geom.h"
 #include "rk_resize.h"
@@ -371,6 +372,75 @@ END_TEST
 /* ---- interruptions ---- */
 
 static uint64_t g_points;   /* interruption points tested, for the report */
+static uint64_t g_midread;  /* of them, opened mid-reshape through rk_array_open_devs */
+
+/* The members D (N of them, any state an interruption left) open as an
+ * array (rk_array_open_devs, read-only) whose volume is DATA (LEN bytes);
+ * mid-reshape the open is read-only through the dual-geometry reader and a
+ * read-write open is refused. */
+static void array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len)
+{
+	struct rk_sb *own[MAXM] = { 0 };
+	uint32_t fresh = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rk_sb_read rd;
+		if (rk_sb_read(d[i], &rd) == RK_OK && rd.chosen >= 0) {
+			own[i] = malloc(sizeof *own[i]);
+			ck_assert_ptr_nonnull(own[i]);
+			memcpy(own[i], rd.copy[rd.chosen].sb, sizeof *own[i]);
+		}
+		rk_sb_read_free(&rd);
+		if (own[i] && (!own[fresh] || own[i]->events > own[fresh]->events))
+			fresh = i;
+	}
+	const struct rk_sb *t = own[fresh];
+	ck_assert_ptr_nonnull(t);
+	rk_dev *byrole[MAXM] = { 0 };
+	const struct rk_sb *sbs[MAXM] = { 0 };
+	uint32_t span = rk_resize_span(t);
+	ck_assert_uint_le(span, MAXM);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = own[i] ? own[i]->this_role : RK_SB_MAX_ROLES;
+		if (r >= span || t->roles[r].state != RK_ROLE_ACTIVE || memcmp(t->roles[r].member_uuid, own[i]->member_uuid, 16))
+			continue;   /* an added member the freshest superblock does not list yet */
+		byrole[r] = d[i];
+		sbs[r] = own[i];
+	}
+	int mid = !!(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	rk_array *a;
+	rk_err e = rk_array_open_devs(&a, t, byrole, sbs, RK_ARRAY_RDONLY);
+	ck_assert_msg(e == RK_OK, "rk_array_open_devs (reshape %d, at %llu): %s", mid,
+	              (unsigned long long)t->reshape_pos, rk_errmsg());
+	uint64_t pos = 1;
+	ck_assert_int_eq(rk_array_reshaping(a, &pos), mid);
+	if (mid)
+		ck_assert_uint_eq(pos, t->reshape_pos);
+	ck_assert_uint_ge(rk_array_size(a), len);
+	uint8_t *b = malloc(len);
+	ck_assert_ptr_nonnull(b);
+	/* in two pieces, split off the checkpoint, and one read across it */
+	uint64_t cut = mid && t->reshape_pos && t->reshape_pos < len ? t->reshape_pos - 1 : len / 2;
+	ck_assert_int_eq(rk_array_read(a, b, (size_t)cut, 0), RK_OK);
+	ck_assert_int_eq(rk_array_read(a, b + cut, (size_t)(len - cut), cut), RK_OK);
+	for (uint64_t i = 0; i < len; i++)
+		if (b[i] != data[i])
+			ck_abort_msg("rk_array_read (reshape %d at %llu, events %llu) differs from the original at byte %llu "
+			             "(cut %llu)", mid, (unsigned long long)t->reshape_pos, (unsigned long long)t->events,
+			             (unsigned long long)i, (unsigned long long)cut);
+	ck_assert_int_eq(rk_array_read(a, b, 1, rk_array_size(a)), RK_E_RANGE);
+	ck_assert_int_eq(rk_array_write(a, b, 1, 0), RK_E_READONLY);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	free(b);
+	if (mid) {
+		/* writing mid-reshape is refused, naming --continue */
+		rk_err we = rk_array_open_devs(&a, t, byrole, sbs, RK_ARRAY_RDWR);
+		ck_assert_int_eq(we, RK_E_NOTSUP);
+		ck_assert(strstr(rk_errmsg(), "raid-resize --continue"));
+		g_midread++;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		free(own[i]);
+}
 
 /* One run of case C with fault SPEC (model, n, seed) over every member;
  * then continue on what the members hold and check everything. */
@@ -425,6 +495,8 @@ static void interrupted(const struct rs_case *c, const struct rk_fault_spec *spe
 		ck_assert_msg(re == RK_OK, "read after kill: %s", rk_errmsg());
 		ck_assert_msg(!memcmp(b, data, vol), "volume changed by an interrupted reshape (%s)", rk_errmsg());
 		free(b);
+		/* and as an assembled array (read-only mid-reshape) */
+		array_read_check(after, n, data, vol);
 		e = rk_resize_continue(after, n, NULL, &res);
 		if (e == RK_E_NOSB || e == RK_E_STALE) {
 			/* The added members were never written (or listed): the old
@@ -463,8 +535,9 @@ START_TEST(t_kill_every_write)
 		sp.seed = n;
 		interrupted(c, &sp, 256 * 1024, NULL);
 	}
-	fprintf(stderr, "resize: case %d: kill at each of %llu writes\n", cases[_i],
-	        (unsigned long long)(g_points - before));
+	fprintf(stderr, "resize: case %d: kill at each of %llu writes (%llu opened mid-reshape by rk_array_open)\n",
+	        cases[_i], (unsigned long long)(g_points - before), (unsigned long long)g_midread);
+	ck_assert_uint_gt(g_midread, 10);
 }
 END_TEST
 

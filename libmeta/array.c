@@ -650,7 +650,7 @@ static rk_err journal_recover(rk_array *a)
 		if (!e && !a->vdevs)
 			e = rk_vol_flush(a->vol);
 		a->replayed = RK_ARRAY_REPLAY_RESYNC;
-		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: mirrors resynced over %u range%s of record %llu",
+		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: redundancy resynced over %u range%s of record %llu",
 		         x->nsegs, x->nsegs == 1 ? "" : "s", (unsigned long long)maxseq);
 	}
 out:

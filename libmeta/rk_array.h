@@ -128,7 +128,7 @@ rk_err rk_array_close(rk_array *a);
  * array clean).  What the open did: */
 #define RK_ARRAY_REPLAY_NONE   0
 #define RK_ARRAY_REPLAY_DATA   1   /* a redo record was written back */
-#define RK_ARRAY_REPLAY_RESYNC 2   /* mirrors were resynced over a write-intent range */
+#define RK_ARRAY_REPLAY_RESYNC 2   /* redundancy (parity or mirrors) resynced over a write-intent range */
 /* RK_ARRAY_REPLAY_*; *MSG (may be NULL) gets a sentence ("" when the array
  * was clean). */
 int rk_array_replayed(const rk_array *a, const char **msg);

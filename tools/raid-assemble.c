@@ -273,15 +273,46 @@ static void report_failures(rk_array *arr, const struct rk_array_info *ai, struc
 	}
 }
 
+/* What an unclean stop left and what the open did about it, on stderr:
+ * the journal's replay where there is one, else a warning that parity of
+ * the stripes being written then may lag. */
+static void say_unclean(rk_array *arr, const struct rk_array_info *ai, int writing)
+{
+	const char *msg = NULL;
+	rk_array_replayed(arr, &msg);
+	if (msg && *msg) {
+		cli_err("the array was not shut down cleanly; %s%s", msg,
+		        writing ? "" : " (in memory only: members left untouched)");
+		return;
+	}
+	if (!rk_array_was_unclean(arr))
+		return;
+	if (writing)
+		cli_err("warning: the array was not shut down cleanly: parity of stripes written then may lag; "
+		        "run raid-scrub --repair");
+	else if (ai->state == RK_ASTATE_DEGRADED)
+		cli_err("warning: the array was not shut down cleanly and is degraded: reconstructed blocks of a "
+		        "stripe that was being written may be wrong");
+}
+
+/* Read errors rewritten in place from redundancy during the action. */
+static int say_repairs(rk_array *arr, int rc)
+{
+	uint64_t bytes = 0, n = rk_array_nrepaired(arr, &bytes);
+	if (!n)
+		return rc;
+	cli_err("repaired %" PRIu64 " read error%s (%" PRIu64 " member bytes) from redundancy", n,
+	        n == 1 ? "" : "s", bytes);
+	return rc == EX_DONE ? EX_REPORT : rc;
+}
+
 static int do_export(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
 {
 	rk_array *arr;
 	if (open_array(&arr, ai, RK_ARRAY_RDONLY)) {
 		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	}
-	if (rk_array_was_unclean(arr) && ai->state == RK_ASTATE_DEGRADED)
-		cli_err("warning: the array was not shut down cleanly and is degraded: reconstructed blocks of a "
-		        "stripe that was being written may be wrong");
+	say_unclean(arr, ai, 0);
 	int tostdout = !strcmp(o->export_to, "-");
 	int fd = tostdout ? STDOUT_FILENO : open(o->export_to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -375,9 +406,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 			close(fd);
 		return EX_FAIL;
 	}
-	if (rk_array_was_unclean(arr))
-		cli_err("warning: the array was not shut down cleanly: parity of stripes written then may lag; "
-		        "run raid-scrub --repair");
+	say_unclean(arr, ai, 1);
 	uint8_t *buf = NULL;
 	if (posix_memalign((void **)&buf, 4096, BATCH)) {
 		cli_err("out of memory");
@@ -434,6 +463,7 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	free(buf);
 	res->done = done;
 	res->length = done;
+	rc = say_repairs(arr, rc);
 
 	if (rk_array_nfailed(arr)) {
 		report_failures(arr, ai, res);

@@ -1520,7 +1520,7 @@ struct fast {
 	rk_vol *v;
 	uint32_t role;
 	uint64_t s0, s1, nb, nbatch;  /* batch i: stripes s0 + i * nb, nb of them (fewer at s1) */
-	uint8_t *state;               /* per batch: 0 todo, 1 written, 2 not resident */
+	uint8_t *state;               /* per batch: 0 pending, 1 written, 2 not resident */
 	const uint8_t *zero;          /* a chunk of zeros for unused syndrome slots (or NULL) */
 	pthread_mutex_t mu;
 	uint64_t next;

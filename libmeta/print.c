@@ -114,8 +114,9 @@ void rk_print_sb_text(FILE *f, const struct rk_sb *sb, const char *ind)
 		        sb->journal_offset, sb->journal_size);
 	if (sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
 		print_geom_text(f, ind, "reshape to", &sb->reshape_new);
-		fprintf(f, "%sreshape at    : %" PRIu64 " volume bytes done%s\n", ind, sb->reshape_pos,
-		        sb->reshape_flags & RK_RESHAPE_BACKWARDS ? " (backwards, from the end)" : "");
+		fprintf(f, "%sreshape at    : %" PRIu64 " volume bytes done%s%s\n", ind, sb->reshape_pos,
+		        sb->reshape_flags & RK_RESHAPE_BACKWARDS ? " (backwards, from the end)" : "",
+		        sb->reshape_flags & RK_RESHAPE_REVERTING ? " (being reverted)" : "");
 	}
 	if (sb->scrub_pos)
 		fprintf(f, "%sscrub resumes : at volume byte %" PRIu64 "\n", ind, sb->scrub_pos);
@@ -205,6 +206,7 @@ void rk_print_sb_json(rk_json *j, const struct rk_sb *sb)
 		rk_json_ku64(j, "position", sb->reshape_pos);
 		rk_json_ku64(j, "flags", sb->reshape_flags);
 		rk_json_kbool(j, "backwards", !!(sb->reshape_flags & RK_RESHAPE_BACKWARDS));
+		rk_json_kbool(j, "reverting", !!(sb->reshape_flags & RK_RESHAPE_REVERTING));
 		rk_json_obj_end(j);
 	} else {
 		rk_json_null(j);

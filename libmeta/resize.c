@@ -8,6 +8,7 @@
 #include <time.h>
 #include <uuid/uuid.h>
 
+#include "rk_array.h"
 #include "rk_le.h"
 #include "rk_geom.h"
 #include "rk_resize.h"
@@ -211,6 +212,24 @@ static rk_err flush_all(struct set *s, uint32_t span)
 				return rk_fail(e, "%s: flush: %s", rk_dev_path(s->dev[r]), rk_errmsg());
 		}
 	return RK_OK;
+}
+
+/* An array stopped unclean in the middle of a reshape (written through
+ * rk_array mid-reshape, then killed): its journal is replayed by opening
+ * it read-write and closing it (clean), then the set is read again, so the
+ * reshape copies what the last write left. */
+static rk_err settle_unclean(struct set *s, rk_dev *const *devs, uint32_t n)
+{
+	if (!(s->t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || s->t->array_state == RK_ARRAY_CLEAN)
+		return RK_OK;
+	rk_array *a = NULL;
+	rk_err e = rk_array_open_devs(&a, s->t, s->dev, (const struct rk_sb *const *)s->sb, RK_ARRAY_RDWR);
+	if (e)
+		return rk_fail(e, "the array was not closed cleanly and its journal could not be replayed: %s", rk_errmsg());
+	if ((e = rk_array_close(a)))
+		return rk_fail(e, "the array was not closed cleanly; replaying its journal: %s", rk_errmsg());
+	set_free(s);
+	return set_load(s, devs, n, 1);
 }
 
 static void result_init(struct rk_resize_result *res)
@@ -858,6 +877,8 @@ rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resiz
 	rk_err e = set_load(&s, devs, n, 1);
 	if (e)
 		return e;
+	if ((e = settle_unclean(&s, devs, n)))
+		goto out;
 	res->old_volume = res->new_volume = s.t->volume_size;
 	res->events = s.maxev;
 	if (s.t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
@@ -914,6 +935,8 @@ rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_
 	rk_err e = set_load(&s, devs, n, 1);
 	if (e)
 		return e;
+	if ((e = settle_unclean(&s, devs, n)))
+		goto out;
 	struct rk_sb *t = s.t;
 	if (!(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)) {
 		e = rk_fail(RK_E_INVAL, "no reshape in progress: nothing to revert");
@@ -964,113 +987,6 @@ rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_
 out:
 	set_free(&s);
 	return e;
-}
-
-/* ---- reading mid-reshape: the dual-geometry reader ---- */
-
-struct rk_resize_reader {
-	struct rk_geom go, gn;
-	rk_vol *vo, *vn;          /* old geometry (NULL when all moved), new (NULL before any) */
-	uint64_t pos, size;
-};
-
-uint32_t rk_resize_span(const struct rk_sb *t)
-{
-	uint32_t span = t->nroles;
-	if ((t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && t->reshape_new.nroles > span)
-		span = t->reshape_new.nroles;
-	return span;
-}
-
-static rk_err reader_vol(rk_vol **v, struct rk_geom *g, rk_dev *const *devs, int32_t level, uint32_t layout,
-                         uint64_t chunk, uint32_t nroles, uint64_t ds, uint64_t doff)
-{
-	rk_err e = rk_geom_init(g, level, layout, chunk, nroles, ds);
-	if (e)
-		return e;
-	uint64_t *offs = malloc(nroles * sizeof *offs);
-	if (!offs)
-		return rk_fail(RK_E_NOMEM, "out of memory");
-	for (uint32_t r = 0; r < nroles; r++)
-		offs[r] = doff;
-	e = rk_vol_open(v, g, devs, offs);
-	free(offs);
-	return e;
-}
-
-void rk_resize_reader_close(rk_resize_reader *r)
-{
-	if (!r)
-		return;
-	rk_vol_close(r->vo);
-	rk_vol_close(r->vn);
-	free(r);
-}
-
-rk_err rk_resize_reader_open(rk_resize_reader **out, const struct rk_sb *t, rk_dev *const *devs,
-                             void (*fail_fn)(void *ctx, uint32_t role, rk_err why), void *ctx)
-{
-	*out = NULL;
-	rk_resize_reader *r = calloc(1, sizeof *r);
-	if (!r)
-		return rk_fail(RK_E_NOMEM, "out of memory");
-	rk_err e = RK_OK;
-	r->size = t->volume_size;
-	if (t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
-		const struct rk_geom_desc *n = &t->reshape_new;
-		if ((t->reshape_flags & RK_RESHAPE_BACKWARDS) || n->data_offset >= t->data_offset) {
-			e = rk_fail(RK_E_NOTSUP, "this reshape (data offset %llu -> %llu, flags 0x%x) is not read by this build",
-			            (unsigned long long)t->data_offset, (unsigned long long)n->data_offset, t->reshape_flags);
-			goto out;
-		}
-		r->pos = t->reshape_pos < r->size ? t->reshape_pos : r->size;
-		if (r->pos && (e = reader_vol(&r->vn, &r->gn, devs, n->level, n->layout, n->chunk, n->nroles, n->data_size,
-		                              n->data_offset))) {
-			e = rk_fail(e, "the new geometry: %s", rk_errmsg());
-			goto out;
-		}
-	}
-	if (r->pos < r->size && (e = reader_vol(&r->vo, &r->go, devs, t->level, t->layout, t->chunk, t->nroles,
-	                                        t->data_size, t->data_offset))) {
-		if (t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)
-			e = rk_fail(e, "the old geometry: %s", rk_errmsg());
-		goto out;
-	}
-	if (fail_fn) {
-		if (r->vo)
-			rk_vol_on_fail(r->vo, fail_fn, ctx);
-		if (r->vn)
-			rk_vol_on_fail(r->vn, fail_fn, ctx);
-	}
-out:
-	if (e)
-		rk_resize_reader_close(r);
-	else
-		*out = r;
-	return e;
-}
-
-rk_err rk_resize_reader_read(rk_resize_reader *r, void *buf, uint64_t len, uint64_t off)
-{
-	if (off > r->size || len > r->size - off)
-		return rk_fail(RK_E_RANGE, "read of %llu bytes at %llu: past the volume end (%llu)", (unsigned long long)len,
-		               (unsigned long long)off, (unsigned long long)r->size);
-	uint8_t *b = buf;
-	if (off < r->pos) {
-		uint64_t k = r->pos - off < len ? r->pos - off : len;
-		rk_err e = rk_vol_read(r->vn, b, (size_t)k, off);
-		if (e)
-			return e;
-		b += k;
-		off += k;
-		len -= k;
-	}
-	return len ? rk_vol_read(r->vo, b, (size_t)len, off) : RK_OK;
-}
-
-uint64_t rk_resize_reader_pos(const rk_resize_reader *r)
-{
-	return r->pos;
 }
 
 rk_err rk_resize_read(rk_dev *const *devs, uint32_t n, void *buf, uint64_t len, uint64_t off, uint64_t *size)

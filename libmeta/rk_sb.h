@@ -64,7 +64,8 @@ enum rk_role_state {
 
 /* reshape_flags bits (with RK_FEAT_INCOMPAT_RESHAPE). */
 #define RK_RESHAPE_BACKWARDS    0x1u  /* data moves from the end down: reshape_pos counts from the volume end */
-#define RK_RESHAPE_FLAGS_SUPP   RK_RESHAPE_BACKWARDS
+#define RK_RESHAPE_REVERTING    0x2u  /* being reverted: reshape_pos falls back to 0; bytes below it are still in the new geometry */
+#define RK_RESHAPE_FLAGS_SUPP   (RK_RESHAPE_BACKWARDS | RK_RESHAPE_REVERTING)
 
 /* The header's reserved tail: bytes [RK_SB_RESERVED_OFF, RK_SB_HEADER_SIZE).
  * Writers zero it.  A reader refuses non-zero reserved bytes unless the copy

@@ -19,6 +19,17 @@
  * (and its flushes) per window, not per request. */
 #define JNL_INTENT_PIECE (64u << 20)
 
+/* One geometry's engine and the volume bytes it serves: the whole volume
+ * normally; mid-reshape the new geometry's below the checkpoint and the old
+ * one's from it (spec/journal.md "Mid-reshape"). */
+struct part {
+	struct rk_array *a;
+	rk_vol *vol;
+	const struct rk_geom *g;
+	uint64_t lo, hi;         /* volume bytes [lo, hi) */
+	uint64_t base;           /* mid-reshape: this data area's start, from the new data offset */
+};
+
 #define DOWN_NO      0
 #define DOWN_MISSING 1   /* absent at open */
 #define DOWN_FAILED  2   /* failed during I/O since open */
@@ -29,7 +40,10 @@ struct rk_array {
 	uint32_t nroles;
 	struct rk_geom g;
 	rk_vol *vol;             /* NULL mid-reshape (rs serves reads) */
-	rk_resize_reader *rs;    /* mid-reshape: the dual-geometry reader (read-only opens) */
+	rk_resize_reader *rs;    /* mid-reshape: the dual-geometry reader (its engines are the parts) */
+	struct part part[2];     /* the engines writes go through, by volume range */
+	uint32_t nparts;
+	uint64_t rs_pos, rs_base, rs_old;   /* mid-reshape: checkpoint, new and old data offsets */
 	rk_dev **devs;           /* nroles; NULL = missing */
 	struct rk_sb **sbs;      /* each live member's own superblock (owned copies) */
 	struct rk_sb *tmpl;      /* array-wide fields as last written (owned copy) */
@@ -121,11 +135,42 @@ static rk_array *array_alloc(uint32_t nroles, unsigned flags)
 static void on_member_fail(void *ctx, uint32_t role, rk_err err)
 {
 	rk_array *a = ctx;
+	int first = 0;
+	char why[256];
 	pthread_mutex_lock(&a->mu);
 	if (role < a->nroles && a->down[role] == DOWN_NO) {
 		a->down[role] = DOWN_FAILED;
 		const char *msg = rk_lasterr() == err ? rk_errmsg() : rk_strerror(err);
 		snprintf(a->why[role], sizeof a->why[role], "%s", msg);
+		snprintf(why, sizeof why, "%s", a->why[role]);
+		a->nfailed++;
+		a->pending = 1;
+		first = 1;
+	}
+	pthread_mutex_unlock(&a->mu);
+	/* mid-reshape both engines run on the member: the other one stops
+	 * using it too (its callback finds the role down already) */
+	for (uint32_t i = 0; first && a->nparts > 1 && i < a->nparts; i++)
+		if (role < a->part[i].g->nroles)
+			rk_vol_fail_role(a->part[i].vol, role, err, why);
+}
+
+/* Fails ROLE (MSG says why) in every engine that has it; a role no engine
+ * has (a member a reshape added, before any byte moved) is recorded here. */
+static void fail_member(rk_array *a, uint32_t r, rk_err e, const char *msg)
+{
+	int told = 0;
+	for (uint32_t i = 0; i < a->nparts; i++)
+		if (r < a->part[i].g->nroles) {
+			rk_vol_fail_role(a->part[i].vol, r, e, msg);
+			told = 1;
+		}
+	if (told || r >= a->nroles)
+		return;
+	pthread_mutex_lock(&a->mu);
+	if (a->down[r] == DOWN_NO) {
+		a->down[r] = DOWN_FAILED;
+		snprintf(a->why[r], sizeof a->why[r], "%s", msg);
 		a->nfailed++;
 		a->pending = 1;
 	}
@@ -144,22 +189,22 @@ static void on_member_repair(void *ctx, uint32_t role, uint64_t off, uint64_t le
 	pthread_mutex_unlock(&a->mu);
 }
 
-/* Whether every volume byte stays readable with the roles DOWN marks out. */
-static int array_readable(const rk_array *a, const uint8_t *down)
+/* Whether geometry G's volume stays readable with the roles DOWN marks out. */
+static int geom_readable(const struct rk_geom *g, const uint8_t *down)
 {
 	uint32_t nd = 0;
-	for (uint32_t r = 0; r < a->nroles; r++)
+	for (uint32_t r = 0; r < g->nroles; r++)
 		nd += down[r] != DOWN_NO;
-	switch (a->g.level) {
+	switch (g->level) {
 	case 1:
-		return nd < a->nroles;
+		return nd < g->nroles;
 	case 4: case 5: case 6:
-		return nd <= a->g.nparity;
+		return nd <= g->nparity;
 	case 10: {
 		struct rk_loc locs[16];
-		uint64_t lim = a->g.nstripes < a->nroles ? a->g.nstripes : a->nroles;
+		uint64_t lim = g->nstripes < g->nroles ? g->nstripes : g->nroles;
 		for (uint64_t c = 0; c < lim; c++) {
-			uint32_t k = rk_geom_copies(&a->g, c * a->g.chunk, locs, 16), live = 0;
+			uint32_t k = rk_geom_copies(g, c * g->chunk, locs, 16), live = 0;
 			for (uint32_t i = 0; i < k; i++)
 				live += down[locs[i].role] == DOWN_NO;
 			if (!live)
@@ -170,6 +215,18 @@ static int array_readable(const rk_array *a, const uint8_t *down)
 	default:
 		return nd == 0;
 	}
+}
+
+/* Whether every volume byte stays readable with the roles DOWN marks out
+ * (mid-reshape: through the geometry that serves it). */
+static int array_readable(const rk_array *a, const uint8_t *down)
+{
+	if (!a->nparts)
+		return geom_readable(&a->g, down);
+	for (uint32_t i = 0; i < a->nparts; i++)
+		if (!geom_readable(a->part[i].g, down))
+			return 0;
+	return 1;
 }
 
 /* The one place the superblocks of an open array are rewritten.  Writes a
@@ -245,15 +302,7 @@ static rk_err array_commit(rk_array *a, uint32_t state)
 			if (e) {
 				char msg[200];
 				snprintf(msg, sizeof msg, "superblock write failed: %s", rk_errmsg());
-				if (a->vol) {
-					rk_vol_fail_role(a->vol, r, e, msg);   /* the engine stops using it too */
-				} else {
-					pthread_mutex_lock(&a->mu);
-					a->down[r] = DOWN_FAILED;
-					snprintf(a->why[r], sizeof a->why[r], "%s", msg);
-					a->nfailed++;
-					pthread_mutex_unlock(&a->mu);
-				}
+				fail_member(a, r, e, msg);   /* the engines stop using it too */
 				if (!first)
 					first = rk_fail(e, "%s: writing superblock: %s", rk_dev_path(a->devs[r]), a->why[r]);
 				newfail = 1;
@@ -293,15 +342,27 @@ static rk_err array_settle(rk_array *a)
 
 /* ---- write journal (spec/journal.md) ---- */
 
-static int journal_level(const rk_array *a)
+static int geom_journaled(const struct rk_geom *g)
 {
-	int l = a->g.level;
-	return (l == 1 || l == 10 || l == 4 || l == 5 || l == 6) && a->nroles >= 2;
+	int l = g->level;
+	return (l == 1 || l == 10 || l == 4 || l == 5 || l == 6) && g->nroles >= 2;
 }
 
-static int parity_level(const rk_array *a)
+/* Whether any geometry the array's volume is in has redundancy to journal
+ * (mid-reshape RAID-0 -> 5: the new part only). */
+static int journal_level(const rk_array *a)
 {
-	return a->g.level == 4 || a->g.level == 5 || a->g.level == 6;
+	if (!a->nparts)
+		return geom_journaled(&a->g);
+	for (uint32_t i = 0; i < a->nparts; i++)
+		if (geom_journaled(a->part[i].g))
+			return 1;
+	return 0;
+}
+
+static int part_parity(const struct part *p)
+{
+	return p->g->level == 4 || p->g->level == 5 || p->g->level == 6;
 }
 
 static int jlive(rk_array *a, uint32_t r)
@@ -309,21 +370,22 @@ static int jlive(rk_array *a, uint32_t r)
 	return a->devs[r] && !rk_array_role_down(a, r);
 }
 
-static int any_down(rk_array *a)
+/* Whether a role of P's geometry is down (it writes degraded). */
+static int any_down(rk_array *a, const struct part *p)
 {
-	for (uint32_t r = 0; r < a->nroles; r++)
+	for (uint32_t r = 0; r < p->g->nroles; r++)
 		if (!jlive(a, r))
 			return 1;
 	return 0;
 }
 
-/* A member failing journal I/O (a pulled cable): the engine stops using it
+/* A member failing journal I/O (a pulled cable): the engines stop using it
  * and the fail callback records it like any other member failure. */
 static void jfail(rk_array *a, uint32_t r, rk_err e)
 {
 	char msg[200];
 	snprintf(msg, sizeof msg, "%s", rk_errmsg());
-	rk_vol_fail_role(a->vol, r, e, msg);
+	fail_member(a, r, e, msg);
 }
 
 /* Before a slot is reused, the in-place writes of its last record must be
@@ -377,23 +439,34 @@ static rk_err jsync(rk_array *a)
 	return array_settle(a);
 }
 
+/* A new record header of KIND (DATA or INTENT; mid-reshape their _RS
+ * forms, tagged with the reshape state). */
 static void jhead(rk_array *a, uint32_t kind)
 {
 	memset(a->jh, 0, sizeof *a->jh);
 	a->jh->kind = kind;
+	if (a->rs) {
+		a->jh->kind = kind == RK_JREC_DATA ? RK_JREC_DATA_RS : RK_JREC_INTENT_RS;
+		a->jh->rs_pos = a->rs_pos;
+		a->jh->rs_base = a->rs_base;
+		a->jh->rs_old = a->rs_old;
+	}
 	a->jh->nroles = a->nroles;
 	a->jh->seq = ++a->jseq;
 	memcpy(a->jh->array_uuid, a->tmpl->array_uuid, 16);
 }
 
 /* The engine's hook (parity levels): one DATA record per member holding the
- * new bytes of every chunk it is about to write. */
+ * new bytes of every chunk it is about to write.  CTX is the part whose
+ * engine writes; mid-reshape its offsets are moved to the new data offset's
+ * base (DATA_RS). */
 static rk_err jhook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
 {
-	rk_array *a = ctx;
+	struct part *pt = ctx;
+	rk_array *a = pt->a;
 	/* full stripes of a healthy array under an intent record: a crash is
 	 * repaired by resyncing the range from data (spec/journal.md) */
-	if (a->jfull && a->iopen && !any_down(a))
+	if (a->jfull && a->iopen && !any_down(a, pt))
 		return RK_OK;
 	rk_err e = jflush_pending(a);
 	if (e)
@@ -416,7 +489,7 @@ static rk_err jhook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
 				return rk_fail(RK_E_INVAL, "journal: a commit group exceeds one record (%u segments, %llu bytes)",
 				               h->nsegs, (unsigned long long)(h->payload + segs[i].len));
 			memcpy(a->jbuf + RK_JNL_HDR + h->payload, segs[i].buf, segs[i].len);
-			h->seg[h->nsegs++] = (struct rk_jseg){ .off = segs[i].off, .len = segs[i].len };
+			h->seg[h->nsegs++] = (struct rk_jseg){ .off = pt->base + segs[i].off, .len = segs[i].len };
 			h->payload += segs[i].len;
 		}
 		if ((e = jput(a, r)))
@@ -458,19 +531,28 @@ static rk_err jintent(rk_array *a, uint64_t off, uint64_t len)
 
 /* Makes sure an intent record covers [off, off+len) (at most
  * JNL_INTENT_PIECE bytes), writing one for a window from OFF when not;
- * STEP rounds the window (stripes). */
-static rk_err jcover(rk_array *a, uint64_t off, uint64_t len, uint64_t step)
+ * STEP rounds the window (stripes).  The window stays inside P's range:
+ * mid-reshape it names bytes of one geometry. */
+static rk_err jcover(rk_array *a, const struct part *p, uint64_t off, uint64_t len, uint64_t step)
 {
 	if (a->iopen && off >= a->ilo && off + len <= a->ihi)
 		return RK_OK;
 	uint64_t hi = off + (len > JNL_INTENT_PIECE ? len : JNL_INTENT_PIECE);
-	if (hi > a->size)
-		hi = a->size;
-	if (step > 1 && hi % step && hi < a->size)
+	if (hi > p->hi)
+		hi = p->hi;
+	if (step > 1 && hi % step && hi < p->hi)
 		hi -= hi % step;
 	if (hi < off + len)
 		hi = off + len;
 	return jintent(a, off, hi - off);
+}
+
+/* Where a journal area below the data must end on a member with
+ * superblock SB: its data offset; mid-reshape the new geometry's, which is
+ * lower (a reshape keeps the journal below it). */
+static uint64_t jtop(const rk_array *a, const struct rk_sb *sb)
+{
+	return a->rs && a->rs_base < sb->data_offset ? a->rs_base : sb->data_offset;
 }
 
 /* At the first write of an open: sets the journal up (adding it to an array
@@ -488,8 +570,8 @@ static rk_err journal_begin(rk_array *a)
 		if (!jlive(a, r))
 			continue;
 		const struct rk_sb *sb = a->sbs[r];
-		uint64_t room = have ? sb->journal_size : (sb->data_offset >= RK_SB_PRIMARY_END
-		                                           ? (sb->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096 : 0);
+		uint64_t room = have ? sb->journal_size : (jtop(a, sb) >= RK_SB_PRIMARY_END
+		                                           ? (jtop(a, sb) - RK_SB_PRIMARY_END) / 4096 * 4096 : 0);
 		if (room < RK_JNL_MIN_SIZE)
 			return RK_OK;   /* no room: unprotected (spec/journal.md) */
 		if (room - RK_JNL_HDR < jmax)
@@ -504,11 +586,11 @@ static rk_err journal_begin(rk_array *a)
 			if (!a->devs[r] || !a->sbs[r])
 				continue;
 			a->sbs[r]->journal_offset = RK_SB_PRIMARY_END;
-			a->sbs[r]->journal_size = (a->sbs[r]->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096;
+			a->sbs[r]->journal_size = (jtop(a, a->sbs[r]) - RK_SB_PRIMARY_END) / 4096 * 4096;
 		}
 		a->tmpl->feat_incompat |= RK_FEAT_INCOMPAT_JOURNAL;
 		a->tmpl->journal_offset = RK_SB_PRIMARY_END;
-		a->tmpl->journal_size = (a->tmpl->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096;
+		a->tmpl->journal_size = (jtop(a, a->tmpl) - RK_SB_PRIMARY_END) / 4096 * 4096;
 	}
 	if (!a->jh && !(a->jh = malloc(sizeof *a->jh)))
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
@@ -541,6 +623,39 @@ static rk_err journal_begin(rk_array *a)
 	return RK_OK;
 }
 
+/* The INTENT part of a replay: makes redundancy consistent over volume
+ * bytes [x, y) of part P (the caller clipped them to P's range).  Parity
+ * levels and mirrors resync whole stripes; mid-reshape a RAID-1 stripe
+ * reaching below the checkpoint is copied from the checkpoint on only
+ * (the member bytes below it belong to the new geometry), through the
+ * engine: a read of one copy written to all. */
+static rk_err resync_range(rk_array *a, const struct part *p, uint64_t x, uint64_t y)
+{
+	const struct rk_geom *g = p->g;
+	if (!geom_journaled(g) || x >= y)
+		return RK_OK;
+	uint64_t sd = g->stripe_data;
+	if (a->rs && g->level == 1 && x % sd) {
+		uint64_t cut = x + (sd - x % sd) < y ? x + (sd - x % sd) : y;
+		uint8_t *buf = malloc((size_t)(cut - x));
+		if (!buf)
+			return rk_fail(RK_E_NOMEM, "array: out of memory");
+		rk_err e = rk_vol_read(p->vol, buf, (size_t)(cut - x), x);
+		if (!e)
+			e = rk_vol_write(p->vol, buf, (size_t)(cut - x), x);
+		free(buf);
+		if (e)
+			return e;
+		x = cut;
+		if (x >= y)
+			return RK_OK;
+	}
+	uint64_t s0 = x / sd, s1 = y / sd + (y % sd != 0);
+	if (s1 > g->nstripes)
+		s1 = g->nstripes;
+	return s0 < s1 ? rk_vol_resync(p->vol, s0, s1 - s0, NULL, NULL) : RK_OK;
+}
+
 /* After an unclean stop (array_state ACTIVE): replays the last record.  It
  * is applied only when every live member it names holds it intact: if one
  * does not, the records were still being written when the writer stopped,
@@ -548,7 +663,11 @@ static rk_err journal_begin(rk_array *a)
  * flushed before its slot was reused).  DATA records put back the new
  * bytes of every chunk (the write hole closed: parity and data agree again,
  * whatever members are missing); INTENT records resync the mirrors over
- * their range.  Read-only opens replay into overlays (a->vdevs). */
+ * their range.  Read-only opens replay into overlays (a->vdevs).
+ * Mid-reshape only records of this reshape state count (kinds 3, 4 with
+ * its tag): DATA_RS bytes go to the new data offset + their offset, INTENT_RS
+ * ranges are resynced split at the checkpoint, each side through its own
+ * geometry. */
 static rk_err journal_recover(rk_array *a)
 {
 	if (!a->unclean || !(a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) || !journal_level(a))
@@ -560,14 +679,29 @@ static rk_err journal_recover(rk_array *a)
 		e = rk_fail(RK_E_NOMEM, "array: out of memory");
 		goto out;
 	}
+	struct rk_jrec_ctx jc = { .member_size = a->g.member_size, .vol_size = a->size, .nroles = a->nroles,
+	                          .array_uuid = a->tmpl->array_uuid };
+	if (a->rs) {
+		jc.reshaping = 1;
+		jc.rs_pos = a->rs_pos;
+		jc.rs_base = a->rs_base;
+		jc.rs_old = a->rs_old;
+		for (uint32_t i = 0; i < a->nparts; i++) {
+			if (a->part[i].base)
+				jc.rs_old_size = a->part[i].g->member_size;
+			else
+				jc.rs_new_size = a->part[i].g->member_size;
+		}
+	}
 	uint64_t maxseq = 0;
 	int found = 0;
 	for (uint32_t r = 0; r < a->nroles; r++) {
 		if (!jlive(a, r))
 			continue;
 		const struct rk_sb *sb = a->sbs[r];
-		rk_err re = rk_jrec_read(a->devs[r], sb->journal_offset, sb->journal_size, a->g.member_size, a->size,
-		                         a->nroles, r, a->tmpl->array_uuid, &h[r], &rec[r]);
+		jc.jsize = sb->journal_size;
+		jc.role = r;
+		rk_err re = rk_jrec_read_ctx(a->devs[r], sb->journal_offset, &jc, &h[r], &rec[r]);
 		if (re == RK_E_IO) {
 			jfail(a, r, re);   /* cannot tell what it holds: leave it out */
 			continue;
@@ -606,15 +740,16 @@ static rk_err journal_recover(rk_array *a)
 		         "journal: record %llu incomplete on the members: its write never started", (unsigned long long)maxseq);
 		goto out;
 	}
-	if (kind == RK_JREC_DATA) {
+	if (rk_jrec_is_data(kind)) {
 		uint64_t bytes = 0;
 		for (uint32_t r = 0; r < a->nroles && !e; r++) {
 			if (!rec[r] || h[r].seq != maxseq || !jlive(a, r))
 				continue;
 			rk_dev *d = a->vdevs ? a->vdevs[r] : a->devs[r];
 			const uint8_t *p = rec[r] + RK_JNL_HDR;
+			uint64_t base = kind == RK_JREC_DATA_RS ? a->rs_base : a->doff[r];
 			for (uint32_t i = 0; i < h[r].nsegs; i++) {
-				rk_err we = rk_dev_pwrite(d, p, (size_t)h[r].seg[i].len, a->doff[r] + h[r].seg[i].off);
+				rk_err we = rk_dev_pwrite(d, p, (size_t)h[r].seg[i].len, base + h[r].seg[i].off);
 				if (we == RK_E_IO) {
 					jfail(a, r, we);
 					break;
@@ -639,16 +774,15 @@ static rk_err journal_recover(rk_array *a)
 		         (unsigned long long)maxseq, (unsigned long long)bytes);
 	} else {
 		const struct rk_jrec *x = &h[first];
-		for (uint32_t i = 0; i < x->nsegs && !e; i++) {
-			uint64_t sd = a->g.stripe_data, s0 = x->seg[i].off / sd;
-			uint64_t s1 = (x->seg[i].off + x->seg[i].len + sd - 1) / sd;
-			if (s1 > a->g.nstripes)
-				s1 = a->g.nstripes;
-			if (s0 < s1)
-				e = rk_vol_resync(a->vol, s0, s1 - s0, NULL, NULL);
-		}
-		if (!e && !a->vdevs)
-			e = rk_vol_flush(a->vol);
+		for (uint32_t i = 0; i < x->nsegs && !e; i++)
+			for (uint32_t k = 0; k < a->nparts && !e; k++) {
+				const struct part *pt = &a->part[k];
+				uint64_t lo = x->seg[i].off > pt->lo ? x->seg[i].off : pt->lo;
+				uint64_t hi = x->seg[i].off + x->seg[i].len < pt->hi ? x->seg[i].off + x->seg[i].len : pt->hi;
+				e = resync_range(a, pt, lo, hi);
+			}
+		for (uint32_t k = 0; k < a->nparts && !e && !a->vdevs; k++)
+			e = rk_vol_flush(a->part[k].vol);
 		a->replayed = RK_ARRAY_REPLAY_RESYNC;
 		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: redundancy resynced over %u range%s of record %llu",
 		         x->nsegs, x->nsegs == 1 ? "" : "s", (unsigned long long)maxseq);
@@ -680,33 +814,122 @@ static uint32_t missing_list(const rk_array *a, char *list, size_t len)
 	return nmiss;
 }
 
-/* An array in the middle of a reshape (spec/reshape.md): read-only, volume
- * bytes below the checkpoint through the new geometry, the rest through the
- * old (resize.c's reader).  Writing would have to follow the checkpoint
- * through both geometries' journals: raid-resize --continue finishes first. */
+/* The end of an open: the journal replayed after an unclean stop, and the
+ * superblocks brought in line (read-write). */
+static rk_err array_finish_open(rk_array *a)
+{
+	rk_err e;
+	for (uint32_t i = 0; i < a->nparts; i++)
+		rk_vol_on_repair(a->part[i].vol, on_member_repair, a);
+	if ((e = journal_recover(a)))
+		return e;
+	/* a replay (or finding nothing to replay) leaves the array consistent:
+	 * say so, so the next assembly does not look again; superblocks left
+	 * disagreeing by an interrupted update are brought in line */
+	int recovered = a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && journal_level(a);
+	if ((a->flags & RK_ARRAY_RDWR) && (recovered || a->sb_disagree))
+		return array_commit(a, a->unclean && !recovered ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
+	return array_settle(a);
+}
+
+/* Read-only opens after an unclean stop run the volume on overlays so the
+ * journal can be replayed without writing a byte. */
+static rk_err make_overlays(rk_array *a)
+{
+	if (!(a->vdevs = calloc(a->nroles, sizeof *a->vdevs)))
+		return rk_fail(RK_E_NOMEM, "array: out of memory");
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		rk_err e;
+		if (a->devs[r] && (e = rk_dev_overlay(&a->vdevs[r], a->devs[r])))
+			return e;
+	}
+	return RK_OK;
+}
+
+/* Member R's bytes [off, +size) must be on its device. */
+static rk_err member_holds(rk_array *a, uint32_t r, uint64_t off, uint64_t size, const char *what)
+{
+	uint64_t end;
+	if (rk_add_ovf(off, size, &end) || end > rk_dev_size(a->devs[r]))
+		return rk_fail(RK_E_SHORT, "%s: member is %llu bytes, %s ends at %llu", rk_dev_path(a->devs[r]),
+		               (unsigned long long)rk_dev_size(a->devs[r]), what, (unsigned long long)off + size);
+	return RK_OK;
+}
+
+/* An array in the middle of a reshape (spec/reshape.md, spec/journal.md
+ * "Mid-reshape"): volume bytes below the checkpoint live in the new
+ * geometry, the rest in the old; the dual-geometry reader's two engines
+ * serve reads and writes by that split (the checkpoint never moves while
+ * the array is open: raid-resize needs it closed and clean).  Writes run
+ * the same protocol as on any array, with the journal's mid-reshape
+ * records. */
 static rk_err reshape_start(rk_array *a, const struct rk_sb *tmpl)
 {
-	if (a->flags & RK_ARRAY_RDWR)
-		return rk_fail(RK_E_NOTSUP, "reshape in progress: finish it with raid-resize --continue");
+	if ((a->flags & RK_ARRAY_RDWR) && (tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP))
+		return rk_fail(RK_E_FEATURE, "array: unknown read-only-compatible features 0x%llx: refusing to write",
+		               (unsigned long long)(tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
 	rk_err e = rk_geom_init(&a->g, tmpl->level, tmpl->layout, tmpl->chunk, tmpl->nroles, tmpl->data_size);
 	if (e)
 		return rk_fail(RK_E_CORRUPT, "array: geometry in the superblock is not usable: %s", rk_errmsg());
 	if (tmpl->volume_size > a->g.volume_size)
 		return rk_fail(RK_E_CORRUPT, "array: volume_size %llu exceeds the %llu bytes the geometry holds",
 		               (unsigned long long)tmpl->volume_size, (unsigned long long)a->g.volume_size);
+	const struct rk_geom_desc *nd = &tmpl->reshape_new;
+	struct rk_geom gn;
+	int have_gn = rk_geom_init(&gn, nd->level, nd->layout, nd->chunk, nd->nroles, nd->data_size) == RK_OK;
 	a->unclean = tmpl->array_state == RK_ARRAY_ACTIVE;
 	a->size = tmpl->volume_size;
-	for (uint32_t r = 0; r < a->nroles; r++)
-		if (!a->devs[r])
+	a->rs_pos = tmpl->reshape_pos < a->size ? tmpl->reshape_pos : a->size;
+	a->rs_base = nd->data_offset;
+	a->rs_old = tmpl->data_offset;
+	int jfeat = (tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) != 0;
+	if (jfeat && a->tmpl->journal_offset < a->rs_base && a->tmpl->journal_offset + a->tmpl->journal_size > a->rs_base)
+		a->tmpl->journal_size = (a->rs_base - a->tmpl->journal_offset) / 4096 * 4096;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!a->devs[r]) {
 			a->down[r] = DOWN_MISSING;
-	e = rk_resize_reader_open(&a->rs, tmpl, a->devs, on_member_fail, a);
+			continue;
+		}
+		if (r < a->g.nroles && (e = member_holds(a, r, a->rs_old, a->g.member_size, "the old data area")))
+			return e;
+		if (have_gn && r < gn.nroles && (e = member_holds(a, r, a->rs_base, gn.member_size, "the new data area")))
+			return e;
+		if ((a->flags & RK_ARRAY_RDWR) && !rk_dev_writable(a->devs[r]))
+			return rk_fail(RK_E_READONLY, "%s: opened read-only", rk_dev_path(a->devs[r]));
+		/* the journal stays below the new data area (raid-resize shrank
+		 * it so; a member that predates the journal gets it there) */
+		struct rk_sb *sb = a->sbs[r];
+		if (jfeat && sb->journal_offset < a->rs_base && sb->journal_offset + sb->journal_size > a->rs_base)
+			sb->journal_size = (a->rs_base - sb->journal_offset) / 4096 * 4096;
+		if (jfeat && !sb->journal_size && a->rs_base < a->rs_old && a->rs_base >= RK_SB_PRIMARY_END + RK_JNL_MIN_SIZE) {
+			sb->journal_offset = RK_SB_PRIMARY_END;
+			sb->journal_size = (a->rs_base - RK_SB_PRIMARY_END) / 4096 * 4096;
+		}
+	}
+	/* whole new rows only: the checkpoint is on a new stripe boundary
+	 * unless everything moved */
+	if ((a->flags & RK_ARRAY_RDWR) && have_gn && a->rs_pos < a->size && a->rs_pos % gn.stripe_data)
+		return rk_fail(RK_E_CORRUPT, "reshape_pos %llu is not on a stripe boundary of the new geometry (%llu bytes): "
+		               "not writable", (unsigned long long)a->rs_pos, (unsigned long long)gn.stripe_data);
+	if (a->unclean && !(a->flags & RK_ARRAY_RDWR) && jfeat &&
+	    (geom_journaled(&a->g) || (have_gn && geom_journaled(&gn))) && (e = make_overlays(a)))
+		return e;
+	e = rk_resize_reader_open(&a->rs, tmpl, a->vdevs ? a->vdevs : a->devs, on_member_fail, a);
 	if (e == RK_E_TOOFEW) {
 		char list[512];
 		uint32_t nmiss = missing_list(a, list, sizeof list);
 		return rk_fail(RK_E_TOOFEW, "too few members for the reshape in progress: %u of %u roles missing (role%s %s)",
 		               nmiss, a->nroles, nmiss == 1 ? "" : "s", list);
 	}
-	return e;
+	if (e)
+		return e;
+	rk_vol *vn = rk_resize_reader_vol(a->rs, 1), *vo = rk_resize_reader_vol(a->rs, 0);
+	if (vn)
+		a->part[a->nparts++] = (struct part){ .a = a, .vol = vn, .g = rk_vol_geom(vn), .lo = 0, .hi = a->rs_pos };
+	if (vo)
+		a->part[a->nparts++] = (struct part){ .a = a, .vol = vo, .g = rk_vol_geom(vo), .lo = a->rs_pos, .hi = a->size,
+		                                      .base = a->rs_old - a->rs_base };
+	return array_finish_open(a);
 }
 
 /* Geometry, engine and the too-few message, shared by both open paths. */
@@ -761,13 +984,8 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	/* read-only after an unclean stop: the volume runs on overlays so the
 	 * journal can be replayed without writing a byte */
 	if (a->unclean && !(a->flags & RK_ARRAY_RDWR) && (tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) &&
-	    journal_level(a)) {
-		if (!(a->vdevs = calloc(a->nroles, sizeof *a->vdevs)))
-			return rk_fail(RK_E_NOMEM, "array: out of memory");
-		for (uint32_t r = 0; r < a->nroles; r++)
-			if (a->devs[r] && (e = rk_dev_overlay(&a->vdevs[r], a->devs[r])))
-				return e;
-	}
+	    geom_journaled(&a->g) && (e = make_overlays(a)))
+		return e;
 	e = rk_vol_open(&a->vol, &a->g, a->vdevs ? a->vdevs : a->devs, a->doff);
 	if (e == RK_E_TOOFEW) {
 		char list[512];
@@ -779,16 +997,9 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	if (e)
 		return e;
 	rk_vol_on_fail(a->vol, on_member_fail, a);
-	rk_vol_on_repair(a->vol, on_member_repair, a);
-	if ((e = journal_recover(a)))
-		return e;
-	/* a replay (or finding nothing to replay) leaves the array consistent:
-	 * say so, so the next assembly does not look again; superblocks left
-	 * disagreeing by an interrupted update are brought in line */
-	int recovered = a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && journal_level(a);
-	if ((a->flags & RK_ARRAY_RDWR) && (recovered || a->sb_disagree))
-		return array_commit(a, a->unclean && !recovered ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
-	return array_settle(a);
+	a->part[0] = (struct part){ .a = a, .vol = a->vol, .g = &a->g, .lo = 0, .hi = a->size };
+	a->nparts = 1;
+	return array_finish_open(a);
 }
 
 /* RAIDKIT_TEST_FAULT="model=pull,n=40,member=2[,seed=S][,off=O,len=L]"
@@ -1053,8 +1264,9 @@ static rk_err begin_write(rk_array *a)
 	if (e)
 		return e;
 	a->dirty = 1;
-	if (a->jon && parity_level(a))
-		rk_vol_set_journal(a->vol, jhook, a, a->jmax);
+	for (uint32_t i = 0; i < a->nparts; i++)
+		if (a->jon && part_parity(&a->part[i]) && geom_journaled(a->part[i].g))
+			rk_vol_set_journal(a->part[i].vol, jhook, &a->part[i], a->jmax);
 	return RK_OK;
 }
 
@@ -1066,21 +1278,19 @@ rk_err rk_array_begin_write(rk_array *a)
 	return e;
 }
 
-static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
+/* Writes [off, off+len) inside part P's range through its engine, under
+ * the journal as its level needs (spec/journal.md). */
+static rk_err part_write(rk_array *a, struct part *pt, const uint8_t *p, size_t len, uint64_t off)
 {
-	rk_err e = check_range(a, len, off);
-	if (e)
-		return e;
-	if ((e = begin_write(a)) || !len)
-		return e;
-	const uint8_t *p = buf;
-	if (a->jon && !parity_level(a)) {
+	rk_err e;
+	int jon = a->jon && geom_journaled(pt->g);
+	if (jon && !part_parity(pt)) {
 		/* mirrors: under an intent record, a bounded piece at a time */
 		for (size_t done = 0; done < len;) {
 			size_t piece = len - done < JNL_INTENT_PIECE ? len - done : JNL_INTENT_PIECE;
-			if ((e = jcover(a, off + done, piece, 1)))
+			if ((e = jcover(a, pt, off + done, piece, 1)))
 				return e;
-			e = rk_vol_write(a->vol, p + done, piece, off + done);
+			e = rk_vol_write(pt->vol, p + done, piece, off + done);
 			a->jpending = 1;
 			rk_err s = array_settle(a);
 			if (e || s)
@@ -1089,14 +1299,14 @@ static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off
 		}
 		return RK_OK;
 	}
-	if (a->jon && !any_down(a)) {
+	if (jon && !any_down(a, pt)) {
 		/* parity, healthy: whole stripes go under an intent record, the
 		 * partial stripes at either end through redo records (the hook) */
-		uint64_t sd = a->g.stripe_data, end = off + len;
+		uint64_t sd = pt->g->stripe_data, end = off + len;
 		uint64_t fs = (off + sd - 1) / sd * sd, fe = end / sd * sd;
 		if (fe > fs) {
 			if (fs > off) {
-				e = rk_vol_write(a->vol, p, (size_t)(fs - off), off);
+				e = rk_vol_write(pt->vol, p, (size_t)(fs - off), off);
 				rk_err s = array_settle(a);
 				if (e || s)
 					return e ? e : s;
@@ -1105,10 +1315,10 @@ static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off
 				uint64_t piece = fe - x < JNL_INTENT_PIECE ? fe - x : JNL_INTENT_PIECE;
 				if (piece > sd && piece % sd)
 					piece -= piece % sd;
-				if (!any_down(a) && (e = jcover(a, x, piece, sd)))
+				if (!any_down(a, pt) && (e = jcover(a, pt, x, piece, sd)))
 					return e;
 				a->jfull = 1;
-				e = rk_vol_write(a->vol, p + (x - off), (size_t)piece, x);
+				e = rk_vol_write(pt->vol, p + (x - off), (size_t)piece, x);
 				a->jfull = 0;
 				a->jpending = 1;
 				rk_err s = array_settle(a);
@@ -1117,7 +1327,7 @@ static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off
 				x += piece;
 			}
 			if (end > fe) {
-				e = rk_vol_write(a->vol, p + (fe - off), (size_t)(end - fe), fe);
+				e = rk_vol_write(pt->vol, p + (fe - off), (size_t)(end - fe), fe);
 				rk_err s = array_settle(a);
 				if (e || s)
 					return e ? e : s;
@@ -1125,9 +1335,29 @@ static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off
 			return RK_OK;
 		}
 	}
-	e = rk_vol_write(a->vol, buf, len, off);
+	e = rk_vol_write(pt->vol, p, len, off);
 	rk_err s = array_settle(a);
 	return e ? e : s;
+}
+
+static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
+{
+	rk_err e = check_range(a, len, off);
+	if (e)
+		return e;
+	if ((e = begin_write(a)) || !len)
+		return e;
+	/* mid-reshape the bytes below the checkpoint go through the new
+	 * geometry, the rest through the old (one fixed split per open) */
+	const uint8_t *p = buf;
+	uint64_t end = off + len;
+	for (uint32_t i = 0; i < a->nparts && !e; i++) {
+		struct part *pt = &a->part[i];
+		uint64_t lo = off > pt->lo ? off : pt->lo, hi = end < pt->hi ? end : pt->hi;
+		if (lo < hi)
+			e = part_write(a, pt, p + (lo - off), (size_t)(hi - lo), lo);
+	}
+	return e;
 }
 
 rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
@@ -1143,7 +1373,13 @@ rk_err rk_array_flush(rk_array *a)
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return RK_OK;
 	pthread_mutex_lock(&a->wmu);
-	rk_err e = rk_vol_flush(a->vol);
+	/* mid-reshape the new geometry's engine spans every member: one flush
+	 * each (a failure reaches the other engine through on_member_fail) */
+	uint32_t w = 0;
+	for (uint32_t i = 1; i < a->nparts; i++)
+		if (a->part[i].g->nroles > a->part[w].g->nroles)
+			w = i;
+	rk_err e = a->nparts ? rk_vol_flush(a->part[w].vol) : RK_OK;
 	if (!e)
 		a->jpending = 0;
 	rk_err s = array_settle(a);

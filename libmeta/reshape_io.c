@@ -1,7 +1,7 @@
 /* reshape_io.c: volume I/O of an array in the middle of a reshape: the
- * dual-geometry reader behind rk_resize_reader_* (rk_resize.h).  Volume
- * bytes below the checkpoint live in the new geometry, the rest in the old
- * one (spec/reshape.md). */
+ * dual-geometry reader behind rk_resize_reader_* (rk_resize.h), whose two
+ * engines rk_array also writes through.  Volume bytes below the checkpoint
+ * live in the new geometry, the rest in the old one (spec/reshape.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,5 +112,10 @@ rk_err rk_resize_reader_read(rk_resize_reader *r, void *buf, uint64_t len, uint6
 uint64_t rk_resize_reader_pos(const rk_resize_reader *r)
 {
 	return r->pos;
+}
+
+rk_vol *rk_resize_reader_vol(const rk_resize_reader *r, int new_geom)
+{
+	return new_geom ? r->vn : r->vo;
 }
 

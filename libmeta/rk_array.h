@@ -40,15 +40,20 @@ typedef struct rk_array rk_array;
  * rest are missing.  Each member's superblock is read again and must still
  * match what discovery saw (array and member UUID, events), or RK_E_CONFLICT.
  * Errors: RK_E_TOOFEW (more roles absent than the level tolerates, message
- * lists them), RK_E_CONFLICT (state conflict), RK_E_NOTSUP (read-write open
- * of an array with a reshape in progress: "reshape in progress: finish it
- * with raid-resize --continue"), RK_E_CORRUPT (geometry inconsistent),
+ * lists them), RK_E_CONFLICT (state conflict), RK_E_NOTSUP (a reshape this
+ * build does not read), RK_E_CORRUPT (geometry inconsistent),
  * RK_E_OPEN/RK_E_BUSY.  FLAGS: RK_ARRAY_RDONLY or RK_ARRAY_RDWR.
  *
- * Mid-reshape (the reshape incompat feature, spec/reshape.md) the array
- * opens read-only only: rk_array_read serves volume bytes below the
- * checkpoint through the new geometry and the rest through the old
- * (rk_resize_reader_open), rk_array_vol is NULL, nothing is written. */
+ * Mid-reshape (the reshape incompat feature, spec/reshape.md) volume bytes
+ * below the checkpoint (reshape_pos) are served through the new geometry
+ * and the rest through the old (the engines of rk_resize_reader_open), for
+ * reads and, opened read-write, writes: rk_array_write splits at the
+ * checkpoint and runs the same write protocol, journal (its mid-reshape
+ * records, spec/journal.md "Mid-reshape"), failure recording and read-error
+ * repair as on any array.  The checkpoint never moves while the array is
+ * open (raid-resize refuses open or unclean arrays).  rk_array_vol is NULL
+ * then: there is no single engine.  A read-write open whose checkpoint is
+ * not on a new stripe boundary (and not the volume end) is RK_E_CORRUPT. */
 rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned flags);
 
 /* rk_array_open, also opening members a reshape in progress added: they
@@ -69,8 +74,10 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 rk_err rk_array_open_devs(rk_array **out, const struct rk_sb *tmpl, rk_dev *const *devs,
                           const struct rk_sb *const *sbs, unsigned flags);
 
-/* The volume (owned by the array; NULL mid-reshape).  Writes made directly through it bypass
- * step 1 above: call rk_array_begin_write() first, or use rk_array_write(). */
+/* The volume (owned by the array; NULL mid-reshape: use rk_array_read and
+ * rk_array_write, which split at the checkpoint).  Writes made directly
+ * through it bypass step 1 above: call rk_array_begin_write() first, or use
+ * rk_array_write(). */
 rk_vol *rk_array_vol(rk_array *a);
 
 /* Bytes the array presents (the superblock's volume_size). */
@@ -91,9 +98,9 @@ const char *rk_array_fail_reason(const rk_array *a, uint32_t role);
  * lag the data, so reconstructed reads of an unclean degraded array may be
  * wrong where a write was in flight). */
 int rk_array_was_unclean(const rk_array *a);
-/* 1 when the array is in the middle of a reshape (opened read-only through
- * the dual-geometry reader); *POS (may be NULL) gets the volume bytes
- * already in the new geometry. */
+/* 1 when the array is in the middle of a reshape (served through the
+ * dual-geometry reader's engines); *POS (may be NULL) gets the volume bytes
+ * already in the new geometry (fixed while open). */
 int rk_array_reshaping(const rk_array *a, uint64_t *pos);
 
 /* Reads LEN bytes at volume offset OFF (bounds-checked against

@@ -24,10 +24,21 @@
 #define RK_JNL_PARTS_BYTES 256u          /* participant bitmap: 2048 roles */
 #define RK_JNL_MIN_SIZE   (64u * 1024u)  /* smallest usable journal area */
 
-enum rk_jrec_kind { RK_JREC_DATA = 1, RK_JREC_INTENT = 2 };
+/* Kinds 3 and 4 are written while the array is in the middle of a reshape
+ * (spec/journal.md "Mid-reshape"): DATA_RS segments are member offsets from
+ * the reshape's new (lower) data offset, so one base serves both
+ * geometries; both carry a tag (reshape_pos and the two data offsets) and
+ * are replayed only by an array in that very reshape state, never by one
+ * outside a reshape (and kinds 1, 2 never by one inside). */
+enum rk_jrec_kind { RK_JREC_DATA = 1, RK_JREC_INTENT = 2, RK_JREC_DATA_RS = 3, RK_JREC_INTENT_RS = 4 };
+
+static inline int rk_jrec_is_data(uint32_t kind)
+{
+	return kind == RK_JREC_DATA || kind == RK_JREC_DATA_RS;
+}
 
 struct rk_jseg {
-	uint64_t off;   /* DATA: member data-area offset; INTENT: volume offset */
+	uint64_t off;   /* DATA: member data-area offset (DATA_RS: from rs_base); INTENT: volume offset */
 	uint64_t len;
 };
 
@@ -41,6 +52,10 @@ struct rk_jrec {
 	uint32_t nsegs;
 	uint64_t payload;               /* DATA: sum of segment lengths; INTENT: 0 */
 	struct rk_jseg seg[RK_JNL_MAX_SEGS];
+	/* kinds 3, 4 only (0 otherwise): the reshape state it was written in */
+	uint64_t rs_pos;                /* reshape_pos */
+	uint64_t rs_base;               /* the new geometry's data offset (the lower one) */
+	uint64_t rs_old;                /* the old geometry's data offset */
 };
 
 static inline int rk_jrec_part(const struct rk_jrec *h, uint32_t r)
@@ -55,7 +70,8 @@ static inline void rk_jrec_set_part(struct rk_jrec *h, uint32_t r)
 
 /* Encodes H into REC[0, RK_JNL_HDR) and computes the CRC over the header
  * and the H->payload bytes already at REC + RK_JNL_HDR.  H->payload must be
- * the sum of the segment lengths for DATA, 0 for INTENT; nsegs <= MAX. */
+ * the sum of the segment lengths for DATA, 0 for INTENT; nsegs <= MAX.
+ * Kinds 3, 4 also store the rs_* tag (rs_old > rs_base). */
 rk_err rk_jrec_encode(const struct rk_jrec *h, uint8_t *rec);
 
 /* Decodes the header in HDR (RK_JNL_HDR bytes) into H and checks it
@@ -67,6 +83,29 @@ rk_err rk_jrec_encode(const struct rk_jrec *h, uint8_t *rec);
  * by rk_jrec_verify once the payload is read. */
 rk_err rk_jrec_decode(struct rk_jrec *h, const uint8_t *hdr, uint64_t jsize, uint64_t member_size,
                       uint64_t vol_size, uint32_t nroles, uint32_t role, const uint8_t *array_uuid);
+
+/* What a record read from one member must describe (rk_jrec_decode_ctx).
+ * Outside a reshape (reshaping 0) only kinds 1, 2 are records, as
+ * rk_jrec_decode checks them.  Mid-reshape (reshaping 1) only kinds 3, 4
+ * whose tag equals rs_pos, rs_base, rs_old (rs_old > rs_base); a DATA_RS
+ * segment must lie inside the new data area [0, rs_new_size) or inside the
+ * old one [rs_old - rs_base, + rs_old_size) (offsets from rs_base).  A
+ * record of the other kind family or of another reshape state is no record
+ * for this array (RK_E_NOSB). */
+struct rk_jrec_ctx {
+	uint64_t jsize;                 /* journal area bytes (the whole record must fit) */
+	uint64_t member_size;           /* data area bytes (kind 1 segments) */
+	uint64_t vol_size;              /* volume bytes (kinds 2, 4 segments) */
+	uint32_t nroles, role;          /* roles the records name; the member read */
+	const uint8_t *array_uuid;
+	int reshaping;
+	uint64_t rs_pos, rs_base, rs_old;
+	uint64_t rs_new_size, rs_old_size;
+};
+rk_err rk_jrec_decode_ctx(struct rk_jrec *h, const uint8_t *hdr, const struct rk_jrec_ctx *c);
+
+/* rk_jrec_read with a context (rk_jrec_decode_ctx); JOFF the slot's offset. */
+rk_err rk_jrec_read_ctx(rk_dev *dev, uint64_t joff, const struct rk_jrec_ctx *c, struct rk_jrec *h, uint8_t **rec);
 
 /* 1 when REC (RK_JNL_HDR + h->payload bytes, H decoded from it) carries a
  * valid CRC. */

@@ -124,6 +124,15 @@ rk_err rk_resize_reader_read(rk_resize_reader *r, void *buf, uint64_t len, uint6
 /* Volume bytes served by the new geometry (the checkpoint). */
 uint64_t rk_resize_reader_pos(const rk_resize_reader *r);
 void rk_resize_reader_close(rk_resize_reader *r);
+/* The reader's engines, for callers that also write mid-reshape
+ * (rk_array): NEW_GEOM 1 the new geometry's (volume bytes below the
+ * checkpoint; NULL when it is 0), 0 the old one's (the rest; NULL when
+ * everything moved).  Owned by the reader.  Writes through the old one
+ * must stay at or above the checkpoint and through the new one below it:
+ * then each touches only rows that are whole in its geometry (the old row
+ * holding the checkpoint is intact, spec/reshape.md). */
+struct rk_vol;
+struct rk_vol *rk_resize_reader_vol(const rk_resize_reader *r, int new_geom);
 
 /* What a file system at the start of a volume occupies: reads the first
  * 128 KiB through READ and recognises ext2/3/4, XFS and btrfs.  Returns 1

@@ -1,0 +1,798 @@
+/* test_reshape_write.c: writing to an array in the middle of a reshape
+ * (rk_array opened read-write mid-reshape, spec/journal.md "Mid-reshape").
+ *
+ * Reshapes (RAID-5 +1, RAID-6 +1, 5 -> 6, 0 -> 5, RAID-5 +1 made without a
+ * journal) are stopped after a few checkpoints; writes below, above and
+ * across the checkpoint and inside the old row holding it go through
+ * rk_array_write; both geometries must then scrub clean over the rows in
+ * use, the volume must read as written, and rk_resize_continue must finish
+ * with exactly those bytes and a clean scrub.  Degraded writes (a member
+ * missing) on RAID-5/6 must read back with any further member left out.
+ * The mid-reshape journal records (kinds 3, 4) are decoded as untrusted
+ * input.  Crash safety: a kill at every write and power cuts at sampled
+ * writes of a write session, each followed by an open (replay) and
+ * rk_resize_continue: completed writes intact, the write in flight old or
+ * new per sector, the read-only replay equal to the read-write one. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rk_array.h"
+#include "rk_dev.h"
+#include "rk_geom.h"
+#include "rk_journal.h"
+#include "rk_resize.h"
+#include "rk_sb.h"
+#include "rk_scrub.h"
+#include "rk_vol.h"
+
+#define MAXM 12
+#define DEVSZ (3u << 20)
+#define BATCH (64u * 1024u)
+/* Under the sanitizers (several times slower) every 3rd kill point. */
+#ifdef __SANITIZE_ADDRESS__
+#define KILL_STRIDE 3
+#else
+#define KILL_STRIDE 1
+#endif
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t xr(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+static void fill(uint8_t *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(xr() >> 24);
+}
+
+struct mcase {
+	const char *name;
+	int32_t level;
+	uint32_t layout, nr, nadd;
+	uint64_t chunk;
+	int32_t new_level;   /* -99: keep */
+	int journal;         /* made with a journal area */
+};
+
+static const struct mcase mcases[] = {
+	{ "RAID-5 +1", 5, 2, 3, 1, 65536, -99, 1 },
+	{ "RAID-6 +1", 6, 2, 4, 1, 65536, -99, 1 },
+	{ "5 -> 6", 5, 2, 4, 1, 65536, 6, 1 },
+	{ "0 -> 5", 0, 0, 3, 1, 65536, 5, 0 },
+	{ "RAID-5 +1 without a journal", 5, 2, 3, 1, 65536, -99, 0 },
+};
+
+static void close_all(rk_dev **d, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		rk_dev_close(d[i]);
+}
+
+static struct rk_sb *read_sb(rk_dev *d)
+{
+	struct rk_sb_read rd;
+	ck_assert_int_eq(rk_sb_read(d, &rd), RK_OK);
+	ck_assert_int_ge(rd.chosen, 0);
+	struct rk_sb *s = malloc(sizeof *s);
+	ck_assert_ptr_nonnull(s);
+	memcpy(s, rd.copy[rd.chosen].sb, sizeof *s);
+	rk_sb_read_free(&rd);
+	return s;
+}
+
+/* An array of case C on fresh memory members (role order), its volume
+ * filled with random bytes, returned (*vol: its size). */
+static uint8_t *make_array(rk_dev **d, const struct mcase *c, uint64_t *vol)
+{
+	struct rk_sb *sb = calloc(1, sizeof *sb);
+	ck_assert_ptr_nonnull(sb);
+	struct rk_sb_params p = { .level = c->level, .layout = c->layout, .chunk = c->chunk, .nroles = c->nr,
+	                          .name = "mw" };
+	p.data_size = rk_sb_max_data_size(DEVSZ, RK_DATA_OFFSET_DEFAULT, c->chunk);
+	ck_assert_int_eq(rk_sb_init(sb, &p), RK_OK);
+	if (c->journal) {
+		sb->feat_incompat |= RK_FEAT_INCOMPAT_JOURNAL;
+		sb->journal_offset = RK_SB_PRIMARY_END;
+		sb->journal_size = RK_DATA_OFFSET_DEFAULT - RK_SB_PRIMARY_END;
+	}
+	for (uint32_t r = 0; r < c->nr; r++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "m%u", r);
+		ck_assert_int_eq(rk_dev_mem(&d[r], nm, DEVSZ), RK_OK);
+		ck_assert_int_eq(rk_sb_set_member(sb, r, DEVSZ), RK_OK);
+		ck_assert_int_eq(rk_sb_write(d[r], sb), RK_OK);
+	}
+	struct rk_geom g;
+	ck_assert_int_eq(rk_geom_init(&g, c->level, c->layout, c->chunk, c->nr, sb->data_size), RK_OK);
+	uint64_t offs[MAXM];
+	for (uint32_t r = 0; r < c->nr; r++)
+		offs[r] = sb->data_offset;
+	rk_vol *v;
+	ck_assert_int_eq(rk_vol_open(&v, &g, d, offs), RK_OK);
+	*vol = sb->volume_size;
+	uint8_t *data = malloc(*vol);
+	ck_assert_ptr_nonnull(data);
+	fill(data, *vol);
+	ck_assert_int_eq(rk_vol_write(v, data, *vol, 0), RK_OK);
+	rk_vol_close(v);
+	free(sb);
+	return data;
+}
+
+struct stopper {
+	volatile int stop;
+	int left;
+};
+static void stop_after(void *ctx, uint64_t done, uint64_t total)
+{
+	struct stopper *s = ctx;
+	(void)done;
+	(void)total;
+	if (--s->left <= 0)
+		s->stop = 1;
+}
+
+/* Starts the reshape of case C on D (the added members are created at
+ * D[nr...]) and stops it after NCK checkpoints (0: before the first
+ * batch); returns the checkpoint. */
+static uint64_t start_mid(rk_dev **d, const struct mcase *c, int nck)
+{
+	for (uint32_t a = 0; a < c->nadd; a++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "new%u", a);
+		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], nm, DEVSZ), RK_OK);
+		memset(rk_dev_mem_data(d[c->nr + a]), 0x5A, DEVSZ);   /* junk must never show */
+	}
+	struct stopper st = { .stop = nck <= 0, .left = nck };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = stop_after,
+	                            .progress_ctx = &st, .stop = &st.stop };
+	if (c->new_level != -99) {
+		o.set_level = 1;
+		o.level = c->new_level;
+	}
+	struct rk_resize_result res;
+	rk_err e = rk_resize_reshape(d, c->nr, d + c->nr, c->nadd, &o, &res);
+	ck_assert_msg(e == RK_E_FAULT, "%s: the reshape was not stopped: %d %s", c->name, e, rk_errmsg());
+	struct rk_sb *s = read_sb(d[0]);
+	ck_assert(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	uint64_t pos = s->reshape_pos;
+	ck_assert(nck <= 0 ? pos == 0 : pos > 0);
+	ck_assert_uint_lt(pos, s->volume_size);
+	free(s);
+	return pos;
+}
+
+/* Opens the array on D (N members, any order) through rk_array_open_devs
+ * with role MISS and MISS2 left out (-1: none). */
+static rk_err open_mid(rk_array **a, rk_dev **d, uint32_t n, int miss, int miss2, unsigned flags)
+{
+	struct rk_sb *own[MAXM] = { 0 };
+	uint32_t fresh = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		own[i] = read_sb(d[i]);
+		if (own[i]->events > own[fresh]->events)
+			fresh = i;
+	}
+	const struct rk_sb *t = own[fresh];
+	rk_dev *byrole[MAXM] = { 0 };
+	const struct rk_sb *sbs[MAXM] = { 0 };
+	uint32_t span = rk_resize_span(t);
+	ck_assert_uint_le(span, MAXM);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = own[i]->this_role;
+		if (r >= span || (int)r == miss || (int)r == miss2)
+			continue;
+		byrole[r] = d[i];
+		sbs[r] = own[i];
+	}
+	rk_err e = rk_array_open_devs(a, t, byrole, sbs, flags);
+	for (uint32_t i = 0; i < n; i++)
+		free(own[i]);
+	return e;
+}
+
+/* The whole volume of the array on D read through a read-only open. */
+static uint8_t *read_vol(rk_dev **d, uint32_t n, int miss, int miss2, uint64_t vol, int *replayed)
+{
+	rk_array *a;
+	rk_err e = open_mid(&a, d, n, miss, miss2, RK_ARRAY_RDONLY);
+	ck_assert_msg(e == RK_OK, "read-only open (missing %d, %d): %s", miss, miss2, rk_errmsg());
+	ck_assert_uint_eq(rk_array_size(a), vol);
+	if (replayed)
+		*replayed = rk_array_replayed(a, NULL);
+	uint8_t *b = malloc(vol);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rk_array_read(a, b, vol, 0), RK_OK);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	return b;
+}
+
+static void same(const uint8_t *got, const uint8_t *want, uint64_t len, const char *what)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (got[i] != want[i])
+			ck_abort_msg("%s: volume byte %llu differs", what, (unsigned long long)i);
+}
+
+/* Scrubs what each geometry holds mid-reshape: the new one's rows below
+ * the checkpoint, the old one's from the row holding it (its blocks below
+ * the checkpoint are intact old copies, consistent with its parity). */
+static void scrub_mid(rk_dev **d, uint32_t n)
+{
+	struct rk_sb *t = read_sb(d[0]);
+	ck_assert(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	rk_dev *byrole[MAXM] = { 0 };
+	for (uint32_t i = 0; i < n; i++) {
+		struct rk_sb *s = read_sb(d[i]);
+		byrole[s->this_role] = d[i];
+		free(s);
+	}
+	const struct rk_geom_desc *nd = &t->reshape_new;
+	struct rk_geom gn, go;
+	ck_assert_int_eq(rk_geom_init(&gn, nd->level, nd->layout, nd->chunk, nd->nroles, nd->data_size), RK_OK);
+	ck_assert_int_eq(rk_geom_init(&go, t->level, t->layout, t->chunk, t->nroles, t->data_size), RK_OK);
+	uint64_t offs[MAXM];
+	struct rk_scrub_opts so = { 0 };
+	struct rk_scrub_stats st;
+	for (uint32_t r = 0; r < MAXM; r++)
+		offs[r] = nd->data_offset;
+	uint64_t nrows = t->reshape_pos / gn.stripe_data;
+	ck_assert_int_eq(rk_scrub_run(&gn, byrole, offs, 0, nrows, &so, &st), RK_OK);
+	ck_assert_msg(st.mismatches == 0, "new geometry: %llu mismatches below the checkpoint",
+	              (unsigned long long)st.mismatches);
+	if (go.level != 0) {
+		for (uint32_t r = 0; r < MAXM; r++)
+			offs[r] = t->data_offset;
+		uint64_t first = t->reshape_pos / go.stripe_data;
+		ck_assert_int_eq(rk_scrub_run(&go, byrole, offs, first, go.nstripes, &so, &st), RK_OK);
+		ck_assert_msg(st.mismatches == 0, "old geometry: %llu mismatches from the checkpoint's row",
+		              (unsigned long long)st.mismatches);
+	}
+	free(t);
+}
+
+/* After the reshape: no reshape left, the volume is WANT (LEN bytes) then
+ * zeros, and the new geometry scrubs clean. */
+static void verify_final(rk_dev **d, uint32_t n, const uint8_t *want, uint64_t len)
+{
+	struct rk_sb *s = read_sb(d[0]);
+	ck_assert(!(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE));
+	ck_assert_uint_eq(s->nroles, n);
+	uint64_t vsz = 0;
+	uint8_t *b = malloc(s->volume_size);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rk_resize_read(d, n, b, s->volume_size, 0, &vsz), RK_OK);
+	ck_assert_uint_ge(vsz, len);
+	same(b, want, len, "after rk_resize_continue");
+	for (uint64_t i = len; i < vsz; i++)
+		if (b[i])
+			ck_abort_msg("volume byte %llu past the old volume is not zero", (unsigned long long)i);
+	free(b);
+	struct rk_geom g;
+	ck_assert_int_eq(rk_geom_init(&g, s->level, s->layout, s->chunk, s->nroles, s->data_size), RK_OK);
+	rk_dev *byrole[MAXM] = { 0 };
+	uint64_t offs[MAXM];
+	for (uint32_t i = 0; i < n; i++) {
+		struct rk_sb *o = read_sb(d[i]);
+		byrole[o->this_role] = d[i];
+		free(o);
+		offs[i] = s->data_offset;
+	}
+	struct rk_scrub_opts so = { 0 };
+	struct rk_scrub_stats st;
+	ck_assert_int_eq(rk_scrub_run(&g, byrole, offs, 0, g.nstripes, &so, &st), RK_OK);
+	ck_assert_msg(st.mismatches == 0, "%llu mismatches after the reshape", (unsigned long long)st.mismatches);
+	free(s);
+}
+
+/* The writes of a session mid-reshape at POS: below it, above it, across
+ * it, inside the old row holding it, whole stripes on both sides. */
+#define NW 8
+struct wr {
+	uint64_t off, len;
+};
+static uint32_t plan_writes(struct wr *w, rk_dev **d, uint64_t vol)
+{
+	struct rk_sb *t = read_sb(d[0]);
+	const struct rk_geom_desc *nd = &t->reshape_new;
+	struct rk_geom gn, go;
+	ck_assert_int_eq(rk_geom_init(&gn, nd->level, nd->layout, nd->chunk, nd->nroles, nd->data_size), RK_OK);
+	ck_assert_int_eq(rk_geom_init(&go, t->level, t->layout, t->chunk, t->nroles, t->data_size), RK_OK);
+	uint64_t pos = t->reshape_pos, sdo = go.stripe_data, sdn = gn.stripe_data;
+	uint64_t orow = pos / sdo * sdo;   /* the old row holding the checkpoint */
+	free(t);
+	ck_assert_uint_gt(pos, 2 * sdn);
+	uint32_t n = 0;
+	w[n++] = (struct wr){ pos / 2 + 1000, 5000 };                       /* below, partial */
+	w[n++] = (struct wr){ pos + 3 * sdo + 777, 3000 };                  /* above, partial */
+	w[n++] = (struct wr){ pos - 3000, 9000 };                           /* across */
+	w[n++] = (struct wr){ pos + 512, 1024 };                            /* the old row holding pos */
+	w[n++] = (struct wr){ orow + sdo - 700, 1400 };                     /* its end, into the next row */
+	w[n++] = (struct wr){ 0, 2 * sdn };                                 /* whole new stripes */
+	w[n++] = (struct wr){ (pos + sdo - 1) / sdo * sdo + sdo, 2 * sdo + 100 };   /* whole old stripes */
+	w[n++] = (struct wr){ pos - sdn - 100, 2 * sdn + sdo + 300 };       /* across, whole stripes both sides */
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert_uint_le(w[i].off + w[i].len, vol);
+	return n;
+}
+
+/* The bytes write I of a session writes (the same for every run). */
+static uint8_t *write_bytes(uint32_t i, uint64_t len)
+{
+	uint8_t *b = malloc(len);
+	ck_assert_ptr_nonnull(b);
+	uint64_t keep = rng;
+	rng = 1000 + i * 7919;
+	fill(b, len);
+	rng = keep;
+	return b;
+}
+
+/* ---- writes mid-reshape ---- */
+
+START_TEST(t_write_mid)
+{
+	const struct mcase *c = &mcases[_i];
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	rng = 4242 + (uint64_t)_i;
+	uint8_t *ref = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	uint64_t pos = start_mid(d, c, 3);
+	struct rk_sb *before = read_sb(d[0]);
+
+	rk_array *a;
+	rk_err e = open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR);
+	ck_assert_msg(e == RK_OK, "%s: read-write open mid-reshape: %s", c->name, rk_errmsg());
+	uint64_t p = 0;
+	ck_assert_int_eq(rk_array_reshaping(a, &p), 1);
+	ck_assert_uint_eq(p, pos);
+	ck_assert_ptr_null(rk_array_vol(a));
+	struct wr w[NW];
+	uint32_t nw = plan_writes(w, d, vol);
+	for (uint32_t i = 0; i < nw; i++) {
+		uint8_t *b = write_bytes(i, w[i].len);
+		e = rk_array_write(a, b, (size_t)w[i].len, w[i].off);
+		ck_assert_msg(e == RK_OK, "%s: write %u (%llu+%llu, checkpoint %llu): %s", c->name, i,
+		              (unsigned long long)w[i].off, (unsigned long long)w[i].len, (unsigned long long)pos, rk_errmsg());
+		memcpy(ref + w[i].off, b, w[i].len);
+		free(b);
+	}
+	ck_assert_int_eq(rk_array_journaled(a), c->journal || c->new_level == -99);
+	/* read back through the same open, across the checkpoint */
+	uint8_t *b = malloc(vol);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rk_array_read(a, b, vol, 0), RK_OK);
+	same(b, ref, vol, "read back in the write session");
+	free(b);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+
+	/* the checkpoint did not move, the array is clean, both geometries
+	 * consistent where they are in use */
+	struct rk_sb *after = read_sb(d[0]);
+	ck_assert(after->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	ck_assert_uint_eq(after->reshape_pos, pos);
+	ck_assert_uint_eq(after->array_state, RK_ARRAY_CLEAN);
+	ck_assert_uint_gt(after->events, before->events);
+	free(after);
+	free(before);
+	scrub_mid(d, n);
+	b = read_vol(d, n, -1, -1, vol, NULL);
+	same(b, ref, vol, "read-only open after the write session");
+	free(b);
+
+	struct rk_resize_result res;
+	e = rk_resize_continue(d, n, NULL, &res);
+	ck_assert_msg(e == RK_OK, "%s: continue: %s", c->name, rk_errmsg());
+	verify_final(d, n, ref, vol);
+	close_all(d, n);
+	free(ref);
+}
+END_TEST
+
+/* The reshape's first checkpoint: single bytes on either side of the
+ * split, a write past the end, and the whole volume in one write. */
+START_TEST(t_write_edges)
+{
+	const struct mcase *c = &mcases[0];
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	rng = 777;
+	uint8_t *ref = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	uint64_t pos = start_mid(d, c, 1);
+	rk_array *a;
+	ck_assert_int_eq(open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+	/* the last byte below the checkpoint, the first above, and the whole
+	 * volume in one write */
+	uint8_t x = 0xC3, y = 0x3C;
+	ck_assert_int_eq(rk_array_write(a, &x, 1, pos - 1), RK_OK);
+	ck_assert_int_eq(rk_array_write(a, &y, 1, pos), RK_OK);
+	ref[pos - 1] = x;
+	ref[pos] = y;
+	ck_assert_int_eq(rk_array_write(a, &x, 1, vol), RK_E_RANGE);
+	ck_assert_uint_gt(pos, 0);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	uint8_t *b = read_vol(d, n, -1, -1, vol, NULL);
+	same(b, ref, vol, "single bytes at the checkpoint");
+	free(b);
+	ck_assert_int_eq(open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+	uint8_t *all = write_bytes(99, vol);
+	ck_assert_int_eq(rk_array_write(a, all, vol, 0), RK_OK);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	scrub_mid(d, n);
+	b = read_vol(d, n, -1, -1, vol, NULL);
+	same(b, all, vol, "the whole volume written mid-reshape");
+	free(b);
+	struct rk_resize_result res;
+	ck_assert_int_eq(rk_resize_continue(d, n, NULL, &res), RK_OK);
+	verify_final(d, n, all, vol);
+	close_all(d, n);
+	free(all);
+	free(ref);
+}
+END_TEST
+
+/* The checkpoint at 0 (the reshape started, nothing moved: only the old
+ * geometry is in use, the added member holds no data yet). */
+START_TEST(t_write_pos0)
+{
+	const struct mcase *c = &mcases[_i == 0 ? 0 : 2];
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	rng = 555 + (uint64_t)_i;
+	uint8_t *ref = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	ck_assert_uint_eq(start_mid(d, c, 0), 0);
+	rk_array *a;
+	ck_assert_int_eq(open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+	uint64_t p = 1;
+	ck_assert_int_eq(rk_array_reshaping(a, &p), 1);
+	ck_assert_uint_eq(p, 0);
+	uint8_t *b = write_bytes(5, 300000);
+	ck_assert_int_eq(rk_array_write(a, b, 300000, 12345), RK_OK);
+	memcpy(ref + 12345, b, 300000);
+	free(b);
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	b = read_vol(d, n, -1, -1, vol, NULL);
+	same(b, ref, vol, "written at checkpoint 0");
+	free(b);
+	struct rk_resize_result res;
+	ck_assert_int_eq(rk_resize_continue(d, n, NULL, &res), RK_OK);
+	verify_final(d, n, ref, vol);
+	close_all(d, n);
+	free(ref);
+}
+END_TEST
+
+/* Degraded: one role missing during the write session (an old role, or
+ * the member the reshape added), the volume reads as written with it
+ * missing and, on RAID-6, with any second role missing too (no write hole
+ * in either geometry); the missing role is recorded faulty. */
+START_TEST(t_write_degraded)
+{
+	static const struct {
+		int mc;
+		int miss;
+	} dc[] = { { 0, 1 }, { 0, 3 }, { 1, 0 }, { 1, 4 }, { 2, 2 } };
+	const struct mcase *c = &mcases[dc[_i].mc];
+	int miss = dc[_i].miss;
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	rng = 99 + (uint64_t)_i;
+	uint8_t *ref = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	start_mid(d, c, 3);
+	rk_array *a;
+	rk_err e = open_mid(&a, d, n, miss, -1, RK_ARRAY_RDWR);
+	ck_assert_msg(e == RK_OK, "%s missing role %d: %s", c->name, miss, rk_errmsg());
+	ck_assert(rk_array_role_down(a, (uint32_t)miss));
+	struct wr w[NW];
+	uint32_t nw = plan_writes(w, d, vol);
+	for (uint32_t i = 0; i < nw; i++) {
+		uint8_t *b = write_bytes(i, w[i].len);
+		e = rk_array_write(a, b, (size_t)w[i].len, w[i].off);
+		ck_assert_msg(e == RK_OK, "%s missing role %d: write %u: %s", c->name, miss, i, rk_errmsg());
+		memcpy(ref + w[i].off, b, w[i].len);
+		free(b);
+	}
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	struct rk_sb *t = read_sb(d[miss == 0 ? 1 : 0]);
+	ck_assert_uint_eq(t->roles[miss].state, RK_ROLE_FAULTY);
+	ck_assert_uint_eq(t->array_state, RK_ARRAY_CLEAN);
+	uint32_t span = rk_resize_span(t);
+	int raid6 = c->level == 6 && t->reshape_new.level == 6;
+	free(t);
+	/* the stale member is left out from now on */
+	rk_dev *live[MAXM];
+	uint32_t nl = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rk_sb *s = read_sb(d[i]);
+		if ((int)s->this_role != miss)
+			live[nl++] = d[i];
+		free(s);
+	}
+	uint8_t *b = read_vol(live, nl, -1, -1, vol, NULL);
+	same(b, ref, vol, "degraded write, read degraded");
+	free(b);
+	for (uint32_t r = 0; raid6 && r < span; r++) {
+		if ((int)r == miss)
+			continue;
+		b = read_vol(live, nl, (int)r, -1, vol, NULL);
+		same(b, ref, vol, "degraded RAID-6 write, read with a second role left out");
+		free(b);
+	}
+	close_all(d, n);
+	free(ref);
+}
+END_TEST
+
+/* ---- the mid-reshape records as untrusted input ---- */
+
+static const uint8_t uu[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
+
+static struct rk_jrec_ctx rs_ctx(void)
+{
+	return (struct rk_jrec_ctx){ .jsize = 512u * 1024u, .member_size = 1u << 20, .vol_size = 4u << 20,
+	                             .nroles = 5, .role = 2, .array_uuid = uu, .reshaping = 1,
+	                             .rs_pos = 786432, .rs_base = 786432, .rs_old = 1048576,
+	                             .rs_new_size = 1u << 20, .rs_old_size = 1u << 20 };
+}
+
+START_TEST(t_records)
+{
+	struct rk_jrec h, d;
+	memset(&h, 0, sizeof h);
+	h.kind = RK_JREC_DATA_RS;
+	h.role = 2;
+	h.nroles = 5;
+	h.seq = 7;
+	memcpy(h.array_uuid, uu, 16);
+	rk_jrec_set_part(&h, 2);
+	rk_jrec_set_part(&h, 4);
+	h.nsegs = 2;
+	h.seg[0] = (struct rk_jseg){ 4096, 512 };                       /* new data area */
+	h.seg[1] = (struct rk_jseg){ 262144 + (1u << 20) - 1024, 1024 }; /* the old one's end */
+	h.payload = 1536;
+	h.rs_pos = 786432;
+	h.rs_base = 786432;
+	h.rs_old = 1048576;
+	uint8_t *rec = calloc(1, RK_JNL_HDR + 1536);
+	ck_assert_ptr_nonnull(rec);
+	for (int i = 0; i < 1536; i++)
+		rec[RK_JNL_HDR + i] = (uint8_t)(i * 3);
+	ck_assert_int_eq(rk_jrec_encode(&h, rec), RK_OK);
+	struct rk_jrec_ctx c = rs_ctx();
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
+	ck_assert_uint_eq(d.kind, RK_JREC_DATA_RS);
+	ck_assert_uint_eq(d.rs_pos, 786432);
+	ck_assert_uint_eq(d.rs_old, 1048576);
+	ck_assert_uint_eq(d.seg[1].len, 1024);
+	ck_assert(rk_jrec_verify(&d, rec));
+	/* the tag lies at 3520 (spec/journal.md), inside the CRC */
+	ck_assert_uint_eq(rec[3520 + 2], (786432 >> 16) & 0xff);
+	rec[3520 + 24] ^= 1;   /* past the tag: covered by the CRC only */
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
+	ck_assert(!rk_jrec_verify(&d, rec));
+	rec[3520 + 24] ^= 1;
+	/* another reshape state, or no reshape: no record for this array */
+	c.rs_pos += 196608;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	c = rs_ctx();
+	c.rs_old += 4096;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	c = rs_ctx();
+	c.reshaping = 0;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	ck_assert_int_eq(rk_jrec_decode(&d, rec, c.jsize, c.member_size, c.vol_size, 5, 2, uu), RK_E_NOSB);
+	/* a context that is no forward shift is refused */
+	c = rs_ctx();
+	c.rs_old = c.rs_base;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_INVAL);
+	/* segments: in the gap between the areas, past the old one, wrapping */
+	c = rs_ctx();
+	c.rs_new_size = 65536;
+	c.rs_old_size = 1u << 20;
+	static const struct rk_jseg bad[] = {
+		{ 65536, 512 },                      /* past the new area, before the old */
+		{ 262144 - 256, 512 },               /* straddles the old area's start */
+		{ 262144 + (1u << 20) - 256, 512 },  /* past the old area's end */
+		{ UINT64_MAX - 100, 512 },           /* wraps */
+		{ 4096, 0 },                         /* empty */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct rk_jrec x = h;
+		x.nsegs = 1;
+		x.seg[0] = bad[i];
+		x.payload = bad[i].len;
+		uint8_t *r2 = calloc(1, RK_JNL_HDR + 512);
+		ck_assert_ptr_nonnull(r2);
+		if (rk_jrec_encode(&x, r2) == RK_OK)
+			ck_assert_msg(rk_jrec_decode_ctx(&d, r2, &c) == RK_E_CORRUPT, "bad segment %zu accepted", i);
+		free(r2);
+	}
+	/* a plain DATA record is no record mid-reshape; INTENT_RS ranges are
+	 * volume ranges */
+	struct rk_jrec p = h;
+	p.kind = RK_JREC_DATA;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
+	c = rs_ctx();
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	p.kind = RK_JREC_INTENT_RS;
+	p.nsegs = 1;
+	p.seg[0] = (struct rk_jseg){ 0, 4u << 20 };
+	p.payload = 0;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
+	ck_assert_uint_eq(d.kind, RK_JREC_INTENT_RS);
+	p.seg[0].len++;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_CORRUPT);
+	/* encoding a tag that is no forward shift is refused */
+	p.rs_old = p.rs_base;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_E_INVAL);
+	free(rec);
+}
+END_TEST
+
+/* ---- crash safety of a write session mid-reshape ---- */
+
+static uint64_t g_points, g_replay_data, g_replay_resync;
+
+/* Runs the write session of case C over copies of BASE (N members at
+ * checkpoint POS, volume ORIG) with fault SPEC; then opens what survived
+ * (replay), continues the reshape and checks the volume.  Returns the
+ * writes the session issued. */
+static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t vol, const struct wr *w,
+                        uint32_t nw, const struct rk_fault_spec *spec)
+{
+	rk_dev *d[MAXM], *fw[MAXM];
+	rk_fault_plan *plan;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	for (uint32_t r = 0; r < n; r++) {
+		ck_assert_int_eq(rk_dev_mem(&d[r], rk_dev_path(base[r]), rk_dev_size(base[r])), RK_OK);
+		memcpy(rk_dev_mem_data(d[r]), rk_dev_mem_data(base[r]), rk_dev_size(base[r]));
+		ck_assert_int_eq(rk_dev_fault(&fw[r], d[r], plan, (int)r), RK_OK);
+	}
+	uint32_t done = 0;
+	rk_array *a = NULL;
+	if (open_mid(&a, fw, n, -1, -1, RK_ARRAY_RDWR) == RK_OK) {
+		for (; done < nw; done++) {
+			uint8_t *b = write_bytes(done, w[done].len);
+			rk_err e = rk_array_write(a, b, (size_t)w[done].len, w[done].off);
+			free(b);
+			if (e || rk_array_flush(a))
+				break;
+		}
+		rk_err ce = rk_array_close(a);
+		if (spec->model == RK_FAULT_NONE)
+			ck_assert_int_eq(ce, RK_OK);
+	}
+	uint64_t writes = rk_fault_writes(plan);
+	ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	rk_dev *after[MAXM];
+	for (uint32_t r = 0; r < n; r++) {
+		rk_dev *lo = rk_fault_lower(plan, (int)r);
+		ck_assert_ptr_nonnull(lo);
+		ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), rk_dev_size(lo)), RK_OK);
+		memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), rk_dev_size(lo));
+	}
+	close_all(fw, n);
+	rk_fault_plan_free(plan);
+	if (spec->model == RK_FAULT_NONE)
+		ck_assert_uint_eq(done, nw);
+
+	/* what must be there: writes [0, done) whole, write `done` old or new
+	 * per sector, nothing else changed */
+	uint8_t *want = malloc(vol);
+	ck_assert_ptr_nonnull(want);
+	memcpy(want, orig, vol);
+	for (uint32_t i = 0; i < done; i++) {
+		uint8_t *b = write_bytes(i, w[i].len);
+		memcpy(want + w[i].off, b, w[i].len);
+		free(b);
+	}
+	int replayed = 0;
+	uint8_t *got = read_vol(after, n, -1, -1, vol, &replayed);
+	g_replay_data += replayed == RK_ARRAY_REPLAY_DATA;
+	g_replay_resync += replayed == RK_ARRAY_REPLAY_RESYNC;
+	/* the volume with the write in flight landed */
+	uint8_t *landed = malloc(vol);
+	ck_assert_ptr_nonnull(landed);
+	memcpy(landed, want, vol);
+	if (done < nw) {
+		uint8_t *b = write_bytes(done, w[done].len);
+		memcpy(landed + w[done].off, b, w[done].len);
+		free(b);
+	}
+	for (uint64_t s = 0; s < vol; s += 512) {
+		uint64_t k = vol - s < 512 ? vol - s : 512;
+		ck_assert_msg(!memcmp(got + s, want + s, k) || !memcmp(got + s, landed + s, k),
+		              "fault model %d at write %llu: sector at volume byte %llu is neither old nor new "
+		              "(%u writes completed)", spec->model, (unsigned long long)spec->n, (unsigned long long)s, done);
+	}
+	free(landed);
+	/* the checkpoint never moved */
+	struct rk_sb *t = read_sb(after[0]);
+	ck_assert(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	free(t);
+	/* continue replays (read-write) and finishes: the same bytes */
+	struct rk_resize_result res;
+	rk_err e = rk_resize_continue(after, n, NULL, &res);
+	ck_assert_msg(e == RK_OK, "fault model %d at write %llu: continue: %s", spec->model, (unsigned long long)spec->n,
+	              rk_errmsg());
+	verify_final(after, n, got, vol);
+	close_all(after, n);
+	free(got);
+	free(want);
+	if (spec->model != RK_FAULT_NONE)
+		g_points++;
+	return writes;
+}
+
+START_TEST(t_crash)
+{
+	/* kill at every write: RAID-5 +1, 5 -> 6; power cuts: RAID-6 +1 */
+	static const int mc[] = { 0, 2, 1 };
+	const struct mcase *c = &mcases[mc[_i]];
+	int cut = _i == 2;
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	rng = 31337 + (uint64_t)_i;
+	uint8_t *orig = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	start_mid(d, c, 3);
+	struct wr w[NW];
+	uint32_t nw = plan_writes(w, d, vol);
+	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+	uint64_t total = session(d, n, orig, vol, w, nw, &sp);
+	ck_assert_uint_gt(total, 40);
+	uint64_t before = g_points, step = cut ? total / 50 + 1 : KILL_STRIDE;
+	for (uint64_t k = 0; k < total; k += step) {
+		sp.model = cut ? RK_FAULT_POWER_CUT : RK_FAULT_KILL;
+		sp.n = k;
+		sp.seed = k * 7 + 1;
+		session(d, n, orig, vol, w, nw, &sp);
+	}
+	fprintf(stderr, "reshape_write: %s: %s at %llu of %llu writes; replays so far: %llu redo, %llu resync\n", c->name,
+	        cut ? "power cut" : "kill", (unsigned long long)(g_points - before), (unsigned long long)total,
+	        (unsigned long long)g_replay_data, (unsigned long long)g_replay_resync);
+	/* the kill enumeration met both kinds of mid-reshape record in flight */
+	if (!cut) {
+		ck_assert_uint_gt(g_replay_data, 0);
+		ck_assert_uint_gt(g_replay_resync, 0);
+	}
+	close_all(d, n);
+	free(orig);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("reshape_write");
+	TCase *tc = tcase_create("reshape_write");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0]));
+	tcase_add_test(tc, t_write_edges);
+	tcase_add_loop_test(tc, t_write_pos0, 0, 2);
+	tcase_add_loop_test(tc, t_write_degraded, 0, 5);
+	tcase_add_test(tc, t_records);
+	tcase_add_loop_test(tc, t_crash, 0, 3);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}

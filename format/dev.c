@@ -171,3 +171,12 @@ int rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr)
 		return 0;
 	return d->ops->peek(d, off, len, ptr);
 }
+
+void rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
+{
+	if (!d || !d->ops->advise || !adv || off >= d->size || len == 0)
+		return;
+	if (len > d->size - off)
+		len = d->size - off;
+	d->ops->advise(d, off, len, adv);
+}

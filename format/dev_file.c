@@ -17,7 +17,17 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22   /* Linux 5.14; older kernels refuse it (EINVAL), which is harmless */
+#endif
+/* cachestat(2), Linux 6.5: the generic syscall number (every architecture
+ * but alpha); the headers of older systems lack it. */
+#if !defined(__NR_cachestat) && !defined(__alpha__)
+#define __NR_cachestat 451
+#endif
 
 struct file_priv {
 	int fd;
@@ -105,17 +115,14 @@ static void file_close(rk_dev *d)
 	free(fp);
 }
 
-/* Serves [off, off+len) from a read-only mapping of the open file when every
- * page is resident (mincore), so page-cache data is checked in place instead
- * of copied: on 2 cores the copy alone would cap a scrub below the rate of
- * reading the files.  Only resident pages are touched, so no disk I/O (or
- * I/O error) ever happens through the mapping. */
-static int file_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr)
+/* The read-only mapping of the whole file behind rk_dev_peek, made on
+ * first use; NULL when it cannot be made. */
+static uint8_t *file_map(rk_dev *d)
 {
 	struct file_priv *fp = rk_dev_priv(d);
 	uint64_t size = rk_dev_size(d);
 	if (size > SIZE_MAX)
-		return 0;
+		return NULL;
 	pthread_mutex_lock(&fp->mu);
 	if (!fp->mapped) {
 		void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fp->fd, 0);
@@ -124,34 +131,112 @@ static int file_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr)
 	}
 	uint8_t *base = fp->mapped;
 	pthread_mutex_unlock(&fp->mu);
-	if (base == MAP_FAILED)
-		return 0;
+	return base == MAP_FAILED ? NULL : base;
+}
 
+struct rk_cachestat_range { uint64_t off, len; };
+struct rk_cachestat { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; };
+static int no_cachestat;   /* the kernel lacks it: mincore from then on */
+
+/* Whether every page of [a0, a1) (page-aligned, inside the mapping at
+ * BASE) is in the page cache.  cachestat walks the cache a folio at a
+ * time; mincore looks every page up (several times slower on large files). */
+static int resident(struct file_priv *fp, const uint8_t *base, uint64_t a0, uint64_t a1)
+{
 	const uint64_t pg = 4096;
-	uint64_t a0 = off / pg * pg, a1 = (off + len + pg - 1) / pg * pg;
-	if (a1 > fp->maplen)
-		a1 = fp->maplen;
+#ifdef __NR_cachestat
+	if (!__atomic_load_n(&no_cachestat, __ATOMIC_RELAXED)) {
+		struct rk_cachestat_range r = { a0, a1 - a0 };
+		struct rk_cachestat cs;
+		if (syscall(__NR_cachestat, fp->fd, &r, &cs, 0) == 0)
+			return cs.nr_cache >= (a1 - a0) / pg;
+		if (errno == ENOSYS)
+			__atomic_store_n(&no_cachestat, 1, __ATOMIC_RELAXED);
+	}
+#endif
 	unsigned char small[256], *vec = small;
 	size_t n = (size_t)((a1 - a0 + pg - 1) / pg);
 	if (n > sizeof small && !(vec = malloc(n)))
 		return 0;
-	int ok = mincore(base + a0, (size_t)(a1 - a0), vec) == 0;
+	int ok = mincore((void *)(uintptr_t)(base + a0), (size_t)(a1 - a0), vec) == 0;
 	for (size_t i = 0; ok && i < n; i++)
 		ok = vec[i] & 1;
 	if (vec != small)
 		free(vec);
-	if (ok)
-		*ptr = base + off;
 	return ok;
+}
+
+/* [off, off+len) widened to whole pages (within the mapping). */
+static void page_span(const struct file_priv *fp, uint64_t off, uint64_t len, uint64_t *a0, uint64_t *a1)
+{
+	const uint64_t pg = 4096;
+	*a0 = off / pg * pg;
+	*a1 = (off + len + pg - 1) / pg * pg;
+	if (*a1 > fp->maplen)
+		*a1 = fp->maplen;
+}
+
+/* Serves [off, off+len) from a read-only mapping of the open file when every
+ * page is resident, so page-cache data is checked in place instead of
+ * copied: on 2 cores the copy alone would cap a scrub below the rate of
+ * reading the files.  Only resident pages are touched, so no disk I/O (or
+ * I/O error) ever happens through the mapping. */
+static int file_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr)
+{
+	struct file_priv *fp = rk_dev_priv(d);
+	uint8_t *base = file_map(d);
+	if (!base)
+		return 0;
+	uint64_t a0, a1;
+	page_span(fp, off, len, &a0, &a1);
+	if (!resident(fp, base, a0, a1))
+		return 0;
+	*ptr = base + off;
+	return 1;
+}
+
+static void file_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
+{
+	struct file_priv *fp = rk_dev_priv(d);
+	int blk = rk_dev_is_blockdev(d);
+	/* advice only: a failure changes nothing, so results are not looked at */
+	if (adv & RK_DEV_ADV_SEQUENTIAL)
+		(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
+	if (blk) {
+		if (adv & RK_DEV_ADV_WILLNEED)
+			(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+		return;   /* no peek mapping of block devices */
+	}
+	uint8_t *base = (adv & RK_DEV_ADV_WILLNEED) ? file_map(d) : NULL;
+	if (!base) {
+		pthread_mutex_lock(&fp->mu);
+		base = fp->mapped && fp->mapped != MAP_FAILED ? fp->mapped : NULL;
+		pthread_mutex_unlock(&fp->mu);
+	}
+	uint64_t a0 = 0, a1 = 0;
+	if (base)
+		page_span(fp, off, len, &a0, &a1);
+	if (adv & RK_DEV_ADV_WILLNEED) {
+		/* resident: page tables in one call (cheaper than a fault per 16
+		 * pages); else let readahead fetch it */
+		if (base && a1 > a0 && resident(fp, base, a0, a1))
+			(void)madvise(base + a0, (size_t)(a1 - a0), MADV_POPULATE_READ);
+		else
+			(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+	}
+	if (base && a1 > a0 && (adv & RK_DEV_ADV_SEQUENTIAL))
+		(void)madvise(base + a0, (size_t)(a1 - a0), MADV_SEQUENTIAL);
+	if (base && a1 > a0 && (adv & RK_DEV_ADV_DONTNEED))
+		(void)madvise(base + a0, (size_t)(a1 - a0), MADV_DONTNEED);
 }
 
 static const struct rk_dev_ops file_ops = {
 	.name = "file", .pread = file_pread, .pwrite = file_pwrite,
-	.flush = file_flush, .close = file_close, .peek = file_peek,
+	.flush = file_flush, .close = file_close, .peek = file_peek, .advise = file_advise,
 };
 static const struct rk_dev_ops blk_ops = {
 	.name = "blockdev", .pread = file_pread, .pwrite = file_pwrite,
-	.flush = file_flush, .close = file_close,
+	.flush = file_flush, .close = file_close, .advise = file_advise,
 };
 
 /* Wraps an open fd (ownership taken) after checking what it is. */

@@ -17,6 +17,7 @@ typedef __m256i vec;
 static inline vec v_load(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline void v_store(void *p, vec v) { _mm256_storeu_si256((__m256i *)p, v); }
 static inline vec v_xor(vec a, vec b) { return _mm256_xor_si256(a, b); }
+static inline vec v_or(vec a, vec b) { return _mm256_or_si256(a, b); }
 static inline vec v_xor3(vec a, vec b, vec c) { return _mm256_xor_si256(_mm256_xor_si256(a, b), c); }
 static inline vec v_zero(void) { return _mm256_setzero_si256(); }
 

@@ -17,6 +17,7 @@ typedef __m512i vec;
 static inline vec v_load(const void *p) { return _mm512_loadu_si512(p); }
 static inline void v_store(void *p, vec v) { _mm512_storeu_si512(p, v); }
 static inline vec v_xor(vec a, vec b) { return _mm512_xor_si512(a, b); }
+static inline vec v_or(vec a, vec b) { return _mm512_or_si512(a, b); }
 static inline vec v_xor3(vec a, vec b, vec c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
 static inline vec v_zero(void) { return _mm512_setzero_si512(); }
 

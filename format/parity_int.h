@@ -13,6 +13,9 @@ void rk_ref_gen_at(int disks, size_t off, size_t len, void **ptrs);
 void rk_ref_partial_at(int disks, int start, int stop, size_t off, size_t len, void **ptrs);
 void rk_ref_rec2_at(int disks, size_t off, size_t len, int faila, int failb, void **ptrs);
 void rk_ref_recp_at(int disks, size_t off, size_t len, int faila, void **ptrs);
+/* Non-zero when the range fails the check (see xor_check, check). */
+int  rk_ref_xor_check_at(int disks, size_t off, size_t len, void **ptrs);
+int  rk_ref_check_at(int disks, size_t off, size_t len, void **ptrs);
 
 /* Constants of the two-erasure solution: with dp = P ^ P', dq = Q ^ Q' (P', Q'
  * the syndromes of the surviving data), Dx = cp*dp ^ cq*dq and Dy = dp ^ Dx. */

@@ -137,6 +137,36 @@ void rk_ref_recp_at(int disks, size_t off, size_t len, int faila, void **ptrs)
 	}
 }
 
+int rk_ref_xor_check_at(int disks, size_t off, size_t len, void **ptrs)
+{
+	uint64_t acc = 0;
+	for (size_t o = off; o < off + len; o += W) {
+		size_t n = off + len - o < W ? off + len - o : W;
+		uint64_t p = 0;
+		for (int z = 0; z < disks; z++)
+			p ^= ldn(B(z), n);
+		acc |= p;
+	}
+	return acc != 0;
+}
+
+int rk_ref_check_at(int disks, size_t off, size_t len, void **ptrs)
+{
+	int nd = disks - 2;
+	uint64_t acc = 0;
+	for (size_t o = off; o < off + len; o += W) {
+		size_t n = off + len - o < W ? off + len - o : W;
+		uint64_t p = 0, q = 0;
+		for (int z = nd - 1; z >= 0; z--) {
+			uint64_t d = ldn(B(z), n);
+			p ^= d;
+			q = mul2(q) ^ d;
+		}
+		acc |= (p ^ ldn(B(nd), n)) | (q ^ ldn(B(nd + 1), n));
+	}
+	return acc != 0;
+}
+
 static void ref_xor_gen(int disks, size_t bytes, void **ptrs)
 {
 	rk_ref_xor_at(disks, 0, bytes, ptrs);
@@ -157,6 +187,14 @@ static void ref_recp(int disks, size_t bytes, int faila, void **ptrs)
 {
 	rk_ref_recp_at(disks, 0, bytes, faila, ptrs);
 }
+static int ref_xor_check(int disks, size_t bytes, void **ptrs)
+{
+	return rk_ref_xor_check_at(disks, 0, bytes, ptrs);
+}
+static int ref_check(int disks, size_t bytes, void **ptrs)
+{
+	return rk_ref_check_at(disks, 0, bytes, ptrs);
+}
 static int ref_valid(void)
 {
 	return 1;
@@ -166,4 +204,5 @@ const struct rk_parity_algo rk_parity_ref = {
 	.name = "ref", .valid = ref_valid, .priority = 0,
 	.xor_gen = ref_xor_gen, .gen = ref_gen, .gen_partial = ref_partial,
 	.rec_2data = ref_rec2, .rec_datap = ref_recp,
+	.xor_check = ref_xor_check, .check = ref_check,
 };

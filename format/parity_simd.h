@@ -9,7 +9,7 @@
  *   G_QSTEP, G_QSTEP2         (optional) the Q steps gen uses, if not v_qstep*
  *   V_HORNER                  1: Q by Horner (q = q*2 ^ D_z, from the top);
  *                             0: q ^= g^z * D_z (v_qstep multiplies)
- *   v_load v_store v_xor v_xor3 v_zero
+ *   v_load v_store v_xor v_or v_xor3 v_zero
  *   v_qstep(q, x, z)          q after taking in data x of block z
  *   v_qstep2(q, x1, z1, x2, z2)  q after data x1 of block z1, then x2 of z2 = z1-1
  *   v_qskip(q, z)             q after a block z that counts as zero
@@ -145,6 +145,96 @@ static void s_gen(int disks, size_t bytes, void **ptrs)
 		rk_ref_gen_at(disks, o, bytes - o, ptrs);
 }
 
+/* Whether any byte of the vectors is non-zero (once per call: a store). */
+INL int any_set(const vec *acc, int U)
+{
+	vec a = acc[0];
+	for (int u = 1; u < U; u++)
+		a = v_or(a, acc[u]);
+	uint64_t w[VW / 8], r = 0;
+	v_store(w, a);
+	for (unsigned i = 0; i < VW / 8; i++)
+		r |= w[i];
+	return r != 0;
+}
+
+/* The XOR of every block (data and P) ORed into acc. */
+INL void xchk_cols(int disks, uint8_t *const *d, size_t o, int U, vec *acc)
+{
+	vec p[SIMD_UMAX];
+	UNROLL for (int u = 0; u < U; u++)
+		p[u] = v_load(BLK(0) + u * VW);
+	int z = 1;
+	for (; z + 1 < disks; z += 2)
+		UNROLL for (int u = 0; u < U; u++)
+			p[u] = v_xor3(p[u], v_load(BLK(z) + u * VW), v_load(BLK(z + 1) + u * VW));
+	if (z < disks)
+		UNROLL for (int u = 0; u < U; u++)
+			p[u] = v_xor(p[u], v_load(BLK(z) + u * VW));
+	UNROLL for (int u = 0; u < U; u++)
+		acc[u] = v_or(acc[u], p[u]);
+}
+
+static int s_xor_check(int disks, size_t bytes, void **ptrs)
+{
+	vec acc[SIMD_UMAX];
+	size_t o = 0;
+	COPY_PTRS(disks);
+	UNROLL for (int u = 0; u < SIMD_UMAX; u++)
+		acc[u] = v_zero();
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
+		xchk_cols(disks, d, o, SIMD_UG, acc);
+	for (; o + VW <= bytes; o += VW)
+		xchk_cols(disks, d, o, 1, acc);
+	if (any_set(acc, SIMD_UMAX))
+		return 1;
+	return o < bytes ? rk_ref_xor_check_at(disks, o, bytes - o, ptrs) : 0;
+}
+
+/* gen_cols with the results compared to the stored P and Q instead of
+ * stored: the differences ORed into acc. */
+INL void chk_cols(int nd, uint8_t *const *d, size_t o, int U, vec *acc)
+{
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
+	UNROLL for (int u = 0; u < U; u++) {
+		vec x = v_load(BLK(nd - 1) + u * VW);
+		p[u] = x;
+		q[u] = G_QSTEP(v_zero(), x, nd - 1);
+	}
+	int z = nd - 2;
+	for (; z >= 1; z -= 2)
+		UNROLL for (int u = 0; u < U; u++) {
+			vec x1 = v_load(BLK(z) + u * VW), x2 = v_load(BLK(z - 1) + u * VW);
+			p[u] = v_xor3(p[u], x1, x2);
+			q[u] = G_QSTEP2(q[u], x1, z, x2, z - 1);
+		}
+	if (z == 0)
+		UNROLL for (int u = 0; u < U; u++) {
+			vec x = v_load(BLK(0) + u * VW);
+			p[u] = v_xor(p[u], x);
+			q[u] = G_QSTEP(q[u], x, 0);
+		}
+	UNROLL for (int u = 0; u < U; u++)
+		acc[u] = v_or(acc[u], v_or(v_xor(p[u], v_load(BLK(nd) + u * VW)),
+		                           v_xor(q[u], v_load(BLK(nd + 1) + u * VW))));
+}
+
+static int s_check(int disks, size_t bytes, void **ptrs)
+{
+	vec acc[SIMD_UMAX];
+	size_t o = 0;
+	COPY_PTRS(disks);
+	UNROLL for (int u = 0; u < SIMD_UMAX; u++)
+		acc[u] = v_zero();
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
+		chk_cols(disks - 2, d, o, SIMD_UG, acc);
+	for (; o + VW <= bytes; o += VW)
+		chk_cols(disks - 2, d, o, 1, acc);
+	if (any_set(acc, SIMD_UMAX))
+		return 1;
+	return o < bytes ? rk_ref_check_at(disks, o, bytes - o, ptrs) : 0;
+}
+
 INL void partial_cols(int nd, int start, int stop, uint8_t *const *d, size_t o, int U,
 		      const mulc_t *gs)
 {
@@ -237,4 +327,5 @@ const struct rk_parity_algo SIMD_CAT(rk_parity_, SIMD_NAME) = {
 	.name = SIMD_STR, .valid = simd_valid, .priority = SIMD_PRIO,
 	.xor_gen = s_xor_gen, .gen = s_gen, .gen_partial = s_partial,
 	.rec_2data = s_rec2, .rec_datap = s_recp,
+	.xor_check = s_xor_check, .check = s_check,
 };

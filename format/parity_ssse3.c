@@ -15,6 +15,7 @@ typedef __m128i vec;
 static inline vec v_load(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline void v_store(void *p, vec v) { _mm_storeu_si128((__m128i *)p, v); }
 static inline vec v_xor(vec a, vec b) { return _mm_xor_si128(a, b); }
+static inline vec v_or(vec a, vec b) { return _mm_or_si128(a, b); }
 static inline vec v_xor3(vec a, vec b, vec c) { return _mm_xor_si128(_mm_xor_si128(a, b), c); }
 static inline vec v_zero(void) { return _mm_setzero_si128(); }
 

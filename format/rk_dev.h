@@ -37,6 +37,8 @@ struct rk_dev_ops {
 	/* Optional zero-copy read: sets *ptr to LEN bytes at OFF and returns 1
 	 * when the backend can serve them without I/O, else 0. */
 	int    (*peek)(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
+	/* Optional access-pattern advice (RK_DEV_ADV_*); never fails. */
+	void   (*advise)(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 };
 
 /* Opens PATH (regular file or block device).  Size from st_size or
@@ -74,12 +76,25 @@ rk_err rk_dev_flush(rk_dev *d);
 /* Zero-copy read of data already in memory: returns 1 and sets *PTR to the
  * LEN bytes at OFF when the backend can serve them without I/O (file
  * backend: every page resident in the page cache, through a read-only
- * mapping of the open file), else 0 and the caller uses rk_dev_pread.
+ * mapping of the open file; residency from cachestat(2), or mincore(2)
+ * where the kernel lacks it), else 0 and the caller uses rk_dev_pread.
  * *PTR stays valid until rk_dev_close.  Never served by wrapping backends
  * (fault injection), so tests see every read.  A file truncated by someone
  * else while mapped raises SIGBUS on access: callers that cannot accept
  * that use rk_dev_pread only. */
 int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
+/* Access-pattern advice for [OFF, OFF+LEN) (the part inside the device),
+ * a combination of the flags below.  Only a hint: it never fails, changes
+ * no data and leaves pointers from rk_dev_peek valid (a later access maps
+ * the pages again).  The file backend acts on it; the others ignore it
+ * (wrapping backends too: tests see every read as issued). */
+#define RK_DEV_ADV_SEQUENTIAL 0x1u  /* read in order: larger readahead */
+#define RK_DEV_ADV_WILLNEED   0x2u  /* read soon: start reading it into the page cache; if it is all
+                                       resident, fill the page tables of the peek mapping in one go
+                                       (no page fault per page on access) */
+#define RK_DEV_ADV_DONTNEED   0x4u  /* done with the peeked bytes: drop the peek mapping's page
+                                       tables (the page cache keeps the data) */
+void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);
 

@@ -41,6 +41,12 @@ struct rk_parity_algo {
 	void (*rec_2data)(int disks, size_t bytes, int faila, int failb, void **ptrs);
 	/* Recovers data block faila and P in place from the other data and Q. */
 	void (*rec_datap)(int disks, size_t bytes, int faila, void **ptrs);
+	/* Checks, reading only (scrub): non-zero when the XOR of all DISKS
+	 * blocks (the data and P, ptrs as xor_gen) is not zero anywhere. */
+	int  (*xor_check)(int disks, size_t bytes, void **ptrs);
+	/* Non-zero when P or Q (ptrs as gen) differs from the data's anywhere:
+	 * gen and a compare in one pass, with no output buffers. */
+	int  (*check)(int disks, size_t bytes, void **ptrs);
 };
 
 /* The variant in use (chosen once, thread-safe): rk_parity_select() of the

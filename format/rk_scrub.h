@@ -1,9 +1,13 @@
 /* rk_scrub.h: verify (and optionally repair) the redundancy of an array.
  *
  * rk_scrub_run() reads every member's blocks of a batch of stripes in
- * parallel (one thread per member, up to RK_SCRUB_MAX_THREADS, in large
- * sequential requests of about RK_SCRUB_BATCH bytes per member; two batches
- * in flight so reading overlaps checking) and checks:
+ * parallel (reader threads, one per member up to RK_SCRUB_MAX_THREADS, in
+ * large sequential requests of about RK_SCRUB_BATCH bytes per member; two
+ * batches in flight so reading overlaps checking).  A batch is checked in
+ * two passes: checker threads (one per CPU) tell clean stripes from the
+ * others with read-only kernels that recompute and compare in one pass;
+ * the caller's thread then gives every stripe that is not clean the full
+ * analysis below, in stripe order (so regions come out in order):
  *   RAID-4/5   P = XOR of the data
  *   RAID-6     P and Q (GF(2^8), as md) -- a single bad block is located
  *              from the two syndromes as mdadm's raid6check does: per byte
@@ -19,6 +23,14 @@
  * caller's callback.  Levels linear and 0 have nothing to check
  * (RK_E_NOTSUP).
  *
+ * Read errors (RK_E_IO from a member) do not end the run: the blocks of
+ * the failed request are read again, in 64 KiB pieces and then sector by
+ * sector (the larger of 512 bytes and the member's sector size), to find
+ * the bytes that cannot be read.  Those are treated as missing for their
+ * part of the stripe: the rest is checked with the redundancy left, and
+ * each unreadable range is reported (on_unreadable) with whether the
+ * redundancy left can rebuild it.  Any other read error ends the run.
+ *
  * Repair (opts.repair) rewrites member blocks directly (never through the
  * stripe engine, whose read-modify-write would trust the bad block):
  *   located   the blocks at fault get the proven content (RAID-6 data:
@@ -27,12 +39,14 @@
  *             the data (a missing data block rebuilt from P first), or the
  *             first live copy copied over the others.  The data in the
  *             region's volume range may be wrong and the region says so.
+ *   unreadable   rebuilt from the redundancy left (when enough is left),
+ *             written back and read back once.
  * Plain scrub never writes: members may be opened read-only.
  *
- * Page cache: ranges of a regular-file member whose pages are all resident
- * (mincore) are checked in place through a read-only mapping of the same
- * file (same st_dev/st_ino) instead of being copied; everything else is
- * read with rk_dev_pread.  opts.no_map turns this off.
+ * Page cache: ranges of a member that rk_dev_peek() serves (file members
+ * whose pages are all resident) are checked in place instead of being
+ * copied; everything else is read with rk_dev_pread.  opts.no_map turns
+ * this off.
  */
 #ifndef RK_SCRUB_H
 #define RK_SCRUB_H
@@ -45,7 +59,7 @@
 
 #define RK_SCRUB_BATCH        (4u << 20)   /* bytes read per member per batch (target) */
 #define RK_SCRUB_SECTOR       512u         /* mismatch granularity */
-#define RK_SCRUB_MAX_THREADS  16u
+#define RK_SCRUB_MAX_THREADS  16u         /* readers; also checkers */
 
 enum rk_scrub_verdict {
 	RK_SCRUB_LOCATED = 0,    /* roles[] are proven at fault */
@@ -85,6 +99,30 @@ struct rk_scrub_region {
 };
 
 typedef void (*rk_scrub_region_fn)(void *ctx, const struct rk_scrub_region *r);
+
+enum rk_scrub_ufix {
+	RK_SCRUB_UFIX_NONE = 0,      /* not rewritten (plain scrub, or nothing to rebuild it from) */
+	RK_SCRUB_UFIX_REWRITTEN,     /* rebuilt from redundancy, written and read back */
+	RK_SCRUB_UFIX_FAILED,        /* the rewrite or the read back failed (RK_E_IO) */
+};
+
+/* Member bytes that could not be read (a run of sectors of one role in one
+ * stripe with the same outcome).  Pointers are valid during the callback. */
+struct rk_scrub_unreadable {
+	uint64_t stripe;
+	uint32_t role;
+	uint64_t member_off;         /* absolute (the data offset included) */
+	uint64_t member_len;
+	/* Volume bytes concerned: for a data block (is_data) the bytes it
+	 * holds; for P or Q the span of the stripe they protect, as for an
+	 * unlocated mismatch; for mirrors the chunk bytes. */
+	uint64_t offset, length;
+	int is_data;
+	int recoverable;             /* the stripe's other blocks can rebuild these bytes */
+	enum rk_scrub_ufix fix;
+	const char *why;             /* a sentence */
+};
+typedef void (*rk_scrub_unreadable_fn)(void *ctx, const struct rk_scrub_unreadable *u);
 /* Called after each batch with the next stripe to check (the resume point)
  * and the stripes done since FIRST.  Return non-zero to stop (the run then
  * returns RK_OK with stats.stopped set and stats.next the resume point). */
@@ -102,6 +140,8 @@ struct rk_scrub_opts {
 	uint32_t threads;                /* 0: one per member up to RK_SCRUB_MAX_THREADS */
 	uint64_t batch;                  /* 0: RK_SCRUB_BATCH (bytes per member per batch) */
 	int no_map;                      /* never read cached pages of regular files in place */
+	uint32_t checkers;               /* 0: one per online CPU up to RK_SCRUB_MAX_THREADS (the caller's included) */
+	rk_scrub_unreadable_fn on_unreadable; /* may be NULL */
 };
 
 struct rk_scrub_stats {
@@ -112,6 +152,10 @@ struct rk_scrub_stats {
 	uint64_t located;            /* of which located */
 	uint64_t repaired;           /* regions rewritten (proven or made consistent) */
 	uint64_t consistent;         /* of which only made consistent: data may be wrong */
+	uint64_t unreadable;         /* unreadable ranges reported */
+	uint64_t unrecoverable;      /* of which too many blocks of their stripe were lost to rebuild them */
+	uint64_t rewritten;          /* of which rebuilt and rewritten (repair) */
+	uint64_t rewrite_failed;     /* of which the rewrite or its read back failed */
 	uint64_t next;               /* resume point: next stripe to check */
 	int stopped;                 /* the progress callback asked to stop */
 };
@@ -123,8 +167,9 @@ struct rk_scrub_stats {
  * Errors: RK_E_RANGE (FIRST > LAST or LAST > nstripes, a member smaller
  * than its data area), RK_E_NOTSUP (linear, RAID-0), RK_E_TOOFEW (no
  * redundancy left anywhere: every stripe would go unchecked), RK_E_NOMEM,
- * and a member's read or write error (RK_E_IO, ...) naming it, which ends
- * the run (stats.next tells where). */
+ * and a member's write error or a read error other than RK_E_IO naming it,
+ * which ends the run (stats.next tells where).  Read errors (RK_E_IO) are
+ * reported through on_unreadable and counted; the run goes on. */
 rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t *data_offset,
                     uint64_t first, uint64_t last, const struct rk_scrub_opts *opts,
                     struct rk_scrub_stats *stats);

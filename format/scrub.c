@@ -3,9 +3,17 @@
  * A batch is stripes [s0, s0+ns) by chunk columns [c0, c1): every live
  * block of it is planned as (role, member offset, length), blocks of one
  * role laid out back to back in that role's buffer so that a role reads its
- * part of the batch in one or a few large requests.  One worker thread per
- * role (or per group of roles) reads; two buffer sets let the next batch be
- * read while this one is checked. */
+ * part of the batch in one or a few large requests.  Reader threads (one
+ * per role or group of roles) read; two buffer sets let the next batch be
+ * read while this one is checked.
+ *
+ * Checking a batch: the checker threads (the caller's and one per further
+ * CPU) share its stripes cut into pieces of CP column bytes and only mark
+ * the stripes that are not clean, with the read-only kernels (check,
+ * xor_check: P and Q recomputed and compared in one pass, nothing stored),
+ * so the bulk of the work -- reading every byte once -- runs on every CPU.
+ * The caller's thread then walks the stripes in order: clean ones are
+ * counted, the others get the per-sector analysis, regions and repair. */
 #include "rk_scrub.h"
 
 #include <errno.h>
@@ -22,6 +30,8 @@
 #include "rk_parity.h"
 
 #define VS 65536u        /* verify slice: scratch stays in cache */
+#define CP (256u << 10)  /* checker work item: column bytes of one stripe */
+#define PROBE (64u << 10)/* first re-read size of a block whose read failed */
 #define ALIGN 64u
 
 /* ---- one batch: plan and buffers ---- */
@@ -31,24 +41,36 @@ struct blk {             /* one block of the batch (a role's part of one stripe 
 	uint64_t moff;       /* absolute member offset */
 	uint64_t len;        /* 0: nothing (missing role, past the volume) */
 	uint8_t *buf;        /* NULL for a missing role */
+	int ioerr;           /* its read failed: contents unknown until probed */
 };
 
 struct ext {             /* one read request */
 	uint64_t moff, len;
 	uint8_t *buf;
 	const uint8_t *map;  /* set by the reader when served from the page cache mapping */
+	int ioerr;           /* set by the reader: the request failed with RK_E_IO */
 };
 
 struct bset {
 	uint64_t s0, c0, c1;
 	uint32_t ns;
 	struct blk *blk;     /* ns * width */
+	uint8_t *dirty;      /* per stripe: a checker found it not clean */
 	uint8_t **rbuf;      /* per role */
 	uint64_t *rcap, *rneed;
 	struct ext **ext;    /* per role */
 	uint32_t *next, *ecap;
+	struct span { uint64_t off, len; } **rel;   /* per role: ranges peeked with this set, to release */
+	uint32_t *nrel, *crel;
 	rk_err err;
 	char errmsg[512];
+};
+
+/* Per-thread scratch of the slice computations. */
+struct wk {
+	uint8_t *pp, *qq, *dd;
+	void **ptrs, **xptrs;
+	uint32_t *vol_role, *slot;
 };
 
 /* ---- the reader pool ---- */
@@ -66,21 +88,52 @@ struct pool {
 	struct scrub *S;
 };
 
+/* ---- the checker pool ---- */
+
+struct cpool {
+	pthread_t th[RK_SCRUB_MAX_THREADS];
+	uint32_t n, started;             /* helper threads (the caller is one more checker) */
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	uint64_t gen;
+	uint32_t pending;
+	int quit;
+	struct bset *job;
+	uint32_t nitems, per;            /* item i: stripe i / per, piece i % per */
+	uint32_t item;                   /* next item (atomic) */
+	struct scrub *S;
+	struct wk w[RK_SCRUB_MAX_THREADS];
+};
+
+/* One unreadable run found while probing a stripe, or the outcome of one
+ * segment of it. */
+struct urun {
+	uint32_t role;
+	uint64_t a, b;           /* column bytes within the batch's columns */
+	int recov;
+	enum rk_scrub_ufix fix;
+};
+
 struct scrub {
 	const struct rk_geom *g;
 	rk_dev *const *devs;
 	const uint64_t *doff;
 	const struct rk_scrub_opts *o;
 	struct rk_scrub_stats *st;
+	const struct rk_parity_algo *pa;
 	int parity;          /* 4, 5, 6 */
 	uint32_t width;      /* blocks per stripe: nroles (parity) or copies (mirrors) */
+	uint32_t nslots, pslot;
 	uint64_t unit;       /* bytes per stripe per block: chunk (parity, RAID-10) or stripe_data (RAID-1) */
 	uint64_t batch;
 	struct bset bs[2];
 	struct pool pool;
+	struct cpool cp;
+	int cp_started;
 	int begun;
 	uint32_t *ecur;
-	/* verification scratch */
+	/* verification scratch (the caller's thread) */
+	struct wk w0;
 	uint8_t *pp, *qq, *dd, *zero, *tmp;
 	void **ptrs, **xptrs;
 	uint32_t *vol_role, *slot, *slot_role;
@@ -98,9 +151,15 @@ struct scrub {
 	/* the run being classified */
 	uint32_t c_nf, *c_f;
 	uint8_t *bad;                /* per copy: at fault in this sector */
+	/* unreadable bytes of the stripe being handled */
+	uint8_t *unr;                /* per role: unreadable in the current segment */
+	enum rk_scrub_ufix *ufix;    /* per role: outcome of the current segment's rewrite */
+	struct urun *ur, *uo;        /* probed runs; segment outcomes */
+	uint32_t nur, capur, nuo, capuo;
 };
 
-/* Points the blocks of extents served from a mapping into it. */
+/* Points the blocks of extents served from a mapping into it, and marks
+ * the blocks of extents whose read failed. */
 static void fix_mapped(struct scrub *S, struct bset *b, uint32_t *ecur)
 {
 	uint32_t n = S->g->nroles, w = S->width;
@@ -108,6 +167,7 @@ static void fix_mapped(struct scrub *S, struct bset *b, uint32_t *ecur)
 	for (uint32_t k = 0; k < w; k++)
 		for (uint32_t i = 0; i < b->ns; i++) {
 			struct blk *x = &b->blk[(size_t)i * w + k];
+			x->ioerr = 0;
 			if (!x->buf)
 				continue;
 			uint32_t r = x->role;
@@ -118,6 +178,8 @@ static void fix_mapped(struct scrub *S, struct bset *b, uint32_t *ecur)
 			struct ext *E = &b->ext[r][ecur[r]];
 			if (E->map)
 				x->buf = (uint8_t *)(uintptr_t)(E->map + (x->buf - E->buf));
+			else if (E->ioerr)
+				x->ioerr = 1;
 		}
 }
 
@@ -139,16 +201,39 @@ static void *pool_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		rk_err e = RK_OK;
 		char msg[512] = "";
-		for (uint32_t r = me; r < S->g->nroles && !e; r += p->n)
+		for (uint32_t r = me; r < S->g->nroles && !e; r += p->n) {
+			/* the page tables of the batch this set held before are dropped
+			 * here, beside the checking, not all at once at the close */
+			for (uint32_t i = 0; i < b->nrel[r]; i++)
+				rk_dev_advise(S->devs[r], b->rel[r][i].off, b->rel[r][i].len, RK_DEV_ADV_DONTNEED);
+			b->nrel[r] = 0;
 			for (uint32_t i = 0; i < b->next[r] && !e; i++) {
 				struct ext *x = &b->ext[r][i];
 				x->map = NULL;
+				x->ioerr = 0;
 				/* Page-cache data is checked in place (see rk_dev_peek). */
-				if (!S->o->no_map && rk_dev_peek(S->devs[r], x->moff, x->len, &x->map))
+				if (!S->o->no_map && rk_dev_peek(S->devs[r], x->moff, x->len, &x->map)) {
+					if (b->nrel[r] == b->crel[r]) {
+						uint32_t nc = b->crel[r] ? 2 * b->crel[r] : 8;
+						struct span *nv = realloc(b->rel[r], nc * sizeof *nv);
+						if (!nv)
+							continue;   /* released at the close instead */
+						b->rel[r] = nv;
+						b->crel[r] = nc;
+					}
+					b->rel[r][b->nrel[r]++] = (struct span){ x->moff, x->len };
 					continue;
-				if ((e = rk_dev_pread(S->devs[r], x->buf, (size_t)x->len, x->moff)))
+				}
+				e = rk_dev_pread(S->devs[r], x->buf, (size_t)x->len, x->moff);
+				if (e == RK_E_IO) {
+					/* a bad sector: the blocks are probed and checked around it */
+					x->ioerr = 1;
+					e = RK_OK;
+				} else if (e) {
 					snprintf(msg, sizeof msg, "%s", rk_errmsg());
+				}
 			}
+		}
 		pthread_mutex_lock(&p->mu);
 		if (e && !b->err) {
 			b->err = e;
@@ -216,13 +301,17 @@ static rk_err bset_init(struct scrub *S, struct bset *b, uint32_t maxns)
 {
 	uint32_t n = S->g->nroles;
 	b->blk = calloc((size_t)maxns * S->width, sizeof *b->blk);
+	b->dirty = calloc(maxns, 1);
 	b->rbuf = calloc(n, sizeof *b->rbuf);
 	b->rcap = calloc(n, sizeof *b->rcap);
 	b->rneed = calloc(n, sizeof *b->rneed);
 	b->ext = calloc(n, sizeof *b->ext);
 	b->next = calloc(n, sizeof *b->next);
 	b->ecap = calloc(n, sizeof *b->ecap);
-	if (!b->blk || !b->rbuf || !b->rcap || !b->rneed || !b->ext || !b->next || !b->ecap)
+	b->rel = calloc(n, sizeof *b->rel);
+	b->nrel = calloc(n, sizeof *b->nrel);
+	b->crel = calloc(n, sizeof *b->crel);
+	if (!b->rel || !b->nrel || !b->crel || !b->blk || !b->dirty || !b->rbuf || !b->rcap || !b->rneed || !b->ext || !b->next || !b->ecap)
 		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
 	return RK_OK;
 }
@@ -235,7 +324,14 @@ static void bset_free(struct scrub *S, struct bset *b)
 	if (b->ext)
 		for (uint32_t r = 0; r < S->g->nroles; r++)
 			free(b->ext[r]);
+	if (b->rel)
+		for (uint32_t r = 0; r < S->g->nroles; r++)
+			free(b->rel[r]);
+	free(b->rel);
+	free(b->nrel);
+	free(b->crel);
 	free(b->blk);
+	free(b->dirty);
 	free(b->rbuf);
 	free(b->rcap);
 	free(b->rneed);
@@ -279,6 +375,7 @@ static rk_err plan(struct scrub *S, struct bset *b, uint64_t s0, uint32_t ns, ui
 	b->ns = ns;
 	b->c0 = c0;
 	b->c1 = c1;
+	memset(b->dirty, 0, ns);
 	memset(b->rneed, 0, n * sizeof *b->rneed);
 	memset(b->next, 0, n * sizeof *b->next);
 	for (uint32_t i = 0; i < ns; i++)
@@ -305,6 +402,7 @@ static rk_err plan(struct scrub *S, struct bset *b, uint64_t s0, uint32_t ns, ui
 		for (uint32_t i = 0; i < ns; i++) {
 			struct blk *x = &b->blk[(size_t)i * w + k];
 			x->buf = NULL;
+			x->ioerr = 0;
 			if (!x->len || !S->devs[x->role])
 				continue;
 			uint32_t r = x->role;
@@ -456,7 +554,208 @@ static int r6_sector(struct scrub *S, const uint8_t *pd0, const uint8_t *p, cons
 	return 2;
 }
 
-static rk_err check_parity_stripe(struct scrub *S, struct bset *b, uint32_t si)
+/* P (and Q) of column bytes [col, col+n) of a stripe with at most one block
+ * missing (MISSING, or RK_ROLE_NONE_GEOM) into W's pp and qq, a missing data
+ * block rebuilt from P into dd first.  W's slot holds the stripe's map.
+ * Returns bit 0 when the stored P differs (never tested when it rebuilt the
+ * data), bit 1 when the stored Q does. */
+static int parity_slice(struct scrub *S, struct wk *W, const struct blk *blks, const struct rk_stripe_map *m,
+                        uint32_t missing, uint64_t col, size_t n)
+{
+	const struct rk_geom *g = S->g;
+	const uint32_t nslots = S->nslots, pslot = S->pslot;
+	int miss_data = missing != RK_ROLE_NONE_GEOM && missing != m->p_role && missing != m->q_role;
+	for (uint32_t k = 0; k < nslots; k++)
+		W->ptrs[k] = S->zero;
+	for (uint32_t r = 0; r < g->nroles; r++)
+		if (blks[r].buf && W->slot[r] < pslot)
+			W->ptrs[W->slot[r]] = blks[r].buf + col;
+	const uint8_t *P = blks[m->p_role].buf ? blks[m->p_role].buf + col : NULL;
+	const uint8_t *Q = g->level == 6 && blks[m->q_role].buf ? blks[m->q_role].buf + col : NULL;
+	if (miss_data) {
+		/* rebuild the missing data block from P and the other data */
+		uint32_t x = 0;
+		for (uint32_t k = 0; k < pslot; k++)
+			if (k != W->slot[missing])
+				W->xptrs[x++] = W->ptrs[k];
+		W->xptrs[x++] = (void *)(uintptr_t)P;
+		W->xptrs[x++] = W->dd;
+		S->pa->xor_gen((int)x, n, W->xptrs);
+		W->ptrs[W->slot[missing]] = W->dd;
+	}
+	W->ptrs[pslot] = W->pp;
+	if (g->level == 6) {
+		W->ptrs[pslot + 1] = W->qq;
+		S->pa->gen((int)nslots, n, W->ptrs);
+	} else {
+		S->pa->xor_gen((int)nslots, n, W->ptrs);
+	}
+	return (P && !miss_data && memcmp(W->pp, P, n) ? 1 : 0) | (Q && memcmp(W->qq, Q, n) ? 2 : 0);
+}
+
+/* Absent members of a stripe (no block: missing role); *missing gets one. */
+static uint32_t absent(const struct scrub *S, const struct blk *blks, uint32_t *missing)
+{
+	uint32_t nm = 0;
+	*missing = RK_ROLE_NONE_GEOM;
+	for (uint32_t r = 0; r < S->width; r++)
+		if (!blks[r].buf) {
+			*missing = blks[r].role;
+			nm++;
+		}
+	return nm;
+}
+
+/* Checker: whether column bytes [a, b) of stripe SI of batch B are clean
+ * (0) or need the full analysis (1).  Stripes with nothing left to check
+ * are clean here (the caller counts them as unchecked). */
+static int piece_dirty(struct scrub *S, struct wk *W, struct bset *b, uint32_t si, uint64_t a, uint64_t bend)
+{
+	const struct rk_geom *g = S->g;
+	const struct blk *blks = &b->blk[(size_t)si * S->width];
+	for (uint32_t k = 0; k < S->width; k++)
+		if (blks[k].ioerr)
+			return 1;
+	if (!S->parity) {
+		uint32_t first = UINT32_MAX;
+		for (uint32_t c = 0; c < S->width; c++) {
+			if (!blks[c].buf || a >= blks[c].len)
+				continue;
+			uint64_t e = bend < blks[c].len ? bend : blks[c].len;
+			if (first == UINT32_MAX)
+				first = c;
+			else if (memcmp(blks[c].buf + a, blks[first].buf + a, (size_t)(e - a)))
+				return 1;
+		}
+		return 0;
+	}
+	uint32_t missing, nm = absent(S, blks, &missing);
+	if (nm >= g->nparity)
+		return 0;
+	struct rk_stripe_map m = { .vol_role = W->vol_role, .slot = W->slot };
+	if (rk_geom_stripe_map(g, b->s0 + si, &m))
+		return 1;   /* the analysis reports the error */
+	for (uint64_t col = a; col < bend; col += VS) {
+		size_t n = (size_t)(bend - col < VS ? bend - col : VS);
+		if (nm) {
+			if (parity_slice(S, W, blks, &m, missing, col, n))
+				return 1;
+			continue;
+		}
+		for (uint32_t k = 0; k < S->nslots; k++)
+			W->ptrs[k] = S->zero;
+		for (uint32_t r = 0; r < g->nroles; r++)
+			W->ptrs[W->slot[r]] = blks[r].buf + col;
+		if (g->level == 6 ? S->pa->check((int)S->nslots, n, W->ptrs)
+		                  : S->pa->xor_check((int)S->nslots, n, W->ptrs))
+			return 1;
+	}
+	return 0;
+}
+
+static void cpool_items(struct cpool *p, struct wk *W)
+{
+	struct scrub *S = p->S;
+	struct bset *b = p->job;
+	uint64_t len = b->c1 - b->c0;
+	for (;;) {
+		uint32_t i = __atomic_fetch_add(&p->item, 1, __ATOMIC_RELAXED);
+		if (i >= p->nitems)
+			break;
+		uint32_t si = i / p->per;
+		if (__atomic_load_n(&b->dirty[si], __ATOMIC_RELAXED))
+			continue;
+		uint64_t a = (uint64_t)(i % p->per) * CP, e = a + CP < len ? a + CP : len;
+		if (piece_dirty(S, W, b, si, a, e))
+			__atomic_store_n(&b->dirty[si], 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void *cpool_main(void *arg)
+{
+	struct cpool *p = arg;
+	pthread_mutex_lock(&p->mu);
+	uint32_t me = ++p->started;   /* w[0] is the caller's */
+	uint64_t seen = 0;
+	for (;;) {
+		while (p->gen == seen && !p->quit)
+			pthread_cond_wait(&p->go, &p->mu);
+		if (p->quit)
+			break;
+		seen = p->gen;
+		pthread_mutex_unlock(&p->mu);
+		cpool_items(p, &p->w[me]);
+		pthread_mutex_lock(&p->mu);
+		if (--p->pending == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Marks the stripes of B that are not clean, on every checker. */
+static void cpool_run(struct cpool *p, struct bset *b)
+{
+	uint64_t len = b->c1 - b->c0;
+	pthread_mutex_lock(&p->mu);
+	p->job = b;
+	p->per = (uint32_t)((len + CP - 1) / CP);
+	p->nitems = b->ns * p->per;
+	__atomic_store_n(&p->item, 0, __ATOMIC_RELAXED);
+	p->pending = p->n;
+	p->gen++;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	cpool_items(p, &p->w[0]);
+	pthread_mutex_lock(&p->mu);
+	while (p->pending)
+		pthread_cond_wait(&p->done, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void cpool_stop(struct cpool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->quit = 1;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	for (uint32_t i = 0; i < p->n; i++)
+		pthread_join(p->th[i], NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->go);
+	pthread_cond_destroy(&p->done);
+}
+
+static rk_err wk_init(struct scrub *S, struct wk *W)
+{
+	const struct rk_geom *g = S->g;
+	W->pp = amalloc(VS);
+	W->qq = amalloc(VS);
+	W->dd = amalloc(VS);
+	W->ptrs = calloc(S->nslots + 2, sizeof *W->ptrs);
+	W->xptrs = calloc(S->nslots + 2, sizeof *W->xptrs);
+	W->vol_role = calloc(g->nroles, sizeof *W->vol_role);
+	W->slot = calloc(g->nroles, sizeof *W->slot);
+	if (!W->pp || !W->qq || !W->dd || !W->ptrs || !W->xptrs || !W->vol_role || !W->slot)
+		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
+	return RK_OK;
+}
+
+static void wk_free(struct wk *W)
+{
+	free(W->pp);
+	free(W->qq);
+	free(W->dd);
+	free(W->ptrs);
+	free(W->xptrs);
+	free(W->vol_role);
+	free(W->slot);
+}
+
+/* Full analysis of column bytes [ca, cb) (relative to the batch's c0) of
+ * stripe SI: per-sector verdicts, regions, repair.  Blocks with a NULL
+ * buffer are missing here (absent, or unreadable: S->unr). */
+static rk_err check_parity_range(struct scrub *S, struct bset *b, uint32_t si, uint64_t ca, uint64_t cb)
 {
 	const struct rk_geom *g = S->g;
 	uint64_t s = b->s0 + si;
@@ -465,60 +764,21 @@ static rk_err check_parity_stripe(struct scrub *S, struct bset *b, uint32_t si)
 	rk_err e = rk_geom_stripe_map(g, s, &m);
 	if (e)
 		return e;
-	uint32_t nslots = g->level == 6 ? g->q_slots + 2 : g->ndata + 1;
-	uint32_t pslot = g->level == 6 ? g->q_slots : g->ndata;
-	uint32_t missing = RK_ROLE_NONE_GEOM, nmissing = 0;
-	for (uint32_t r = 0; r < g->nroles; r++)
-		if (!blks[r].buf) {
-			missing = r;
-			nmissing++;
-		}
-	if (nmissing >= g->nparity) {
-		if (b->c0 == 0)
-			S->st->unchecked++;
+	uint32_t missing, nmissing = absent(S, blks, &missing);
+	if (nmissing >= g->nparity)
 		return RK_OK;
-	}
-	if (b->c0 == 0)
-		S->st->stripes++;
 	for (uint32_t k = 0; k < g->q_slots; k++)
 		S->slot_role[k] = RK_ROLE_NONE_GEOM;
 	for (uint32_t r = 0; r < g->nroles; r++)
 		if (S->slot[r] < g->q_slots)
 			S->slot_role[S->slot[r]] = r;
 	int miss_data = nmissing && missing != m.p_role && missing != m.q_role;
-	const struct rk_parity_algo *pa = rk_parity();
-	uint64_t len = b->c1 - b->c0;
-	for (uint64_t col = 0; col < len; col += VS) {
-		size_t n = (size_t)(len - col < VS ? len - col : VS);
-		for (uint32_t k = 0; k < nslots; k++)
-			S->ptrs[k] = S->zero;
-		for (uint32_t r = 0; r < g->nroles; r++)
-			if (blks[r].buf && S->slot[r] < pslot)
-				S->ptrs[S->slot[r]] = blks[r].buf + col;
-		uint8_t *P = blks[m.p_role].buf ? blks[m.p_role].buf + col : NULL;
-		uint8_t *Q = g->level == 6 && blks[m.q_role].buf ? blks[m.q_role].buf + col : NULL;
-		if (miss_data) {
-			/* rebuild the missing data block from P and the other data */
-			uint32_t x = 0;
-			for (uint32_t k = 0; k < pslot; k++)
-				if (k != S->slot[missing])
-					S->xptrs[x++] = S->ptrs[k];
-			S->xptrs[x++] = P;
-			S->xptrs[x++] = S->dd;
-			pa->xor_gen((int)x, n, S->xptrs);
-			S->ptrs[S->slot[missing]] = S->dd;
-		}
-		S->ptrs[pslot] = S->pp;
-		if (g->level == 6) {
-			S->ptrs[pslot + 1] = S->qq;
-			pa->gen((int)nslots, n, S->ptrs);
-		} else {
-			pa->xor_gen((int)nslots, n, S->ptrs);
-		}
-		int pbad = P && !miss_data && memcmp(S->pp, P, n);
-		int qbad = Q && memcmp(S->qq, Q, n);
-		if (!pbad && !qbad)
+	for (uint64_t col = ca; col < cb; col += VS) {
+		size_t n = (size_t)(cb - col < VS ? cb - col : VS);
+		if (!parity_slice(S, &S->w0, blks, &m, missing, col, n))
 			continue;
+		const uint8_t *P = blks[m.p_role].buf ? blks[m.p_role].buf + col : NULL;
+		const uint8_t *Q = g->level == 6 && blks[m.q_role].buf ? blks[m.q_role].buf + col : NULL;
 		/* sector by sector: runs of one verdict */
 		const uint8_t *Pc = P ? P : S->pp, *Qc = Q ? Q : S->qq;
 		for (size_t a = 0; a < n;) {
@@ -527,14 +787,14 @@ static rk_err check_parity_stripe(struct scrub *S, struct bset *b, uint32_t si)
 			const char *why;
 			char wbuf[200];
 			S->c_nf = 0;
-			if (!memcmp(S->pp + a, Pc + a, z) && !memcmp(S->qq + a, Qc + a, z)) {
+			if ((miss_data || !memcmp(S->pp + a, Pc + a, z)) && !memcmp(S->qq + a, Qc + a, z)) {
 				a += z;
 				continue;
 			}
 			if (nmissing) {
 				code = 1;
-				snprintf(wbuf, sizeof wbuf, "role %u is missing: the mismatch is found but cannot be located",
-				         missing);
+				snprintf(wbuf, sizeof wbuf, "role %u is %s: the mismatch is found but cannot be located",
+				         missing, S->unr[missing] ? "unreadable here" : "missing");
 				why = wbuf;
 			} else if (g->level != 6) {
 				code = 1;
@@ -557,7 +817,7 @@ static rk_err check_parity_stripe(struct scrub *S, struct bset *b, uint32_t si)
 			uint32_t nf0 = S->c_nf, f0 = S->c_f[0];
 			while (end < n) {
 				size_t z2 = n - end < RK_SCRUB_SECTOR ? n - end : RK_SCRUB_SECTOR;
-				if (!memcmp(S->pp + end, Pc + end, z2) && !memcmp(S->qq + end, Qc + end, z2))
+				if ((miss_data || !memcmp(S->pp + end, Pc + end, z2)) && !memcmp(S->qq + end, Qc + end, z2))
 					break;
 				int c2 = 1;
 				if (!nmissing && g->level == 6)
@@ -655,7 +915,9 @@ static int mirror_sector(struct scrub *S, const struct blk *blks, size_t off, si
 	return 2;
 }
 
-static rk_err check_mirror_stripe(struct scrub *S, struct bset *b, uint32_t si)
+/* As check_parity_range, for mirrors (bytes past a block's length are
+ * outside the volume and never looked at). */
+static rk_err check_mirror_range(struct scrub *S, struct bset *b, uint32_t si, uint64_t ca, uint64_t cb)
 {
 	uint64_t s = b->s0 + si;
 	struct blk *blks = &b->blk[(size_t)si * S->width];
@@ -668,16 +930,13 @@ static rk_err check_mirror_stripe(struct scrub *S, struct bset *b, uint32_t si)
 				first = c;
 			len = blks[c].len;
 		}
-	if (nlive < 2) {
-		if (b->c0 == 0)
-			S->st->unchecked++;
+	if (nlive < 2)
 		return RK_OK;
-	}
-	if (b->c0 == 0)
-		S->st->stripes++;
+	if (cb > len)
+		cb = len;
 	int diff = 0;
-	for (uint32_t c = first + 1; c < S->width && !diff; c++)
-		if (blks[c].buf && memcmp(blks[c].buf, blks[first].buf, (size_t)len))
+	for (uint32_t c = first + 1; c < S->width && !diff && ca < cb; c++)
+		if (blks[c].buf && memcmp(blks[c].buf + ca, blks[first].buf + ca, (size_t)(cb - ca)))
 			diff = 1;
 	if (!diff)
 		return RK_OK;
@@ -685,8 +944,8 @@ static rk_err check_mirror_stripe(struct scrub *S, struct bset *b, uint32_t si)
 	if (!f_save)
 		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
 	rk_err e = RK_OK;
-	for (uint64_t a = 0; a < len && !e;) {
-		size_t z = (size_t)(len - a < RK_SCRUB_SECTOR ? len - a : RK_SCRUB_SECTOR);
+	for (uint64_t a = ca; a < cb && !e;) {
+		size_t z = (size_t)(cb - a < RK_SCRUB_SECTOR ? cb - a : RK_SCRUB_SECTOR);
 		uint32_t maj;
 		int code = mirror_sector(S, blks, (size_t)a, z, &maj);
 		if (!code) {
@@ -696,8 +955,8 @@ static rk_err check_mirror_stripe(struct scrub *S, struct bset *b, uint32_t si)
 		uint32_t nf = S->c_nf;
 		memcpy(f_save, S->c_f, nf * sizeof *f_save);
 		uint64_t end = a + z;
-		while (end < len) {
-			size_t z2 = (size_t)(len - end < RK_SCRUB_SECTOR ? len - end : RK_SCRUB_SECTOR);
+		while (end < cb) {
+			size_t z2 = (size_t)(cb - end < RK_SCRUB_SECTOR ? cb - end : RK_SCRUB_SECTOR);
 			uint32_t maj2;
 			int c2 = mirror_sector(S, blks, (size_t)end, z2, &maj2);
 			int same = c2 == code && maj2 == maj && S->c_nf == nf && !memcmp(S->c_f, f_save, nf * sizeof *f_save);
@@ -734,12 +993,340 @@ static rk_err check_mirror_stripe(struct scrub *S, struct bset *b, uint32_t si)
 	return e;
 }
 
+static rk_err check_range(struct scrub *S, struct bset *b, uint32_t si, uint64_t ca, uint64_t cb)
+{
+	return S->parity ? check_parity_range(S, b, si, ca, cb) : check_mirror_range(S, b, si, ca, cb);
+}
+
+/* Counts stripe SI of B (once per stripe: with its first column slice) as
+ * checked or, when too few of its blocks are there, unchecked. */
+static void count_stripe(struct scrub *S, const struct bset *b, uint32_t si)
+{
+	if (b->c0 != 0)
+		return;
+	const struct blk *blks = &b->blk[(size_t)si * S->width];
+	uint32_t missing, nm = absent(S, blks, &missing);
+	int checked = S->parity ? nm < S->g->nparity : S->width - nm >= 2;
+	if (checked)
+		S->st->stripes++;
+	else
+		S->st->unchecked++;
+}
+
+/* ---- unreadable blocks ---- */
+
+static rk_err push_run(struct urun **v, uint32_t *n, uint32_t *cap, struct urun r)
+{
+	if (*n && (*v)[*n - 1].role == r.role && (*v)[*n - 1].b == r.a && (*v)[*n - 1].recov == r.recov &&
+	    (*v)[*n - 1].fix == r.fix) {
+		(*v)[*n - 1].b = r.b;
+		return RK_OK;
+	}
+	if (*n == *cap) {
+		uint32_t nc = *cap ? 2 * *cap : 16;
+		struct urun *nv = realloc(*v, nc * sizeof *nv);
+		if (!nv)
+			return rk_fail(RK_E_NOMEM, "scrub: out of memory");
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = r;
+	return RK_OK;
+}
+
+/* Reads block X again to find its unreadable bytes: whole, then in PROBE
+ * pieces, then the failing pieces sector by sector.  Unreadable sectors
+ * are zeroed in the buffer and appended to S->ur (column bytes). */
+static rk_err probe_block(struct scrub *S, struct blk *x)
+{
+	rk_dev *d = S->devs[x->role];
+	uint64_t unit = rk_dev_sector(d) > RK_SCRUB_SECTOR ? rk_dev_sector(d) : RK_SCRUB_SECTOR;
+	rk_err e = rk_dev_pread(d, x->buf, (size_t)x->len, x->moff);
+	if (e != RK_E_IO)
+		return e;
+	for (uint64_t p = 0; p < x->len; p += PROBE) {
+		uint64_t pe = x->len - p < PROBE ? x->len : p + PROBE;
+		e = rk_dev_pread(d, x->buf + p, (size_t)(pe - p), x->moff + p);
+		if (e != RK_E_IO) {
+			if (e)
+				return e;
+			continue;
+		}
+		for (uint64_t q = p; q < pe; q += unit) {
+			uint64_t qe = pe - q < unit ? pe : q + unit;
+			e = rk_dev_pread(d, x->buf + q, (size_t)(qe - q), x->moff + q);
+			if (e == RK_OK)
+				continue;
+			if (e != RK_E_IO)
+				return e;
+			memset(x->buf + q, 0, (size_t)(qe - q));
+			if ((e = push_run(&S->ur, &S->nur, &S->capur, (struct urun){ .role = x->role, .a = q, .b = qe })))
+				return e;
+		}
+	}
+	return RK_OK;
+}
+
+/* Rebuilds column bytes [x, y) of every block of stripe SI with a NULL
+ * buffer (unreadable here: S->unr, or absent) from the others, and writes
+ * them to the unreadable ones, then reads those back once.  S->ufix[r] gets
+ * each unreadable role's outcome.  Needs at most nparity blocks lost
+ * (parity) or one readable copy (mirrors). */
+static rk_err rewrite_range(struct scrub *S, struct bset *b, uint32_t si, uint64_t x, uint64_t y)
+{
+	const struct rk_geom *g = S->g;
+	struct blk *blks = &b->blk[(size_t)si * S->width];
+	struct rk_stripe_map m = { .vol_role = S->vol_role, .slot = S->slot };
+	rk_err e;
+	for (uint32_t k = 0; k < S->width; k++)
+		if (blks[k].len && S->unr[blks[k].role])
+			S->ufix[blks[k].role] = RK_SCRUB_UFIX_REWRITTEN;
+	if (S->parity && (e = rk_geom_stripe_map(g, b->s0 + si, &m)))
+		return e;
+	uint32_t src = UINT32_MAX;   /* mirrors: the first readable copy */
+	for (uint32_t c = 0; c < S->width && src == UINT32_MAX; c++)
+		if (blks[c].buf)
+			src = c;
+	for (uint64_t col = x; col < y; col += VS) {
+		size_t n = (size_t)(y - col < VS ? y - col : VS);
+		for (uint32_t k = 0; k < S->width; k++) {
+			/* parity levels: k is the role */
+			const uint8_t *from = NULL;
+			if (!blks[k].len || blks[k].buf || !S->unr[blks[k].role] ||
+			    S->ufix[blks[k].role] != RK_SCRUB_UFIX_REWRITTEN)
+				continue;
+			if (!S->parity) {
+				from = blks[src].buf + col;
+			} else if (g->level == 6) {
+				/* every lost block (at most two) in slot order, as rk_parity_recover wants them */
+				int fi[2] = { -1, -1 };
+				uint8_t *out[2] = { S->pp, S->qq };
+				uint32_t nl = 0;
+				for (uint32_t i = 0; i < S->nslots; i++)
+					S->ptrs[i] = S->zero;
+				for (uint32_t r = 0; r < g->nroles; r++)
+					if (blks[r].buf)
+						S->ptrs[S->slot[r]] = blks[r].buf + col;
+				for (uint32_t i = 0; i < S->nslots && nl < 2; i++)
+					for (uint32_t r = 0; r < g->nroles; r++)
+						if (!blks[r].buf && S->slot[r] == i) {
+							S->ptrs[i] = out[nl];
+							fi[nl++] = (int)i;
+						}
+				rk_parity_recover((int)S->nslots, n, fi[0], fi[1], S->ptrs);
+				from = S->ptrs[S->slot[k]];
+			} else {
+				uint32_t j = 0;
+				for (uint32_t r = 0; r < g->nroles; r++)
+					if (blks[r].buf)
+						S->xptrs[j++] = blks[r].buf + col;
+				S->xptrs[j++] = S->pp;
+				S->pa->xor_gen((int)j, n, S->xptrs);
+				from = S->pp;
+			}
+			rk_err we = do_write(S, blks[k].role, from, n, blks[k].moff + col);
+			if (we == RK_E_IO)
+				S->ufix[blks[k].role] = RK_SCRUB_UFIX_FAILED;
+			else if (we)
+				return we;
+		}
+	}
+	/* read back once what was rewritten */
+	for (uint32_t k = 0; k < S->width; k++) {
+		uint32_t r = blks[k].role;
+		if (!blks[k].len || blks[k].buf || !S->unr[r] || S->ufix[r] != RK_SCRUB_UFIX_REWRITTEN)
+			continue;
+		for (uint64_t col = x; col < y; col += VS) {
+			size_t n = (size_t)(y - col < VS ? y - col : VS);
+			rk_err re = rk_dev_pread(S->devs[r], S->tmp, n, blks[k].moff + col);
+			if (re == RK_E_IO) {
+				S->ufix[r] = RK_SCRUB_UFIX_FAILED;
+				break;
+			}
+			if (re)
+				return re;
+		}
+	}
+	return RK_OK;
+}
+
+static int urun_cmp(const void *a, const void *b)
+{
+	const struct urun *x = a, *y = b;
+	if (x->role != y->role)
+		return x->role < y->role ? -1 : 1;
+	return x->a < y->a ? -1 : x->a > y->a;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Reports the outcomes in S->uo (sorted, merged) for stripe SI. */
+static void emit_unreadable(struct scrub *S, struct bset *b, uint32_t si)
+{
+	const struct rk_geom *g = S->g;
+	const struct blk *blks = &b->blk[(size_t)si * S->width];
+	uint64_t s = b->s0 + si, base = s * g->stripe_data;
+	struct rk_stripe_map m = { .vol_role = S->vol_role, .slot = S->slot };
+	if (S->parity && rk_geom_stripe_map(g, s, &m))
+		return;   /* cannot fail: the stripe was mapped before */
+	qsort(S->uo, S->nuo, sizeof *S->uo, urun_cmp);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < S->nuo; i++) {
+		struct urun *u = &S->uo[i];
+		if (n && S->uo[n - 1].role == u->role && S->uo[n - 1].b == u->a && S->uo[n - 1].recov == u->recov &&
+		    S->uo[n - 1].fix == u->fix)
+			S->uo[n - 1].b = u->b;
+		else
+			S->uo[n++] = *u;
+	}
+	S->nuo = n;
+	for (uint32_t i = 0; i < S->nuo; i++) {
+		const struct urun *u = &S->uo[i];
+		struct rk_scrub_unreadable U = { .stripe = s, .role = u->role, .member_len = u->b - u->a,
+		                                 .recoverable = u->recov, .fix = u->fix };
+		for (uint32_t k = 0; k < S->width; k++)
+			if (blks[k].role == u->role && blks[k].len)
+				U.member_off = blks[k].moff + u->a;
+		char why[200];
+		if (S->parity) {
+			U.offset = base + b->c0 + u->a;
+			U.length = (uint64_t)(g->ndata - 1) * g->chunk + (u->b - u->a);
+			const char *what = u->role == m.p_role ? "P" : u->role == m.q_role ? "Q" : "data";
+			for (uint32_t j = 0; j < g->ndata; j++)
+				if (S->vol_role[j] == u->role) {
+					U.is_data = 1;
+					U.offset = base + (uint64_t)j * g->chunk + b->c0 + u->a;
+					U.length = u->b - u->a;
+				}
+			if (u->recov)
+				snprintf(why, sizeof why, "read error in the %s block; the rest of the stripe can rebuild it", what);
+			else
+				snprintf(why, sizeof why, "read error in the %s block, and too many other blocks of the stripe "
+				         "are missing or unreadable to rebuild it", what);
+		} else {
+			U.is_data = 1;
+			U.offset = base + b->c0 + u->a;
+			U.length = u->b - u->a;
+			snprintf(why, sizeof why, u->recov ? "read error; another copy is readable"
+			                                   : "read error, and no other copy is readable");
+		}
+		U.why = why;
+		S->st->unreadable++;
+		if (!U.recoverable)
+			S->st->unrecoverable++;
+		if (U.fix == RK_SCRUB_UFIX_REWRITTEN)
+			S->st->rewritten++;
+		else if (U.fix == RK_SCRUB_UFIX_FAILED)
+			S->st->rewrite_failed++;
+		if (S->o->on_unreadable)
+			S->o->on_unreadable(S->o->ctx, &U);
+	}
+	S->nuo = 0;
+}
+
+/* Stripe SI has blocks whose read failed: probe them, then take the stripe
+ * in segments of constant unreadable roles; each segment's unreadable
+ * blocks count as missing there: the rest is checked with the redundancy
+ * left, and (repair) the unreadable bytes are rebuilt and rewritten. */
+static rk_err check_unreadable(struct scrub *S, struct bset *b, uint32_t si)
+{
+	struct blk *blks = &b->blk[(size_t)si * S->width];
+	uint64_t len = 0;
+	rk_err e;
+	S->nur = 0;
+	for (uint32_t k = 0; k < S->width; k++) {
+		if (blks[k].len > len)
+			len = blks[k].len;
+		if (!blks[k].ioerr)
+			continue;
+		if ((e = probe_block(S, &blks[k])))
+			return e;
+		blks[k].ioerr = 0;
+	}
+	if (!S->nur)
+		return check_range(S, b, si, 0, len);
+	/* segment bounds: every run's ends */
+	uint64_t *cut = malloc((2 * (size_t)S->nur + 2) * sizeof *cut);
+	uint8_t **save = calloc(S->width, sizeof *save);
+	if (!cut || !save) {
+		free(cut);
+		free(save);
+		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
+	}
+	uint32_t nc = 0;
+	cut[nc++] = 0;
+	cut[nc++] = len;
+	for (uint32_t i = 0; i < S->nur; i++) {
+		cut[nc++] = S->ur[i].a;
+		cut[nc++] = S->ur[i].b;
+	}
+	qsort(cut, nc, sizeof *cut, u64_cmp);
+	e = RK_OK;
+	for (uint32_t c = 0; c + 1 < nc && !e; c++) {
+		uint64_t x = cut[c], y = cut[c + 1];
+		if (x == y)
+			continue;
+		uint32_t nu = 0, nlost = 0, nread = 0;
+		for (uint32_t k = 0; k < S->width; k++) {
+			uint32_t r = blks[k].role;
+			save[k] = blks[k].buf;
+			for (uint32_t i = 0; i < S->nur; i++)
+				if (S->ur[i].role == r && S->ur[i].a <= x && S->ur[i].b >= y && blks[k].buf) {
+					S->unr[r] = 1;
+					blks[k].buf = NULL;
+					nu++;
+				}
+			if (!blks[k].len)
+				continue;
+			if (blks[k].buf)
+				nread++;
+			else
+				nlost++;
+		}
+		if (!nu) {
+			e = check_range(S, b, si, x, y);
+		} else {
+			int recov = S->parity ? nlost <= S->g->nparity : nread >= 1;
+			int checkable = S->parity ? nlost < S->g->nparity : nread >= 2;
+			for (uint32_t k = 0; k < S->width; k++)
+				S->ufix[blks[k].role] = RK_SCRUB_UFIX_NONE;
+			if (recov && S->o->repair)
+				e = rewrite_range(S, b, si, x, y);
+			if (!e && checkable)
+				e = check_range(S, b, si, x, y);
+			for (uint32_t k = 0; k < S->width && !e; k++) {
+				uint32_t r = blks[k].role;
+				if (S->unr[r] && !blks[k].buf && blks[k].len)
+					e = push_run(&S->uo, &S->nuo, &S->capuo, (struct urun){ .role = r, .a = x, .b = y,
+					                                                   .recov = recov, .fix = S->ufix[r] });
+			}
+		}
+		for (uint32_t k = 0; k < S->width; k++) {
+			blks[k].buf = save[k];
+			S->unr[blks[k].role] = 0;
+		}
+	}
+	free(cut);
+	free(save);
+	if (e)
+		return e;
+	flush_region(S);
+	emit_unreadable(S, b, si);
+	return RK_OK;
+}
+
 /* ---- the run ---- */
 
 static void scrub_free(struct scrub *S)
 {
 	for (int i = 0; i < 2; i++)
 		bset_free(S, &S->bs[i]);
+	for (uint32_t i = 1; i < RK_SCRUB_MAX_THREADS; i++)
+		wk_free(&S->cp.w[i]);
 	free(S->pp);
 	free(S->qq);
 	free(S->dd);
@@ -756,6 +1343,10 @@ static void scrub_free(struct scrub *S)
 	free(S->c_f);
 	free(S->bad);
 	free(S->ecur);
+	free(S->unr);
+	free(S->ufix);
+	free(S->ur);
+	free(S->uo);
 }
 
 rk_err rk_scrub_range(const struct rk_geom *g, uint64_t off, uint64_t len, uint64_t *first, uint64_t *last)
@@ -803,6 +1394,28 @@ static int any_redundancy(const struct scrub *S)
 	return 0;
 }
 
+/* Every stripe of a read batch, in order: the checkers' pass, then the
+ * full analysis of those not clean. */
+static rk_err check_batch(struct scrub *S, struct bset *b)
+{
+	cpool_run(&S->cp, b);
+	for (uint32_t i = 0; i < b->ns; i++) {
+		const struct blk *blks = &b->blk[(size_t)i * S->width];
+		int ioerr = 0;
+		for (uint32_t k = 0; k < S->width; k++)
+			ioerr |= blks[k].ioerr;
+		count_stripe(S, b, i);
+		rk_err e = RK_OK;
+		if (ioerr)
+			e = check_unreadable(S, b, i);
+		else if (b->dirty[i])
+			e = check_range(S, b, i, 0, b->c1 - b->c0);
+		if (e)
+			return e;
+	}
+	return RK_OK;
+}
+
 rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t *data_offset,
                     uint64_t first, uint64_t last, const struct rk_scrub_opts *opts,
                     struct rk_scrub_stats *stats)
@@ -833,8 +1446,11 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 	S->doff = data_offset;
 	S->o = opts;
 	S->st = stats;
+	S->pa = rk_parity();
 	S->parity = g->level == 4 || g->level == 5 || g->level == 6;
 	S->width = S->parity ? g->nroles : g->copies;
+	S->nslots = g->level == 6 ? g->q_slots + 2 : g->ndata + 1;
+	S->pslot = g->level == 6 ? g->q_slots : g->ndata;
 	S->unit = S->parity || g->level == 10 ? g->chunk : g->stripe_data;
 	S->batch = opts->batch ? opts->batch : RK_SCRUB_BATCH;
 	if (S->batch < RK_SCRUB_SECTOR)
@@ -871,12 +1487,17 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 	S->c_f = calloc(S->width, sizeof *S->c_f);
 	S->bad = calloc(S->width, 1);
 	S->ecur = calloc(g->nroles, sizeof *S->ecur);
-	if (!S->ecur ||
+	S->unr = calloc(g->nroles, 1);
+	S->ufix = calloc(g->nroles, sizeof *S->ufix);
+	if (!S->ecur || !S->unr || !S->ufix ||
 	    !S->pp || !S->qq || !S->dd || !S->zero || !S->tmp || !S->ptrs || !S->xptrs || !S->vol_role || !S->slot ||
 	    !S->slot_role || !S->locs || !S->p_f || !S->p_locs || !S->c_f || !S->bad) {
 		e = rk_fail(RK_E_NOMEM, "scrub: out of memory");
 		goto out;
 	}
+	/* the caller's checker scratch is the analysis scratch (used one after the other) */
+	S->w0 = (struct wk){ .pp = S->pp, .qq = S->qq, .dd = S->dd, .ptrs = S->ptrs, .xptrs = S->xptrs,
+	                     .vol_role = S->vol_role, .slot = S->slot };
 	memset(S->zero, 0, VS);
 	if ((e = bset_init(S, &S->bs[0], ns)) || (e = bset_init(S, &S->bs[1], ns)))
 		goto out;
@@ -886,6 +1507,28 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 	}
 	if (first == last)
 		goto out;
+
+	/* checkers: the caller and one per further CPU */
+	struct cpool *cp = &S->cp;
+	uint32_t nc = opts->checkers;
+	if (!nc) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nc = ncpu < 1 ? 1 : (uint32_t)(ncpu > RK_SCRUB_MAX_THREADS ? RK_SCRUB_MAX_THREADS : ncpu);
+	}
+	if (nc > RK_SCRUB_MAX_THREADS)
+		nc = RK_SCRUB_MAX_THREADS;
+	cp->S = S;
+	cp->w[0] = S->w0;
+	for (uint32_t i = 1; i < nc; i++)
+		if ((e = wk_init(S, &cp->w[i])))
+			goto out;
+	pthread_mutex_init(&cp->mu, NULL);
+	pthread_cond_init(&cp->go, NULL);
+	pthread_cond_init(&cp->done, NULL);
+	S->cp_started = 1;
+	for (cp->n = 0; cp->n + 1 < nc; cp->n++)
+		if (pthread_create(&cp->th[cp->n], NULL, cpool_main, cp))
+			break;   /* fewer helpers: the caller checks the rest */
 
 	/* reader threads */
 	struct pool *p = &S->pool;
@@ -935,8 +1578,7 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 				break;
 			pool_submit(p, nxt);
 		}
-		for (uint32_t i = 0; i < cur->ns && !e; i++)
-			e = S->parity ? check_parity_stripe(S, cur, i) : check_mirror_stripe(S, cur, i);
+		e = check_batch(S, cur);
 		if (e) {
 			if (more)
 				pool_wait(p, nxt);
@@ -962,6 +1604,8 @@ stop:
 	flush_region(S);
 	pool_stop(p);
 out:
+	if (S->cp_started)
+		cpool_stop(&S->cp);
 	if (S->begun) {
 		for (uint32_t r = 0; r < g->nroles; r++)
 			if (devs[r]) {

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include "rk_vol.h"
 #include "rk_le.h"
 #include "rk_parity.h"
@@ -1528,18 +1527,9 @@ struct fast {
 	char msg[160];
 };
 
-/* Applies ADVICE to the whole pages under [p, p+len) of a peeked mapping. */
-static void fast_advise(const uint8_t *p, uint64_t len, int advice)
-{
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a0 = (uintptr_t)p & ~(pg - 1);
-	uintptr_t a1 = ((uintptr_t)p + (uintptr_t)len + pg - 1) & ~(pg - 1);
-	(void)madvise((void *)a0, a1 - a0, advice);   /* advice only: failure changes nothing */
-}
-
 /* Points SRC at the live roles' bytes of stripes [s, s+ns); 0 if one is not
- * resident.  When the batch's first page is, the page tables of the range are
- * filled in one call (MADV_POPULATE_READ: cheaper than a fault per 16 pages,
- * and the residency check then walks present entries). */
+ * resident.  The page tables of a resident range are filled in one call
+ * first (RK_DEV_ADV_WILLNEED: cheaper than a fault per 16 pages). */
 static int fast_peek(rk_vol *v, uint32_t role, uint64_t s, uint64_t ns, const uint8_t **src)
 {
 	uint64_t chunk = v->g.chunk, len = ns * chunk;
@@ -1547,10 +1537,7 @@ static int fast_peek(rk_vol *v, uint32_t role, uint64_t s, uint64_t ns, const ui
 		if (r == role)
 			continue;
 		uint64_t at = v->doff[r] + s * chunk;
-#ifdef MADV_POPULATE_READ
-		if (rk_dev_peek(v->devs[r], at, 1, &src[r]))
-			fast_advise(src[r], len, MADV_POPULATE_READ);
-#endif
+		rk_dev_advise(v->devs[r], at, len, RK_DEV_ADV_WILLNEED);
 		if (!rk_dev_peek(v->devs[r], at, len, &src[r]))
 			return 0;
 	}
@@ -1639,7 +1626,7 @@ static void *fast_main(void *arg)
 		 * than all at once when the members are closed */
 		for (uint32_t r = 0; r < n && !e; r++)
 			if (r != role)
-				fast_advise(src[r], ns * chunk, MADV_DONTNEED);
+				rk_dev_advise(v->devs[r], v->doff[r] + s * chunk, ns * chunk, RK_DEV_ADV_DONTNEED);
 		if (!e)
 			F->state[i] = 1;
 	}

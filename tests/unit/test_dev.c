@@ -85,6 +85,52 @@ START_TEST(file_peek)
 }
 END_TEST
 
+/* Residency is exact to the page: a range with one page never read or
+ * written (a hole of a sparse file) is not served, the ranges beside it
+ * are.  Advice changes no data and leaves peeked pointers valid; it is a
+ * no-op on memory devices and past the end. */
+START_TEST(file_peek_holes_advise)
+{
+	rk_dev *d, *m;
+	const char *p = tpath("holes.img");
+	static uint8_t a[1u << 20];
+	const uint8_t *ptr = NULL, *ptr2 = NULL;
+
+	ck_assert_int_eq(rk_dev_create(&d, p, 8u << 20), RK_OK);
+	fill(a, sizeof a, 5);
+	ck_assert_int_eq(rk_dev_pwrite(d, a, sizeof a, 0), RK_OK);
+	ck_assert_int_eq(rk_dev_pwrite(d, a, sizeof a, 2u << 20), RK_OK);
+	ck_assert_int_eq(rk_dev_peek(d, 0, 1u << 20, &ptr), 1);
+	ck_assert_int_eq(rk_dev_peek(d, 2u << 20, 1u << 20, &ptr2), 1);
+	ck_assert_mem_eq(ptr2, a, sizeof a);
+	/* one byte into the hole after either written MiB */
+	ck_assert_int_eq(rk_dev_peek(d, 0, (1u << 20) + 1, &ptr2), 0);
+	ck_assert_int_eq(rk_dev_peek(d, (2u << 20) - 1, 2, &ptr2), 0);
+	ck_assert_int_eq(rk_dev_peek(d, (3u << 20) - 4096, 8192, &ptr2), 0);
+	ck_assert_int_eq(rk_dev_peek(d, (1u << 20) + 4096, 4096, &ptr2), 0);
+	/* done with the first MiB: the pointer still reads the same bytes */
+	rk_dev_advise(d, 0, 1u << 20, RK_DEV_ADV_DONTNEED);
+	ck_assert_mem_eq(ptr, a, sizeof a);
+	rk_dev_advise(d, 0, 1u << 20, RK_DEV_ADV_WILLNEED | RK_DEV_ADV_SEQUENTIAL);
+	ck_assert_int_eq(rk_dev_peek(d, 0, 1u << 20, &ptr2), 1);
+	ck_assert_ptr_eq(ptr2, ptr);
+	ck_assert_mem_eq(ptr2, a, sizeof a);
+	rk_dev_advise(d, (7u << 20), UINT64_MAX, RK_DEV_ADV_WILLNEED | RK_DEV_ADV_DONTNEED);
+	rk_dev_advise(d, UINT64_MAX, 1, RK_DEV_ADV_WILLNEED);
+	rk_dev_advise(NULL, 0, 1, RK_DEV_ADV_WILLNEED);
+	uint8_t back[4096];
+	ck_assert_int_eq(rk_dev_pread(d, back, sizeof back, 2u << 20), RK_OK);
+	ck_assert_mem_eq(back, a, sizeof back);
+	rk_dev_close(d);
+
+	ck_assert_int_eq(rk_dev_mem(&m, "mem", 8192), RK_OK);
+	memset(rk_dev_mem_data(m), 0x5a, 8192);
+	rk_dev_advise(m, 0, 8192, RK_DEV_ADV_WILLNEED | RK_DEV_ADV_DONTNEED | RK_DEV_ADV_SEQUENTIAL);
+	ck_assert_int_eq(rk_dev_mem_data(m)[4096], 0x5a);
+	rk_dev_close(m);
+}
+END_TEST
+
 START_TEST(file_create)
 {
 	rk_dev *d, *d2;
@@ -1068,6 +1114,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, file_identity);
 	tcase_add_test(tc, file_direct);
 	tcase_add_test(tc, file_peek);
+	tcase_add_test(tc, file_peek_holes_advise);
 	tcase_add_test(tc, dev_new_contract);
 	suite_add_tcase(s, tc);
 

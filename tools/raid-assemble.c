@@ -99,7 +99,7 @@ static void print_reshape(FILE *f, const struct rk_discovery *d, uint32_t a)
 	if (!t || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
 		return;
 	fprintf(f, "  reshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), finish "
-	        "with raid-resize --continue; readable, not writable until then\n", t->reshape_pos, t->volume_size,
+	        "with raid-resize --continue; readable and writable meanwhile\n", t->reshape_pos, t->volume_size,
 	        rk_level_name(t->reshape_new.level), t->reshape_new.nroles);
 	for (uint32_t i = 0; i < d->nleft; i++)
 		if (reshape_added(ai, &d->left[i]))

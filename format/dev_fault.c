@@ -13,7 +13,9 @@
 #include "rk_dev.h"
 #include "rk_le.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,57 @@ rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spe
 		p->nbad = p->capbad = 1;
 	}
 	*out = p;
+	return RK_OK;
+}
+
+rk_err rk_fault_spec_parse(const char *s, struct rk_fault_spec *spec)
+{
+	static const char *const models[] = { "none", "fail-write", "tear-write", "power-cut", "kill", "pull",
+	                                      "read-error" };
+	static const enum rk_fault_model ids[] = { RK_FAULT_NONE, RK_FAULT_FAIL_WRITE, RK_FAULT_TEAR_WRITE,
+	                                           RK_FAULT_POWER_CUT, RK_FAULT_KILL, RK_FAULT_PULL,
+	                                           RK_FAULT_READ_ERROR };
+	char buf[256];
+	memset(spec, 0, sizeof *spec);
+	if (!s || strlen(s) >= sizeof buf)
+		return rk_fail(RK_E_INVAL, "fault spec: missing or too long");
+	snprintf(buf, sizeof buf, "%s", s);
+	int have_model = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			return rk_fail(RK_E_INVAL, "fault spec: '%s' is not key=value", tok);
+		*eq++ = 0;
+		if (!strcmp(tok, "model")) {
+			size_t i = 0;
+			while (i < sizeof models / sizeof models[0] && strcmp(models[i], eq))
+				i++;
+			if (i == sizeof models / sizeof models[0])
+				return rk_fail(RK_E_INVAL, "fault spec: unknown model '%s'", eq);
+			spec->model = ids[i];
+			have_model = 1;
+			continue;
+		}
+		char *end = NULL;
+		errno = 0;
+		unsigned long long v = strtoull(eq, &end, 0);
+		if (!*eq || *end || errno || *eq == '-')
+			return rk_fail(RK_E_INVAL, "fault spec: %s: '%s' is not a number", tok, eq);
+		if (!strcmp(tok, "n"))
+			spec->n = v;
+		else if (!strcmp(tok, "member") && v <= INT32_MAX)
+			spec->member = (int)v;
+		else if (!strcmp(tok, "seed"))
+			spec->seed = v;
+		else if (!strcmp(tok, "off"))
+			spec->off = v;
+		else if (!strcmp(tok, "len"))
+			spec->len = v;
+		else
+			return rk_fail(RK_E_INVAL, "fault spec: unknown key '%s' (or value out of range)", tok);
+	}
+	if (!have_model)
+		return rk_fail(RK_E_INVAL, "fault spec: no model given");
 	return RK_OK;
 }
 

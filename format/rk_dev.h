@@ -140,6 +140,11 @@ struct rk_fault_spec {
 };
 
 rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spec);
+/* Parses the test-only form "model=M,n=N[,member=K][,seed=S][,off=O,len=L]"
+ * (M one of none, fail-write, tear-write, power-cut, kill, pull,
+ * read-error; numbers decimal or 0x hex) into *SPEC (zeroed first), as the
+ * tools read RAIDKIT_TEST_FAULT.  RK_E_INVAL naming the bad part. */
+rk_err rk_fault_spec_parse(const char *s, struct rk_fault_spec *spec);
 /* Drops the creator's reference: the plan lives on until its last wrapped
  * device is closed too, so the order of plan_free and rk_dev_close is free. */
 void   rk_fault_plan_free(rk_fault_plan *p);

@@ -187,6 +187,7 @@ struct rk_scrub_ckpt {
 	uint64_t first, last;        /* the stripe range asked for */
 	uint64_t next;               /* next stripe to check */
 	uint64_t mismatches, repaired;   /* counted so far */
+	uint64_t unreadable, unrecoverable; /* likewise (absent from older files: 0) */
 	int repair;
 };
 rk_err rk_scrub_ckpt_save(const char *path, const struct rk_scrub_ckpt *c);

@@ -1632,8 +1632,8 @@ rk_err rk_scrub_ckpt_save(const char *path, const struct rk_scrub_ckpt *c)
 	for (int i = 0; i < 16; i++)
 		fprintf(f, "%02x", c->uuid[i]);
 	fprintf(f, "\nfirst %" PRIu64 "\nlast %" PRIu64 "\nnext %" PRIu64 "\nmismatches %" PRIu64
-	        "\nrepaired %" PRIu64 "\nrepair %d\n", c->first, c->last, c->next, c->mismatches, c->repaired,
-	        c->repair ? 1 : 0);
+	        "\nrepaired %" PRIu64 "\nrepair %d\nunreadable %" PRIu64 "\nunrecoverable %" PRIu64 "\n", c->first,
+	        c->last, c->next, c->mismatches, c->repaired, c->repair ? 1 : 0, c->unreadable, c->unrecoverable);
 	int bad = fflush(f) != 0 || ferror(f) != 0 || fsync(fileno(f)) != 0;
 	bad |= fclose(f) != 0;
 	if (bad || rename(tmp, path)) {
@@ -1669,6 +1669,9 @@ rk_err rk_scrub_ckpt_load(const char *path, struct rk_scrub_ckpt *c)
 			have |= 64;
 		else if (sscanf(line, "repair %d", &c->repair) == 1)
 			have |= 128;
+		else if (sscanf(line, "unreadable %" SCNu64, &c->unreadable) == 1 ||
+		         sscanf(line, "unrecoverable %" SCNu64, &c->unrecoverable) == 1)
+			continue;
 	}
 	fclose(f);
 	if (have != 255 || strlen(uuid) != 32 || c->first > c->last || c->next < c->first || c->next > c->last)

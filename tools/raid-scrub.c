@@ -56,10 +56,16 @@ static void usage(FILE *f)
 	"  --progress           progress on stderr even when not a terminal\n"
 	"  --help, --version\n"
 	"\n"
+	"A block that cannot be read (read error) does not stop the scrub: it is\n"
+	"treated as missing for its stripe, the rest is checked with the redundancy\n"
+	"left, and the unreadable range is reported with whether it can be rebuilt;\n"
+	"--repair rebuilds it, writes it back and reads it back once.\n"
+	"\n"
 	"Sizes and offsets take K, M, G, T suffixes (powers of 1024).\n"
-	"Exit: 0 clean; 1 mismatches found (or repaired), or the array is degraded;\n"
-	"2 too few members, I/O error, repair failed or scrub stopped before the\n"
-	"end; 64 bad usage.\n");
+	"Exit: 0 clean; 1 mismatches or unreadable blocks found (or repaired), or the\n"
+	"array is degraded; 2 too few members, an unreadable range that cannot be\n"
+	"rebuilt, I/O error, repair failed or scrub stopped before the end; 64 bad\n"
+	"usage.\n");
 }
 
 struct opts {
@@ -77,6 +83,11 @@ struct kept {
 	char *why;
 };
 
+struct ukept {
+	struct rk_scrub_unreadable u;    /* why re-homed */
+	char *why;
+};
+
 struct run {
 	const struct opts *o;
 	const struct rk_array_info *ai;
@@ -86,13 +97,16 @@ struct run {
 	struct kept *kept;
 	size_t nkept, capkept;
 	int dropped;
+	struct ukept *ukept;
+	size_t nukept, capukept;
+	int udropped;
 	struct cli_progress *pg;
 	uint64_t first, done_base;
 	struct rk_scrub_ckpt ck;
 	const char *ckpt_path;
 	int ckpt_warned;
 	time_t last_save;
-	uint64_t prev_mism, prev_rep;
+	uint64_t prev_mism, prev_rep, prev_unr, prev_unrec;
 	struct rk_scrub_stats *st;   /* live stats (for checkpoints) */
 	uint64_t stop_stripes;       /* 0: no limit */
 };
@@ -176,6 +190,89 @@ static void on_region(void *ctx, const struct rk_scrub_region *r)
 	R->nkept++;
 }
 
+static const char *ufix_word(enum rk_scrub_ufix f)
+{
+	switch (f) {
+	case RK_SCRUB_UFIX_REWRITTEN: return "rewritten";
+	case RK_SCRUB_UFIX_FAILED: return "failed";
+	default: return "none";
+	}
+}
+
+static void print_unreadable(struct run *R, const struct rk_scrub_unreadable *u)
+{
+	FILE *f = R->out;
+	fprintf(f, "unreadable: stripe %" PRIu64 ", role %u (%s) member bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64
+	        " bytes): %s\n", u->stripe, u->role, role_path(R, u->role), u->member_off,
+	        u->member_off + u->member_len - 1, u->member_len, u->why);
+	fprintf(f, "  volume bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 " bytes)%s\n", u->offset, u->offset + u->length - 1,
+	        u->length, u->is_data ? "" : ": the stripe this parity protects");
+	if (u->fix == RK_SCRUB_UFIX_REWRITTEN)
+		fprintf(f, "  repaired: rebuilt from redundancy, rewritten and read back\n");
+	else if (u->fix == RK_SCRUB_UFIX_FAILED)
+		fprintf(f, "  repair FAILED: the rewrite or its read back failed\n");
+	else if (!u->recoverable)
+		fprintf(f, "  cannot be rebuilt: %s\n", u->is_data ? "these volume bytes are lost"
+		                                                    : "the stripe has no redundancy left here");
+}
+
+static void on_unreadable(void *ctx, const struct rk_scrub_unreadable *u)
+{
+	struct run *R = ctx;
+	if (R->out) {
+		print_unreadable(R, u);
+		return;
+	}
+	if (R->nukept >= MAX_KEPT) {
+		R->udropped = 1;
+		return;
+	}
+	if (R->nukept == R->capukept) {
+		size_t nc = R->capukept ? 2 * R->capukept : 16;
+		struct ukept *k = realloc(R->ukept, nc * sizeof *k);
+		if (!k) {
+			R->udropped = 1;
+			return;
+		}
+		R->ukept = k;
+		R->capukept = nc;
+	}
+	struct ukept *k = &R->ukept[R->nukept];
+	k->u = *u;
+	if (!(k->why = strdup(u->why ? u->why : ""))) {
+		R->udropped = 1;
+		return;
+	}
+	R->nukept++;
+}
+
+static void json_unreadable(rk_json *j, const struct run *R, const struct ukept *k)
+{
+	const struct rk_scrub_unreadable *u = &k->u;
+	rk_json_obj_begin(j);
+	rk_json_ku64(j, "stripe", u->stripe);
+	rk_json_ku64(j, "offset", u->offset);
+	rk_json_ku64(j, "length", u->length);
+	rk_json_key(j, "roles");
+	rk_json_arr_begin(j);
+	rk_json_u64(j, u->role);
+	rk_json_arr_end(j);
+	rk_json_kbool(j, "data", u->is_data);
+	rk_json_key(j, "members");
+	rk_json_arr_begin(j);
+	rk_json_obj_begin(j);
+	rk_json_ku64(j, "role", u->role);
+	rk_json_kstr(j, "path", role_path(R, u->role));
+	rk_json_ku64(j, "offset", u->member_off);
+	rk_json_ku64(j, "length", u->member_len);
+	rk_json_obj_end(j);
+	rk_json_arr_end(j);
+	rk_json_kbool(j, "recoverable", u->recoverable);
+	rk_json_kstr(j, "why", k->why);
+	rk_json_kstr(j, "repair", ufix_word(u->fix));
+	rk_json_obj_end(j);
+}
+
 static void save_ckpt(struct run *R, uint64_t next)
 {
 	if (!R->ckpt_path)
@@ -183,6 +280,8 @@ static void save_ckpt(struct run *R, uint64_t next)
 	R->ck.next = next;
 	R->ck.mismatches = R->prev_mism + R->st->mismatches;
 	R->ck.repaired = R->prev_rep + R->st->repaired;
+	R->ck.unreadable = R->prev_unr + R->st->unreadable;
+	R->ck.unrecoverable = R->prev_unrec + R->st->unrecoverable + R->st->rewrite_failed;
 	if (rk_scrub_ckpt_save(R->ckpt_path, &R->ck) && !R->ckpt_warned) {
 		R->ckpt_warned = 1;
 		cli_err("warning: %s; carrying on without a resume point", rk_errmsg());
@@ -402,6 +501,19 @@ int main(int argc, char **argv)
 		return EX_FAIL;
 	}
 	const char *first_path = NULL;
+	/* tests only (rk_array.h): members behind the fault-injecting backend,
+	 * read-only opens included (read errors are what a scrub meets) */
+	const char *tfault = getenv("RAIDKIT_TEST_FAULT");
+	rk_fault_plan *tplan = NULL;
+	int tcrash = 0;
+	if (tfault && *tfault) {
+		struct rk_fault_spec sp;
+		if (rk_fault_spec_parse(tfault, &sp) || rk_fault_plan_create(&tplan, &sp)) {
+			cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
+			rc = EX_FAIL;
+		}
+		tcrash = sp.model == RK_FAULT_POWER_CUT;
+	}
 	for (uint32_t r = 0; r < ai->nroles && rc == EX_DONE; r++) {
 		const struct rk_member *m = &ai->roles[r];
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)
@@ -410,6 +522,16 @@ int main(int argc, char **argv)
 			cli_err("%s", rk_errmsg());
 			rc = EX_FAIL;
 			break;
+		}
+		if (tplan) {
+			rk_dev *w = NULL;
+			rk_err we = rk_dev_fault(&w, devs[r], tplan, (int)r);
+			devs[r] = w;   /* the wrapper owns the member now, also on failure */
+			if (we) {
+				cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
+				rc = EX_FAIL;
+				break;
+			}
 		}
 		doff[r] = m->sb->data_offset;
 		sbs[r] = m->sb;
@@ -470,6 +592,8 @@ int main(int argc, char **argv)
 			R.ck.last = last;
 			R.prev_mism = ck.mismatches;
 			R.prev_rep = ck.repaired;
+			R.prev_unr = ck.unreadable;
+			R.prev_unrec = ck.unrecoverable;
 			resumed = 1;
 		}
 	}
@@ -500,6 +624,7 @@ int main(int argc, char **argv)
 			.on_region = on_region,
 			.on_progress = on_progress,
 			.on_begin_write = on_begin_write,
+			.on_unreadable = on_unreadable,
 			.ctx = &R,
 		};
 		R.first = first;
@@ -546,9 +671,16 @@ int main(int argc, char **argv)
 		}
 		R.arr = NULL;
 	}
+	if (tplan && tcrash)
+		rk_fault_crash(tplan);   /* the "power" comes back when the tool is done */
 	uint64_t mism = R.prev_mism + st.mismatches, rep = R.prev_rep + st.repaired;
-	if (rc == EX_DONE && (mism || rep || ai->state == RK_ASTATE_DEGRADED || st.unchecked))
+	uint64_t unr = R.prev_unr + st.unreadable, unrec = R.prev_unrec + st.unrecoverable + st.rewrite_failed;
+	if (rc == EX_DONE && (mism || rep || unr || ai->state == RK_ASTATE_DEGRADED || st.unchecked))
 		rc = EX_REPORT;
+	/* unreadable bytes that could not be rebuilt (or rewritten): data or
+	 * redundancy is lost there */
+	if (rc == EX_REPORT && unrec)
+		rc = EX_FAIL;
 
 	if (!o.json && (se == RK_OK || st.stripes)) {
 		printf("checked %" PRIu64 " stripe%s, read %" PRIu64 " member bytes", st.stripes,
@@ -560,6 +692,11 @@ int main(int argc, char **argv)
 		printf("%" PRIu64 " mismatch%s (%" PRIu64 " located), %" PRIu64 " repaired%s\n", mism,
 		       mism == 1 ? "" : "es", st.located, rep,
 		       resumed ? " (counts include the run resumed from)" : "");
+		if (unr)
+			printf("%" PRIu64 " unreadable range%s (%" PRIu64 " that cannot be rebuilt), %" PRIu64 " rewritten%s%s\n",
+			       unr, unr == 1 ? "" : "s", R.prev_unrec + st.unrecoverable, st.rewritten,
+			       st.rewrite_failed ? ", rewrite failed for some (see above)" : "",
+			       resumed ? " (counts include the run resumed from)" : "");
 		if (st.consistent)
 			printf("note: %" PRIu64 " region%s could not be located; redundancy was made consistent but the data "
 			       "there may be wrong (ranges above)\n", st.consistent, st.consistent == 1 ? "" : "s");
@@ -594,6 +731,15 @@ int main(int argc, char **argv)
 				json_region(j, &R, &R.kept[i]);
 			rk_json_arr_end(j);
 			rk_json_kbool(j, "regions_truncated", R.dropped);
+			rk_json_ku64(j, "unreadable_regions", unr);
+			rk_json_ku64(j, "unrecoverable_regions", unrec);
+			rk_json_ku64(j, "rewritten", st.rewritten);
+			rk_json_key(j, "unreadable");
+			rk_json_arr_begin(j);
+			for (size_t i = 0; i < R.nukept; i++)
+				json_unreadable(j, &R, &R.ukept[i]);
+			rk_json_arr_end(j);
+			rk_json_kbool(j, "unreadable_truncated", R.udropped);
 			if (st.consistent)
 				rk_json_kstr(j, "note", "some faults could not be located: redundancy was made consistent but "
 				             "the data in those regions may be wrong");
@@ -616,8 +762,12 @@ int main(int argc, char **argv)
 		free(R.kept[i].why);
 	}
 	free(R.kept);
+	for (size_t i = 0; i < R.nukept; i++)
+		free(R.ukept[i].why);
+	free(R.ukept);
 	for (uint32_t r = 0; r < ai->nroles; r++)
 		rk_dev_close(devs[r]);
+	rk_fault_plan_free(tplan);
 	free(devs);
 	free(doff);
 	free(sbs);

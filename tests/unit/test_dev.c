@@ -486,6 +486,30 @@ static void arr_close(struct arr *a)
 		rk_dev_close(a->f[i]);
 }
 
+/* The test-only spec string the tools read from RAIDKIT_TEST_FAULT. */
+START_TEST(fault_spec_parse)
+{
+	struct rk_fault_spec sp;
+	ck_assert_int_eq(rk_fault_spec_parse("model=read-error,member=2,off=0x1000,len=4096", &sp), RK_OK);
+	ck_assert_int_eq(sp.model, RK_FAULT_READ_ERROR);
+	ck_assert_int_eq(sp.member, 2);
+	ck_assert_uint_eq(sp.off, 4096);
+	ck_assert_uint_eq(sp.len, 4096);
+	ck_assert_int_eq(rk_fault_spec_parse("n=40,model=pull,member=1,seed=7", &sp), RK_OK);
+	ck_assert_int_eq(sp.model, RK_FAULT_PULL);
+	ck_assert_uint_eq(sp.n, 40);
+	ck_assert_uint_eq(sp.seed, 7);
+	ck_assert_uint_eq(sp.off, 0);
+	ck_assert_int_eq(rk_fault_spec_parse("model=power-cut,n=3", &sp), RK_OK);
+	ck_assert_int_eq(sp.model, RK_FAULT_POWER_CUT);
+	static const char *const bad[] = { "", "n=3", "model=melt", "model=kill,n=", "model=kill,n=3x",
+	                                   "model=kill,n=-1", "model=kill,colour=red", "model", "model=kill,member=99999999999" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(rk_fault_spec_parse(bad[i], &sp) == RK_E_INVAL, "accepted '%s'", bad[i]);
+	ck_assert_int_eq(rk_fault_spec_parse(NULL, &sp), RK_E_INVAL);
+}
+END_TEST
+
 START_TEST(fault_none_counts)
 {
 	struct arr a;
@@ -1124,6 +1148,7 @@ static Suite *dev_suite(void)
 
 	tc = tcase_create("fault");
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, fault_spec_parse);
 	tcase_add_test(tc, fault_none_counts);
 	tcase_add_test(tc, fault_plan_checks);
 	tcase_add_test(tc, fault_fail_write);

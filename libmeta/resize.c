@@ -27,6 +27,10 @@ struct set {
 	uint64_t *doff;           /* current data offset by role (commit writes it) */
 	uint64_t maxev;
 	int mixed;                /* members disagree on events */
+	/* Members a finished revert dropped from the array but had not wiped
+	 * yet (see is_leftover); only loaded with KEEP_LEFT. */
+	rk_dev **left;
+	uint32_t nleft;
 };
 
 static void set_free(struct set *s)
@@ -37,14 +41,42 @@ static void set_free(struct set *s)
 	free(s->sb);
 	free(s->dev);
 	free(s->doff);
+	free(s->left);
 	free(s->t);
 	memset(s, 0, sizeof *s);
 }
 
+/* Every role of the span must be given (and, as set_load checked, active). */
+static rk_err set_need_all(const struct set *s)
+{
+	for (uint32_t r = 0; r < s->span; r++)
+		if (!s->dev[r])
+			return rk_fail(RK_E_TOOFEW, "role %u is %s: every member of the array is needed", r,
+			               s->t->roles[r].state == RK_ROLE_ACTIVE ? "not among the members given" : "missing");
+	return RK_OK;
+}
+
+/* A member that a revert dropped: its own superblock (older than the
+ * template T) is of a reshape that added it (its role past the old
+ * nroles), while T, the freshest, has no reshape and an empty entry for
+ * that role.  Only an interrupted revert leaves this: a forward reshape
+ * lists the added members before and after it finishes. */
+static int is_leftover(const struct rk_sb *t, const struct rk_sb *o)
+{
+	if ((t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || !(o->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return 0;
+	if (o->events >= t->events || o->nroles != t->nroles)
+		return 0;
+	if (o->this_role < t->nroles || o->this_role >= o->reshape_new.nroles)
+		return 0;
+	return o->this_role >= t->nentries || t->roles[o->this_role].state == RK_ROLE_EMPTY;
+}
+
 /* Reads every device's superblock and maps devices to roles (see the header
  * comment of rk_resize.h).  NEED_ALL: every role of the span must be given
- * and active. */
-static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_all)
+ * and active.  KEEP_LEFT: members a revert dropped (is_leftover) go to
+ * s->left instead of failing the load. */
+static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_all, int keep_left)
 {
 	rk_err e = RK_OK;
 	memset(s, 0, sizeof *s);
@@ -55,7 +87,8 @@ static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_
 	s->sb = calloc(RK_SB_MAX_ROLES, sizeof *s->sb);
 	s->doff = calloc(RK_SB_MAX_ROLES, sizeof *s->doff);
 	s->t = malloc(sizeof *s->t);
-	if (!own || !s->dev || !s->sb || !s->doff || !s->t) {
+	s->left = calloc(n, sizeof *s->left);
+	if (!own || !s->dev || !s->sb || !s->doff || !s->t || !s->left) {
 		e = rk_fail(RK_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -94,6 +127,10 @@ static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_
 		for (r = 0; r < s->t->nentries; r++)
 			if (s->t->roles[r].state != RK_ROLE_EMPTY && !memcmp(s->t->roles[r].member_uuid, own[i]->member_uuid, 16))
 				break;
+		if (r >= s->span && keep_left && is_leftover(s->t, own[i])) {
+			s->left[s->nleft++] = devs[i];
+			continue;
+		}
 		if (r >= s->span) {
 			e = rk_fail(RK_E_STALE, "%s: %s in the array at events %llu", path,
 			            r < s->t->nentries ? "a spare, not a role" : "not a member",
@@ -123,12 +160,7 @@ static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_
 		own[i] = NULL;
 	}
 	if (need_all)
-		for (uint32_t r = 0; r < s->span; r++)
-			if (!s->dev[r]) {
-				e = rk_fail(RK_E_TOOFEW, "role %u is %s: every member of the array is needed", r,
-				            s->t->roles[r].state == RK_ROLE_ACTIVE ? "not among the members given" : "missing");
-				goto out;
-			}
+		e = set_need_all(s);
 out:
 	if (own)
 		for (uint32_t i = 0; i < n; i++)
@@ -229,7 +261,7 @@ static rk_err settle_unclean(struct set *s, rk_dev *const *devs, uint32_t n)
 	if ((e = rk_array_close(a)))
 		return rk_fail(e, "the array was not closed cleanly; replaying its journal: %s", rk_errmsg());
 	set_free(s);
-	return set_load(s, devs, n, 1);
+	return set_load(s, devs, n, 1, 1);
 }
 
 static void result_init(struct rk_resize_result *res)
@@ -338,7 +370,7 @@ rk_err rk_resize_size(rk_dev *const *devs, uint32_t n, uint64_t data_size,
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 1);
+	rk_err e = set_load(&s, devs, n, 1, 0);
 	if (e)
 		return e;
 	struct rk_sb *t = s.t;
@@ -453,33 +485,139 @@ out:
 
 /* ---- reshape ---- */
 
-/* Member bytes (relative to the old data area) below which no old block
- * holds volume bytes >= P: the start of P's old stripe row. */
-static uint64_t old_low(const struct rk_geom *g, uint64_t p)
+/* Where a geometry keeps volume bytes on its members (offsets relative to
+ * its data area), for the ordering rule of spec/reshape.md:
+ *   geo_lo(g, p)  the lowest member offset holding any block (data, parity
+ *                 or copy) of volume bytes >= p;
+ *   geo_hi(g, q)  the end of the member offsets holding all blocks of
+ *                 volume bytes < q.
+ * Striped levels: whole rows of chunks; RAID-1: the byte itself; RAID-10
+ * near (far 1, no offset; other layouts are refused before a reshape):
+ * chunk c has copies at near-grid indexes c*near .. c*near+near-1, index x
+ * on row x / nroles.  Results saturate at UINT64_MAX instead of wrapping. */
+static int geo_reshapable(const struct rk_geom *g)
+{
+	switch (g->level) {
+	case 0: case 1: case 4: case 5: case 6:
+		return 1;
+	case 10:
+		return g->r10_far == 1 && !g->r10_offset;
+	default:
+		return 0;
+	}
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return rk_mul_ovf(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t geo_lo(const struct rk_geom *g, uint64_t p)
 {
 	if (g->level == 1)
 		return p;
-	return p / g->stripe_data * g->chunk;
+	if (g->level == 10)
+		return sat_mul(sat_mul(p / g->chunk, g->r10_near) / g->nroles, g->chunk);
+	return sat_mul(p / g->stripe_data, g->chunk);
 }
 
-/* New rows that may be written from P (a multiple of the new stripe):
- * they must end at or below the old row of P (D bytes higher on the
- * member), so every old block still to be copied stays intact. */
+static uint64_t geo_hi(const struct rk_geom *g, uint64_t q)
+{
+	if (!q)
+		return 0;
+	if (g->level == 1)
+		return q;
+	if (g->level == 10) {
+		uint64_t last = sat_mul((q - 1) / g->chunk + 1, g->r10_near) - 1;   /* the last copy's index */
+		return sat_mul(last / g->nroles + 1, g->chunk);
+	}
+	return sat_mul((q - 1) / g->stripe_data + 1, g->chunk);
+}
+
+/* The largest Q, a multiple of g's stripe_data, with geo_hi(g, Q) <= L.
+ * RAID-10: Q = floor(floor(L/chunk) * nroles / near) chunks (the last
+ * copy of chunk Q/chunk - 1 then ends on row floor(L/chunk) - 1 at most). */
+static uint64_t geo_hi_cap(const struct rk_geom *g, uint64_t l)
+{
+	if (g->level == 1)
+		return l / g->stripe_data * g->stripe_data;
+	if (g->level == 10)
+		return sat_mul(sat_mul(l / g->chunk, g->nroles) / g->r10_near, g->chunk);
+	return sat_mul(l / g->chunk, g->stripe_data);
+}
+
+/* Volume bytes per member row, as a fraction (num/den of a chunk's worth):
+ * the new geometry packs the volume denser when its fraction is larger. */
+static int geo_denser(const struct rk_geom *gn, const struct rk_geom *go)
+{
+	uint64_t nn = gn->level == 10 ? gn->nroles : gn->ndata, nd = gn->level == 10 ? gn->r10_near : 1;
+	uint64_t on = go->level == 10 ? go->nroles : go->ndata, od = go->level == 10 ? go->r10_near : 1;
+	return nn * od > on * nd;
+}
+
+/* New stripes that may be written from P (a multiple of the new stripe):
+ * batch [P, Q) only when geo_hi(new, Q) <= SHIFT + geo_lo(old, P), i.e.
+ * every new block of bytes < Q lands below every old block of bytes >= P,
+ * which are all still to be copied.  0: not even one stripe fits. */
 static uint64_t batch_rows(const struct rk_geom *go, const struct rk_geom *gn, uint64_t shift,
                            uint64_t oldvol, uint64_t p, uint64_t rows_max)
 {
-	uint64_t r = p / gn->stripe_data;
-	uint64_t lw = shift + old_low(go, p);
-	uint64_t kmax = lw / gn->chunk;
-	if (kmax <= r)
+	uint64_t lw;
+	if (rk_add_ovf(shift, geo_lo(go, p), &lw))
+		lw = UINT64_MAX;
+	uint64_t q = geo_hi_cap(gn, lw);
+	if (q <= p)
 		return 0;
-	uint64_t k = kmax - r;
+	uint64_t k = (q - p) / gn->stripe_data;
 	uint64_t left = (oldvol - p + gn->stripe_data - 1) / gn->stripe_data;
 	if (k > left)
 		k = left;
 	if (k > rows_max)
 		k = rows_max;
 	return k;
+}
+
+/* Reverting from P (reshape_pos, > 0): the smallest Q, a multiple of the new
+ * stripe, Q < P, Q >= P - rows_max stripes, with
+ * geo_hi(new, P) <= SHIFT + geo_lo(old, Q): the old rows rewritten for
+ * [Q, P) start at or above geo_lo(old, Q), so they never touch the new
+ * blocks of bytes < P, which are still read until the checkpoint moves.
+ * The condition only gets easier as Q grows; the stripe holding P-1 always
+ * meets it when the forward plan was valid (spec/reshape.md).  Returns P
+ * when no Q fits. */
+static uint64_t revert_from(const struct rk_geom *go, const struct rk_geom *gn, uint64_t shift, uint64_t p,
+                            uint64_t rows_max)
+{
+	uint64_t sd = gn->stripe_data;
+	uint64_t need = geo_hi(gn, p);
+	need = need > shift ? need - shift : 0;
+	uint64_t hi = (p - 1) / sd;                          /* largest candidate, in stripes */
+	uint64_t lo = hi >= rows_max - 1 ? hi - (rows_max - 1) : 0;
+	if (geo_lo(go, sat_mul(hi, sd)) < need)
+		return p;
+	while (lo < hi) {                                    /* the first stripe that meets it */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (geo_lo(go, sat_mul(mid, sd)) >= need)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo * sd;
+}
+
+/* The old rows a revert batch rewrites: [row_start(Q), row_end(P)) of the
+ * old geometry, whole stripes (RAID-1: the bytes themselves), within the
+ * old volume. */
+static uint64_t old_row_start(const struct rk_geom *g, uint64_t q)
+{
+	return g->level == 1 ? q : q / g->stripe_data * g->stripe_data;
+}
+
+static uint64_t old_row_end(const struct rk_geom *g, uint64_t p, uint64_t vol)
+{
+	uint64_t e = g->level == 1 ? p : sat_mul((p + g->stripe_data - 1) / g->stripe_data, g->stripe_data);
+	return e < vol ? e : vol;
 }
 
 static void on_fail(void *ctx, uint32_t role, rk_err why)
@@ -501,14 +639,22 @@ static rk_err run_reshape(struct set *s, const struct rk_resize_opts *o, struct 
 	struct rk_sb *nt = NULL;
 	int failed = 0;
 	rk_err e;
-	if (nd->data_offset >= t->data_offset || (t->reshape_flags & RK_RESHAPE_BACKWARDS))
+	if (nd->data_offset >= t->data_offset || (t->reshape_flags & ~RK_RESHAPE_REVERTING))
 		return rk_fail(RK_E_NOTSUP, "this reshape (data offset %llu -> %llu, flags 0x%x) is not one this build "
 		               "runs", (unsigned long long)t->data_offset, (unsigned long long)nd->data_offset,
 		               t->reshape_flags);
+	if (t->reshape_flags & RK_RESHAPE_REVERTING)
+		return rk_fail(RK_E_CONFLICT, "the reshape is being reverted (back at volume byte %llu): it cannot go "
+		               "forward again; finish the revert with --continue", (unsigned long long)t->reshape_pos);
 	uint64_t shift = t->data_offset - nd->data_offset;
 	uint64_t oldvol = t->volume_size;
 	if ((e = open_old(&vo, &go, s)) || (e = open_new(&vn, &gn, s)))
 		goto out;
+	if (!geo_reshapable(&go) || !geo_reshapable(&gn)) {
+		e = rk_fail(RK_E_NOTSUP, "this reshape (level %s to %s) is not one this build runs", rk_level_name(go.level),
+		            rk_level_name(gn.level));
+		goto out;
+	}
 	rk_vol_on_fail(vo, on_fail, &failed);
 	rk_vol_on_fail(vn, on_fail, &failed);
 	if (gn.volume_size < oldvol) {
@@ -566,14 +712,23 @@ static rk_err run_reshape(struct set *s, const struct rk_resize_opts *o, struct 
 		if (o && o->progress)
 			o->progress(o->progress_ctx, p, oldvol);
 	}
-	/* Everything is in the new geometry: the old area is free.  New rows
-	 * past the copied ones are made consistent (zeros), then published. */
-	uint64_t r0 = (oldvol + gn.stripe_data - 1) / gn.stripe_data;
-	uint64_t from = r0 * gn.chunk;
+	/* Everything is in the new geometry: the old area is free.  What lies
+	 * past the copied stripes is made consistent (zeros), then published:
+	 * member rows from geo_hi(new, end) on hold nothing copied and are
+	 * zeroed on every member; below that (RAID-10: the rest of the last
+	 * row written holds copies of later chunks) the chunks whose copies
+	 * start there are written as zeros through the new geometry, so every
+	 * copy agrees. */
+	uint64_t qend = (oldvol + gn.stripe_data - 1) / gn.stripe_data * gn.stripe_data;
+	uint64_t from = geo_hi(&gn, qend);
 	if (from < nd->data_size)
 		for (uint32_t r = 0; r < nd->nroles; r++)
 			if ((e = zero_range(s->dev[r], nd->data_offset + from, nd->data_size - from)))
 				goto out;
+	memset(buf, 0, (size_t)gn.stripe_data);
+	for (uint64_t z = qend; z < gn.volume_size && geo_lo(&gn, z) < from; z += gn.stripe_data)
+		if ((e = rk_vol_write(vn, buf, (size_t)gn.stripe_data, z)))
+			goto out;
 	if ((e = flush_all(s, s->span)))
 		goto out;
 	memcpy(nt, t, sizeof *nt);
@@ -688,15 +843,22 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 1);
+	rk_err e = set_load(&s, devs, n, 0, 0);
 	if (e)
 		return e;
 	struct rk_sb *t = s.t;
 	struct rk_sb *nt = NULL;
+	if ((t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && (t->reshape_flags & RK_RESHAPE_REVERTING)) {
+		e = rk_fail(RK_E_CONFLICT, "the array's last reshape is being reverted (back at volume byte %llu): "
+		            "finish the revert with --continue before a new reshape", (unsigned long long)t->reshape_pos);
+		goto out;
+	}
 	if (t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
 		e = rk_fail(RK_E_CONFLICT, "a reshape is already in progress: finish it with --continue");
 		goto out;
 	}
+	if ((e = set_need_all(&s)))
+		goto out;
 	if (s.mixed) {
 		e = rk_fail(RK_E_CONFLICT, "the members' superblocks disagree (an interrupted update): run --continue first");
 		goto out;
@@ -737,8 +899,29 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
 	else
 		lay = rk_layout_default(lvl);
 	uint64_t ch = o && o->chunk ? o->chunk : (t->chunk ? t->chunk : NOCHUNK_DEFAULT);
-	int striped_old = t->level == 0 || t->level == 4 || t->level == 5 || t->level == 6 || t->level == 1;
-	int ok_new = lvl == 4 || lvl == 5 || lvl == 6 || (lvl == 0 && t->level == 0);
+	int striped_old = t->level == 0 || t->level == 4 || t->level == 5 || t->level == 6 || t->level == 1 ||
+	                  t->level == 10;
+	int ok_new = lvl == 4 || lvl == 5 || lvl == 6 || (lvl == 0 && t->level == 0) || (lvl == 10 && t->level == 10);
+	if (t->level == 10 || lvl == 10) {
+		/* RAID-10 restripes keep the level; only near layouts have copies
+		 * whose places do not depend on the member size. */
+		if (t->level != lvl) {
+			e = rk_fail(RK_E_NOTSUP, "level %s to %s: a RAID-10 reshape keeps level 10 (more members, another "
+			            "chunk or near count)", rk_level_name(t->level), rk_level_name(lvl));
+			goto out;
+		}
+		const uint32_t lays[2] = { t->layout, lay };
+		for (int i = 0; i < 2; i++) {
+			char nm[32];
+			uint32_t far = (lays[i] >> 8) & 0xff, offs = (lays[i] >> 16) & 1;
+			if (far != 1 || offs) {
+				e = rk_fail(RK_E_NOTSUP, "RAID-10 layout %s%s: not reshaped by this build: only near layouts "
+				            "(n2, n3, ...) are; far and offset copies sit where the member size puts them",
+				            rk_layout_name(10, lays[i], nm, sizeof nm), i ? " (the new one)" : "");
+				goto out;
+			}
+		}
+	}
 	if (t->level == 1 && lvl == 1) {
 		if (!nadd) {
 			e = rk_fail(RK_E_INVAL, "nothing to change");
@@ -785,9 +968,10 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
 		            (unsigned long long)gn.volume_size, (unsigned long long)oldvol);
 		goto out;
 	}
-	/* The shift: all the room below the data when the data members stay
-	 * as many (the room per batch stays the same), else a few rows (the
-	 * room grows as the reshape goes and the rest is kept for later). */
+	/* The shift: all the room below the data when the new geometry packs
+	 * the volume no denser (as many data members: the room per batch stays
+	 * the same), else a few rows (the room grows as the reshape goes and
+	 * the rest is kept for later). */
 	uint64_t floor = data_floor(t);
 	if (t->data_offset <= floor) {
 		e = rk_fail(RK_E_NOTSUP, "no room below the data area (data offset %llu) to move the data into",
@@ -796,7 +980,7 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
 	}
 	uint64_t room = (t->data_offset - floor) / RK_SB_ALIGN * RK_SB_ALIGN;
 	uint64_t shift = room;
-	if (gn.ndata > go.ndata && 4 * ch < room)
+	if (geo_denser(&gn, &go) && 4 * ch < room)
 		shift = 4 * ch;
 	/* Plan it through before writing anything: every batch must fit. */
 	uint64_t bmax = o && o->batch_max ? o->batch_max : RK_RESIZE_BATCH_MAX;
@@ -866,6 +1050,204 @@ out:
 	return e;
 }
 
+/* Wipes both superblock areas of D (a member a revert dropped). */
+static rk_err wipe_sb(rk_dev *d)
+{
+	uint64_t b = rk_sb_backup_offset(rk_dev_size(d));
+	rk_err e = zero_range(d, RK_SB_PRIMARY_OFF, RK_SB_AREA);
+	if (!e && b)
+		e = zero_range(d, b, RK_SB_AREA);
+	if (!e && (e = rk_dev_flush(d)))
+		e = rk_fail(e, "%s: flush: %s", rk_dev_path(d), rk_errmsg());
+	return e;
+}
+
+/* Members an interrupted revert dropped but had not wiped (s->left). */
+static rk_err wipe_left(struct set *s)
+{
+	for (uint32_t i = 0; i < s->nleft; i++) {
+		rk_err e = wipe_sb(s->left[i]);
+		if (e)
+			return e;
+	}
+	return RK_OK;
+}
+
+/* Brings every member to the freshest superblock (after an interrupted
+ * update). */
+static rk_err settle_mixed(struct set *s)
+{
+	if (!s->mixed)
+		return RK_OK;
+	struct rk_sb *nt = malloc(sizeof *nt);
+	if (!nt)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	memcpy(nt, s->t, sizeof *nt);
+	rk_err e = commit(s, nt);
+	free(nt);
+	return e;
+}
+
+/* The end of a revert (reshape_pos 0: every volume byte is in the old
+ * geometry): the old members get superblocks without the reshape block,
+ * the added roles emptied and, where the reshape took the journal's upper
+ * part, the journal its old size back; then the added members' superblock
+ * areas are wiped.  Old members first: once they no longer list the added
+ * ones, wiping those cannot leave an array pointing at a member without
+ * metadata (and an interruption in between leaves them for wipe_left). */
+static rk_err revert_finish(struct set *s, struct rk_resize_result *res)
+{
+	struct rk_sb *t = s->t;
+	struct rk_sb *nt = malloc(sizeof *nt);
+	if (!nt)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	uint32_t oldn = t->nroles, newn = t->reshape_new.nroles;
+	memcpy(nt, t, sizeof *nt);
+	if ((t->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && t->journal_offset < t->data_offset &&
+	    t->journal_offset + t->journal_size == t->reshape_new.data_offset)
+		nt->journal_size = t->data_offset - t->journal_offset;   /* what the reshape took, as mkraid lays it */
+	nt->feat_incompat &= ~RK_FEAT_INCOMPAT_RESHAPE;
+	memset(&nt->reshape_new, 0, sizeof nt->reshape_new);
+	nt->reshape_pos = 0;
+	nt->reshape_flags = 0;
+	rk_err e = rk_sb_volume_size(nt->level, nt->layout, nt->chunk, nt->nroles, nt->data_size, &nt->volume_size);
+	if (e) {
+		free(nt);
+		return e;
+	}
+	for (uint32_t r = oldn; r < newn && r < nt->nentries; r++)
+		memset(&nt->roles[r], 0, sizeof nt->roles[r]);
+	/* The role table shrinks back when the reshape's entries were its last. */
+	uint32_t ne = nt->nentries;
+	while (ne > oldn && nt->roles[ne - 1].state == RK_ROLE_EMPTY)
+		ne--;
+	if (ne < nt->nentries) {
+		nt->nentries = ne;
+		nt->sb_bytes = rk_sb_bytes_for(ne);
+	}
+	rk_dev *added[RK_SB_MAX_ROLES];
+	uint32_t nad = 0;
+	for (uint32_t r = oldn; r < newn; r++) {
+		if (s->dev[r])
+			added[nad++] = s->dev[r];
+		s->dev[r] = NULL;
+	}
+	e = commit(s, nt);
+	free(nt);
+	for (uint32_t i = 0; !e && i < nad; i++)
+		e = wipe_sb(added[i]);
+	if (!e)
+		e = wipe_left(s);
+	if (!e) {
+		res->events = s->maxev;
+		res->new_volume = s->t->volume_size;
+	}
+	return e;
+}
+
+/* Moves the volume bytes below reshape_pos back into the old geometry,
+ * batch by batch down to 0 (spec/reshape.md, "Revert"), then finishes the
+ * revert.  The reverting flag is recorded first, so an interruption
+ * resumes the revert, not the forward run. */
+static rk_err run_revert(struct set *s, const struct rk_resize_opts *o, struct rk_resize_result *res)
+{
+	struct rk_sb *t = s->t;
+	const struct rk_geom_desc *nd = &t->reshape_new;
+	rk_vol *vo = NULL, *vn = NULL;
+	struct rk_geom go, gn;
+	uint8_t *buf = NULL;
+	struct rk_sb *nt = NULL;
+	int failed = 0;
+	rk_err e;
+	if (nd->data_offset >= t->data_offset || (t->reshape_flags & ~RK_RESHAPE_REVERTING))
+		return rk_fail(RK_E_NOTSUP, "this reshape (data offset %llu -> %llu, flags 0x%x) is not one this build "
+		               "reverts", (unsigned long long)t->data_offset, (unsigned long long)nd->data_offset,
+		               t->reshape_flags);
+	uint64_t shift = t->data_offset - nd->data_offset;
+	uint64_t oldvol = t->volume_size;
+	uint64_t p = t->reshape_pos, p0 = p;
+	if (p > oldvol)
+		return rk_fail(RK_E_CORRUPT, "reshape_pos %llu: past the volume (%llu bytes)", (unsigned long long)p,
+		               (unsigned long long)oldvol);
+	if (!(nt = malloc(sizeof *nt)))
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	if (p) {
+		if ((e = open_old(&vo, &go, s)) || (e = open_new(&vn, &gn, s)))
+			goto out;
+		if (!geo_reshapable(&go) || !geo_reshapable(&gn)) {
+			e = rk_fail(RK_E_NOTSUP, "this reshape (level %s to %s) is not one this build reverts",
+			            rk_level_name(go.level), rk_level_name(gn.level));
+			goto out;
+		}
+		rk_vol_on_fail(vo, on_fail, &failed);
+		rk_vol_on_fail(vn, on_fail, &failed);
+		if (!(t->reshape_flags & RK_RESHAPE_REVERTING)) {
+			memcpy(nt, t, sizeof *nt);
+			nt->reshape_flags |= RK_RESHAPE_REVERTING;
+			if ((e = commit(s, nt)))
+				goto out;
+			t = s->t;
+		}
+		uint64_t bmax = o && o->batch_max ? o->batch_max : RK_RESIZE_BATCH_MAX;
+		uint64_t rows_max = bmax / gn.stripe_data ? bmax / gn.stripe_data : 1;
+		/* a batch of rows_max new stripes plus the old rows around its ends */
+		uint64_t bl = rows_max * gn.stripe_data + 2 * go.stripe_data;
+		if (!(buf = malloc(bl))) {
+			e = rk_fail(RK_E_NOMEM, "out of memory for a batch of %llu bytes", (unsigned long long)bl);
+			goto out;
+		}
+		while (p > 0) {
+			if (o && o->stop && *o->stop) {
+				e = rk_fail(RK_E_FAULT, "interrupted at volume byte %llu (reverting from %llu): resume with "
+				            "--continue", (unsigned long long)p, (unsigned long long)p0);
+				goto out;
+			}
+			uint64_t q = revert_from(&go, &gn, shift, p, rows_max);
+			if (q >= p) {
+				e = rk_fail(RK_E_NOTSUP, "no room to move volume byte %llu back into the old geometry",
+				            (unsigned long long)p - 1);
+				goto out;
+			}
+			/* Whole old rows around [q, p): bytes below p from the new
+			 * geometry, the rest from the old; full-stripe writes. */
+			uint64_t a = old_row_start(&go, q), b = old_row_end(&go, p, oldvol);
+			uint64_t mid = p < b ? p : b;
+			if ((e = rk_vol_read(vn, buf, (size_t)(mid - a), a)))
+				goto out;
+			if (mid < b && (e = rk_vol_read(vo, buf + (mid - a), (size_t)(b - mid), mid)))
+				goto out;
+			if ((e = rk_vol_write(vo, buf, (size_t)(b - a), a)) || (e = rk_vol_flush(vo)))
+				goto out;
+			if (failed) {
+				e = rk_fail(RK_E_IO, "a member failed during the revert (stopped at volume byte %llu): %s",
+				            (unsigned long long)p, rk_errmsg());
+				goto out;
+			}
+			/* The old rows are durable: only now may the checkpoint fall. */
+			memcpy(nt, t, sizeof *nt);
+			nt->reshape_pos = q;
+			if ((e = commit(s, nt)))
+				goto out;
+			t = s->t;
+			res->moved += p - q;
+			res->checkpoints++;
+			p = q;
+			if (o && o->progress)
+				o->progress(o->progress_ctx, p0 - p, p0);
+		}
+		rk_vol_close(vo);
+		rk_vol_close(vn);
+		vo = vn = NULL;
+	}
+	e = revert_finish(s, res);
+out:
+	rk_vol_close(vo);
+	rk_vol_close(vn);
+	free(buf);
+	free(nt);
+	return e;
+}
+
 rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,
                           struct rk_resize_result *res)
 {
@@ -874,45 +1256,38 @@ rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resiz
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 1);
+	rk_err e = set_load(&s, devs, n, 1, 1);
 	if (e)
 		return e;
 	if ((e = settle_unclean(&s, devs, n)))
 		goto out;
 	res->old_volume = res->new_volume = s.t->volume_size;
 	res->events = s.maxev;
-	if (s.t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
+	int was_mixed = s.mixed;
+	if ((e = settle_mixed(&s)))   /* every member at the freshest checkpoint first */
+		goto out;
+	res->events = s.maxev;
+	if ((s.t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && (s.t->reshape_flags & RK_RESHAPE_REVERTING)) {
 		uint64_t from = s.t->reshape_pos;
-		if (s.mixed) {
-			/* Bring every member to the freshest checkpoint first. */
-			struct rk_sb *nt = malloc(sizeof *nt);
-			if (!nt) {
-				e = rk_fail(RK_E_NOMEM, "out of memory");
-				goto out;
-			}
-			memcpy(nt, s.t, sizeof *nt);
-			e = commit(&s, nt);
-			free(nt);
-			if (e)
-				goto out;
-		}
+		uint32_t newn = s.t->reshape_new.nroles;
+		if ((e = run_revert(&s, o, res)))
+			goto out;
+		snprintf(res->did, sizeof res->did, "the reshape was being reverted: revert finished from volume byte "
+		         "%llu: level %s on %u members again (%u -> %u), volume %llu bytes", (unsigned long long)from,
+		         rk_level_name(s.t->level), s.t->nroles, newn, s.t->nroles, (unsigned long long)s.t->volume_size);
+	} else if (s.t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) {
+		uint64_t from = s.t->reshape_pos;
 		if ((e = run_reshape(&s, o, res)))
 			goto out;
 		snprintf(res->did, sizeof res->did, "reshape finished from volume byte %llu: level %s, %u members, "
 		         "volume %llu bytes", (unsigned long long)from, rk_level_name(s.t->level), s.t->nroles,
 		         (unsigned long long)s.t->volume_size);
-	} else if (s.mixed) {
-		struct rk_sb *nt = malloc(sizeof *nt);
-		if (!nt) {
-			e = rk_fail(RK_E_NOMEM, "out of memory");
+	} else if (s.nleft) {
+		if ((e = wipe_left(&s)))
 			goto out;
-		}
-		memcpy(nt, s.t, sizeof *nt);
-		e = commit(&s, nt);
-		free(nt);
-		if (e)
-			goto out;
-		res->events = s.maxev;
+		snprintf(res->did, sizeof res->did, "an interrupted revert completed: %u dropped member%s wiped "
+		         "(events %llu)", s.nleft, s.nleft == 1 ? "" : "s", (unsigned long long)s.maxev);
+	} else if (was_mixed) {
 		snprintf(res->did, sizeof res->did, "an interrupted superblock update completed (events %llu)",
 		         (unsigned long long)s.maxev);
 	} else {
@@ -926,64 +1301,44 @@ out:
 rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,
                         struct rk_resize_result *res)
 {
-	(void)o;
 	struct rk_resize_result dummy;
 	if (!res)
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 1);
+	rk_err e = set_load(&s, devs, n, 1, 1);
 	if (e)
 		return e;
 	if ((e = settle_unclean(&s, devs, n)))
 		goto out;
 	struct rk_sb *t = s.t;
+	res->old_volume = res->new_volume = t->volume_size;
 	if (!(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)) {
+		if (s.nleft) {
+			/* A revert interrupted after its last superblock update. */
+			if (!(e = settle_mixed(&s)) && !(e = wipe_left(&s))) {
+				res->events = s.maxev;
+				snprintf(res->did, sizeof res->did, "reverted to level %s on %u members (%u dropped member%s "
+				         "wiped)", rk_level_name(s.t->level), s.t->nroles, s.nleft, s.nleft == 1 ? "" : "s");
+			}
+			goto out;
+		}
 		e = rk_fail(RK_E_INVAL, "no reshape in progress: nothing to revert");
 		goto out;
 	}
-	if (t->reshape_pos) {
-		e = rk_fail(RK_E_NOTSUP, "the reshape has moved %llu bytes already: it cannot be reverted, finish it "
-		            "with --continue", (unsigned long long)t->reshape_pos);
+	if ((e = settle_mixed(&s)))
 		goto out;
-	}
-	struct rk_sb *nt = malloc(sizeof *nt);
-	if (!nt) {
-		e = rk_fail(RK_E_NOMEM, "out of memory");
-		goto out;
-	}
+	t = s.t;
+	uint64_t from = t->reshape_pos;
 	uint32_t oldn = t->nroles, newn = t->reshape_new.nroles;
-	memcpy(nt, t, sizeof *nt);
-	nt->feat_incompat &= ~RK_FEAT_INCOMPAT_RESHAPE;
-	memset(&nt->reshape_new, 0, sizeof nt->reshape_new);
-	nt->reshape_pos = 0;
-	nt->reshape_flags = 0;
-	rk_sb_volume_size(nt->level, nt->layout, nt->chunk, nt->nroles, nt->data_size, &nt->volume_size);
-	for (uint32_t r = oldn; r < newn && r < nt->nentries; r++)
-		memset(&nt->roles[r], 0, sizeof nt->roles[r]);
-	/* Old members first: once they no longer list the added ones, wiping
-	 * those cannot leave an array pointing at a member without metadata. */
-	rk_dev *added[RK_SB_MAX_ROLES];
-	uint32_t nad = 0;
-	for (uint32_t r = oldn; r < newn; r++) {
-		if (s.dev[r])
-			added[nad++] = s.dev[r];
-		s.dev[r] = NULL;
-	}
-	e = commit(&s, nt);
-	free(nt);
-	for (uint32_t i = 0; !e && i < nad; i++) {
-		uint64_t b = rk_sb_backup_offset(rk_dev_size(added[i]));
-		if (!(e = zero_range(added[i], RK_SB_PRIMARY_OFF, RK_SB_AREA)) && b)
-			e = zero_range(added[i], b, RK_SB_AREA);
-		if (!e)
-			e = rk_dev_flush(added[i]);
-	}
-	if (!e) {
-		res->events = s.maxev;
-		res->old_volume = res->new_volume = s.t->volume_size;
+	if ((e = run_revert(&s, o, res)))
+		goto out;
+	if (from)
+		snprintf(res->did, sizeof res->did, "reverted from volume byte %llu: level %s on %u members again "
+		         "(%u -> %u), volume %llu bytes", (unsigned long long)from, rk_level_name(s.t->level), oldn, newn,
+		         oldn, (unsigned long long)s.t->volume_size);
+	else
 		snprintf(res->did, sizeof res->did, "reverted to level %s on %u members", rk_level_name(s.t->level), oldn);
-	}
 out:
 	set_free(&s);
 	return e;
@@ -992,7 +1347,7 @@ out:
 rk_err rk_resize_read(rk_dev *const *devs, uint32_t n, void *buf, uint64_t len, uint64_t off, uint64_t *size)
 {
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 0);
+	rk_err e = set_load(&s, devs, n, 0, 0);
 	if (e)
 		return e;
 	rk_resize_reader *rd = NULL;

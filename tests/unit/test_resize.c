@@ -292,7 +292,14 @@ static const struct rs_case rs_cases[] = {
 	{ 5, 0, 3, 1, 65536, -99, 32768 },    /* +1 with a new chunk */
 	{ 4, 0, 3, 1, 131072, -99, 0 },       /* RAID-4 +1 */
 	{ 1, 0, 2, 1, 0, -99, 0 },            /* RAID-1 gains a mirror */
+	/* RAID-10 near: restriped; odd counts wrap copies across rows */
+	{ 10, RK_R10_LAYOUT(2, 1, 0), 4, 1, 65536, -99, 0 },       /* 11: n2 4 -> 5 */
+	{ 10, RK_R10_LAYOUT(2, 1, 0), 4, 2, 65536, -99, 0 },       /* 12: n2 4 -> 6 */
+	{ 10, RK_R10_LAYOUT(2, 1, 0), 3, 1, 65536, -99, 0 },       /* 13: n2 3 -> 4 */
+	{ 10, RK_R10_LAYOUT(3, 1, 0), 3, 1, 65536, -99, 0 },       /* 14: n3 3 -> 4 */
+	{ 10, RK_R10_LAYOUT(2, 1, 0), 4, 1, 65536, -99, 32768 },   /* 15: n2 4 -> 5, chunk 64K -> 32K */
 };
+#define RS_R10 11
 
 static void run_case(const struct rs_case *c, uint64_t batch)
 {
@@ -372,12 +379,12 @@ END_TEST
 /* ---- interruptions ---- */
 
 static uint64_t g_points;   /* interruption points tested, for the report */
+static uint64_t g_devsz = 3u << 20;   /* member size in interrupted() */
 static uint64_t g_midread;  /* of them, opened mid-reshape through rk_array_open_devs */
 
 /* The members D (N of them, any state an interruption left) open as an
  * array (rk_array_open_devs, read-only) whose volume is DATA (LEN bytes);
- * mid-reshape the open is read-only through the dual-geometry reader and a
- * read-write open is refused. */
+ * mid-reshape (or mid-revert) through the dual-geometry reader. */
 static void array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len)
 {
 	struct rk_sb *own[MAXM] = { 0 };
@@ -431,13 +438,10 @@ static void array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64
 	ck_assert_int_eq(rk_array_write(a, b, 1, 0), RK_E_READONLY);
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
 	free(b);
-	if (mid) {
-		/* writing mid-reshape is refused, naming --continue */
-		rk_err we = rk_array_open_devs(&a, t, byrole, sbs, RK_ARRAY_RDWR);
-		ck_assert_int_eq(we, RK_E_NOTSUP);
-		ck_assert(strstr(rk_errmsg(), "raid-resize --continue"));
+	/* Writing mid-reshape is rk_array's (test_array); here only reads, so
+	 * the state the interruption left is what continue resumes from. */
+	if (mid)
 		g_midread++;
-	}
 	for (uint32_t i = 0; i < n; i++)
 		free(own[i]);
 }
@@ -449,10 +453,10 @@ static void interrupted(const struct rs_case *c, const struct rk_fault_spec *spe
 	rk_dev *d[MAXM], *w[MAXM];
 	uint64_t vol;
 	rng = 12345;   /* same data each run */
-	uint8_t *data = make_array(d, c->level, c->layout, c->chunk, c->nr, 3u << 20, &vol);
+	uint8_t *data = make_array(d, c->level, c->layout, c->chunk, c->nr, g_devsz, &vol);
 	uint32_t n = c->nr + c->nadd;
 	for (uint32_t a = 0; a < c->nadd; a++)
-		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], "new", 3u << 20), RK_OK);
+		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], "new", g_devsz), RK_OK);
 	rk_fault_plan *plan;
 	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
 	for (uint32_t r = 0; r < n; r++)
@@ -521,11 +525,12 @@ static void interrupted(const struct rs_case *c, const struct rk_fault_spec *spe
 
 START_TEST(t_kill_every_write)
 {
-	static const int cases[] = { 0, 4, 5 };   /* RAID-5 +1, 5 -> 6, 0 -> 5 */
+	static const int cases[] = { 0, 4, 5, RS_R10 };   /* RAID-5 +1, 5 -> 6, 0 -> 5, RAID-10 n2 4 -> 5 */
 	const struct rs_case *c = &rs_cases[cases[_i]];
 	uint64_t total = 0;
 	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
 	g_journal = _i == 1;
+	g_devsz = c->level == 10 ? 2u << 20 : 3u << 20;   /* RAID-10: a smaller volume, as many batches */
 	interrupted(c, &sp, 256 * 1024, &total);
 	ck_assert_uint_gt(total, 20);
 	uint64_t before = g_points;
@@ -545,6 +550,7 @@ START_TEST(t_power_cut)
 {
 	const struct rs_case *c = &rs_cases[_i == 0 ? 2 : 1];   /* RAID-6 +1, RAID-5 +2 */
 	uint64_t total = 0;
+	g_devsz = 3u << 20;
 	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
 	interrupted(c, &sp, 256 * 1024, &total);
 	uint64_t step = total / 60 + 1, before = g_points;
@@ -558,6 +564,315 @@ START_TEST(t_power_cut)
 }
 END_TEST
 
+/* ---- RAID-10 refusals ---- */
+
+START_TEST(t_r10_refusals)
+{
+	/* far and offset copies sit where the member size puts them: refused,
+	 * naming the layout; a RAID-10 reshape keeps level 10 */
+	static const uint32_t lays[] = { RK_R10_LAYOUT(1, 2, 0), RK_R10_LAYOUT(1, 2, 1), RK_R10_LAYOUT(2, 2, 0) };
+	for (unsigned i = 0; i <= 3; i++) {
+		rk_dev *d[MAXM];
+		uint64_t vol;
+		uint32_t lay = i < 3 ? lays[i] : RK_R10_LAYOUT(2, 1, 0);
+		uint8_t *data = make_array(d, 10, lay, 65536, 4, 3u << 20, &vol);
+		ck_assert_int_eq(rk_dev_mem(&d[4], "new", 3u << 20), RK_OK);
+		struct rk_sb *s0 = read_sb(d[0]);
+		struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP };
+		if (i == 3) {
+			o.set_level = 1;
+			o.level = 5;
+		}
+		struct rk_resize_result res;
+		ck_assert_int_eq(rk_resize_reshape(d, 4, d + 4, 1, &o, &res), RK_E_NOTSUP);
+		ck_assert_msg(strstr(rk_errmsg(), i < 3 ? "only near layouts" : "keeps level 10"), "message: %s",
+		              rk_errmsg());
+		for (uint32_t r = 0; r < 4; r++) {
+			struct rk_sb *sb = read_sb(d[r]);
+			ck_assert_uint_eq(sb->events, s0->events);
+			free(sb);
+		}
+		struct rk_sb_read rd;
+		ck_assert(rk_sb_read(d[4], &rd) != RK_OK || rd.chosen < 0);
+		rk_sb_read_free(&rd);
+		verify(d, 4, data, vol);
+		free(s0);
+		close_all(d, 5);
+		free(data);
+	}
+	/* near into a near layout of more copies (n2 -> n3 on 4 -> 6): allowed */
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	uint8_t *data = make_array(d, 10, RK_R10_LAYOUT(2, 1, 0), 65536, 4, 3u << 20, &vol);
+	for (uint32_t a = 0; a < 2; a++)
+		ck_assert_int_eq(rk_dev_mem(&d[4 + a], "new", 3u << 20), RK_OK);
+	struct rk_resize_opts o = { .layout = RK_R10_LAYOUT(3, 1, 0), .set_level = 1, .level = 10 };
+	struct rk_resize_result res;
+	ck_assert_msg(rk_resize_reshape(d, 4, d + 4, 2, &o, &res) == RK_OK, "n2 -> n3: %s", rk_errmsg());
+	verify(d, 6, data, vol);
+	close_all(d, 6);
+	free(data);
+}
+END_TEST
+
+/* ---- revert after data moved ---- */
+
+struct stop_at {
+	volatile int flag;
+	uint64_t at;
+};
+static void stop_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct stop_at *st = ctx;
+	(void)total;
+	if (done >= st->at)
+		st->flag = 1;
+}
+
+/* Case C on fresh members of DEVSZ, its reshape stopped at the first
+ * checkpoint at or past PERMILLE thousandths of the volume (0: before any
+ * data moved).  D gets every member (old ones by role, then the added);
+ * returns the volume's bytes; *POS gets the checkpoint. */
+static uint8_t *start_partial(const struct rs_case *c, rk_dev **d, uint64_t devsz, uint64_t batch,
+                              uint64_t permille, uint64_t *vol, uint64_t *pos)
+{
+	uint8_t *data = make_array(d, c->level, c->layout, c->chunk, c->nr, devsz, vol);
+	uint64_t at = permille ? *vol / 1000 * permille + 1 : 0;
+	for (uint32_t a = 0; a < c->nadd; a++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "new%u", a);
+		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], nm, devsz), RK_OK);
+		memset(rk_dev_mem_data(d[c->nr + a]), 0x5A, devsz);
+	}
+	struct stop_at st = { .flag = at == 0, .at = at };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = batch, .chunk = c->new_chunk,
+	                            .progress = stop_cb, .progress_ctx = &st, .stop = &st.flag };
+	if (c->new_level != -99) {
+		o.set_level = 1;
+		o.level = c->new_level;
+	}
+	struct rk_resize_result res;
+	ck_assert_int_eq(rk_resize_reshape(d, c->nr, d + c->nr, c->nadd, &o, &res), RK_E_FAULT);
+	ck_assert(strstr(rk_errmsg(), "interrupted"));
+	struct rk_sb *s = read_sb(d[0]);
+	ck_assert(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	*pos = s->reshape_pos;
+	ck_assert_uint_ge(*pos, at);
+	ck_assert_uint_lt(*pos, *vol);
+	free(s);
+	return data;
+}
+
+/* After a revert: the old members (C->nr) hold the old geometry with DATA
+ * (the volume exactly as before) and scrub clean (verify), the journal has
+ * its size of before (JSIZE, 0 = none), and the added members carry no
+ * superblock. */
+static void verify_reverted(rk_dev **d, const struct rs_case *c, const uint8_t *data, uint64_t vol, uint64_t jsize)
+{
+	verify(d, c->nr, data, vol);
+	struct rk_sb *s = read_sb(d[0]);
+	ck_assert_int_eq(s->level, c->level);
+	ck_assert_uint_eq(s->layout, c->layout);
+	ck_assert_uint_eq(s->volume_size, vol);
+	ck_assert_uint_eq(s->nentries, c->nr);
+	ck_assert_uint_eq(s->data_offset, RK_DATA_OFFSET_DEFAULT);
+	if (jsize)
+		ck_assert_uint_eq(s->journal_size, jsize);
+	free(s);
+	for (uint32_t a = 0; a < c->nadd; a++) {
+		struct rk_sb_read rd;
+		rk_err e = rk_sb_read(d[c->nr + a], &rd);
+		ck_assert_msg(e != RK_OK || rd.chosen < 0, "added member %u still has a superblock", a);
+		rk_sb_read_free(&rd);
+	}
+}
+
+static const int rv_cases[] = { 0, 4, 5, RS_R10, 13 };   /* RAID-5 +1, 5 -> 6, 0 -> 5, RAID-10 n2 4 -> 5, 3 -> 4 */
+
+START_TEST(t_revert)
+{
+	const struct rs_case *c = &rs_cases[rv_cases[_i]];
+	uint32_t n = c->nr + c->nadd;
+	g_journal = _i % 2 == 0;
+	uint64_t jsize = g_journal && c->level != 0 ? RK_DATA_OFFSET_DEFAULT - RK_SB_PRIMARY_END : 0;
+	/* Stopped a third of the way, then reverted in one go. */
+	rk_dev *d[MAXM];
+	uint64_t vol, pos;
+	uint8_t *data = start_partial(c, d, 3u << 20, 64 * 1024, 333, &vol, &pos);
+	ck_assert_uint_gt(pos, 0);
+	struct rk_resize_result res;
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = 128 * 1024 };
+	rk_dev *given[MAXM];
+	for (uint32_t i = 0; i < n; i++)
+		given[i] = d[n - 1 - i];   /* any order */
+	ck_assert_msg(rk_resize_revert(given, n, &o, &res) == RK_OK, "revert: %s", rk_errmsg());
+	ck_assert_uint_eq(res.moved, pos);
+	ck_assert_uint_gt(res.checkpoints, 0);
+	ck_assert(strstr(res.did, "reverted from volume byte"));
+	verify_reverted(d, c, data, vol, jsize);
+	/* The array reshapes again from there, to the end. */
+	struct rk_resize_opts fo = { .layout = RK_RESIZE_LAYOUT_KEEP, .chunk = c->new_chunk };
+	if (c->new_level != -99) {
+		fo.set_level = 1;
+		fo.level = c->new_level;
+	}
+	ck_assert_msg(rk_resize_reshape(d, c->nr, d + c->nr, c->nadd, &fo, &res) == RK_OK, "reshape after revert: %s",
+	              rk_errmsg());
+	verify(d, n, data, vol);
+	close_all(d, n);
+	free(data);
+
+	/* Stopped two thirds of the way; the revert itself stopped half-way:
+	 * the array reads as before, a forward reshape is refused, and
+	 * continue finishes the revert, saying so. */
+	data = start_partial(c, d, 3u << 20, 64 * 1024, 667, &vol, &pos);
+	struct stop_at st = { .at = pos / 2 };
+	o.progress = stop_cb;
+	o.progress_ctx = &st;
+	o.stop = &st.flag;
+	ck_assert_int_eq(rk_resize_revert(d, n, &o, &res), RK_E_FAULT);
+	struct rk_sb *s = read_sb(d[0]);
+	ck_assert(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	ck_assert(s->reshape_flags & RK_RESHAPE_REVERTING);
+	ck_assert_uint_lt(s->reshape_pos, pos);
+	ck_assert_uint_gt(s->reshape_pos, 0);
+	free(s);
+	uint8_t *b = malloc(vol);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rk_resize_read(d, n, b, vol, 0, NULL), RK_OK);
+	ck_assert(!memcmp(b, data, vol));
+	free(b);
+	array_read_check(d, n, data, vol);
+	ck_assert_int_eq(rk_resize_reshape(d, n, NULL, 0, &fo, &res), RK_E_CONFLICT);
+	ck_assert_msg(strstr(rk_errmsg(), "being reverted"), "message: %s", rk_errmsg());
+	ck_assert_int_eq(rk_resize_reshape(d, c->nr, NULL, 0, &fo, &res), RK_E_CONFLICT);
+	ck_assert_msg(rk_resize_continue(d, n, NULL, &res) == RK_OK, "continue: %s", rk_errmsg());
+	ck_assert_msg(strstr(res.did, "revert"), "did: %s", res.did);
+	verify_reverted(d, c, data, vol, jsize);
+	ck_assert_int_eq(rk_resize_revert(d, c->nr, NULL, &res), RK_E_INVAL);
+	close_all(d, n);
+	free(data);
+
+	/* Nothing moved yet (reshape_pos 0): superblocks only. */
+	data = start_partial(c, d, 3u << 20, 64 * 1024, 0, &vol, &pos);
+	ck_assert_uint_eq(pos, 0);
+	ck_assert_msg(rk_resize_revert(d, n, NULL, &res) == RK_OK, "revert at 0: %s", rk_errmsg());
+	ck_assert_uint_eq(res.moved, 0);
+	verify_reverted(d, c, data, vol, jsize);
+	close_all(d, n);
+	free(data);
+	g_journal = 0;
+}
+END_TEST
+
+static void snap_restore(rk_dev **d, uint8_t *const *snap, uint32_t n, uint64_t devsz)
+{
+	for (uint32_t r = 0; r < n; r++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "m%u", r);
+		ck_assert_int_eq(rk_dev_mem(&d[r], nm, devsz), RK_OK);
+		memcpy(rk_dev_mem_data(d[r]), snap[r], devsz);
+	}
+}
+
+/* A kill at every write of a revert (from a reshape stopped part-way),
+ * each resumed with rk_resize_continue: a recorded revert resumes as one;
+ * killed before the reverting flag was durable, continue finishes the
+ * reshape forward instead (also fine: the user asked for nothing else yet). */
+START_TEST(t_revert_kill_every_write)
+{
+	static const int cases[] = { 0, RS_R10 };   /* RAID-5 +1 with a journal, RAID-10 n2 4 -> 5 */
+	const struct rs_case *c = &rs_cases[cases[_i]];
+	uint32_t n = c->nr + c->nadd;
+	uint64_t devsz = c->level == 10 ? 2u << 20 : 3u << 20, vol, pos;
+	g_journal = _i == 0;
+	uint64_t jsize = g_journal ? RK_DATA_OFFSET_DEFAULT - RK_SB_PRIMARY_END : 0;
+	rk_dev *d[MAXM];
+	uint8_t *data = start_partial(c, d, devsz, 256 * 1024, 750, &vol, &pos);
+	uint8_t *snap[MAXM];
+	for (uint32_t r = 0; r < n; r++) {
+		snap[r] = malloc(devsz);
+		ck_assert_ptr_nonnull(snap[r]);
+		memcpy(snap[r], rk_dev_mem_data(d[r]), devsz);
+	}
+	close_all(d, n);
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = 256 * 1024 };
+	uint64_t total = 0, points = 0, as_revert = 0;
+	for (uint64_t k = 0;; k += KILL_STRIDE) {
+		rk_dev *w[MAXM], *after[MAXM];
+		struct rk_fault_spec sp = { .model = k == 0 ? RK_FAULT_NONE : RK_FAULT_KILL, .n = k - 1, .seed = k };
+		rk_fault_plan *plan;
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &sp), RK_OK);
+		snap_restore(d, snap, n, devsz);
+		for (uint32_t r = 0; r < n; r++)
+			ck_assert_int_eq(rk_dev_fault(&w[r], d[r], plan, (int)r), RK_OK);
+		struct rk_resize_result res;
+		rk_err e = rk_resize_revert(w, n, &o, &res);
+		if (k == 0) {
+			ck_assert_msg(e == RK_OK, "revert: %s", rk_errmsg());
+			total = rk_fault_writes(plan);
+			ck_assert_uint_gt(total, 20);
+		}
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+		for (uint32_t r = 0; r < n; r++) {
+			rk_dev *lo = rk_fault_lower(plan, (int)r);
+			ck_assert_ptr_nonnull(lo);
+			ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), devsz), RK_OK);
+			memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), devsz);
+		}
+		close_all(w, n);
+		rk_fault_plan_free(plan);
+		if (k) {
+			/* The volume reads as before, through rk_resize_read and as an
+			 * array (the added members may be wiped already). */
+			uint8_t *b = malloc(vol);
+			ck_assert_ptr_nonnull(b);
+			rk_err re = rk_resize_read(after, n, b, vol, 0, NULL);
+			if (re == RK_E_NOSB || re == RK_E_STALE)
+				re = rk_resize_read(after, c->nr, b, vol, 0, NULL);
+			ck_assert_msg(re == RK_OK, "read after kill at write %llu: %s", (unsigned long long)k - 1, rk_errmsg());
+			ck_assert_msg(!memcmp(b, data, vol), "volume changed by a revert killed at write %llu",
+			              (unsigned long long)k - 1);
+			free(b);
+			array_read_check(after, n, data, vol);
+			struct rk_sb *s = read_sb(after[0]);
+			int reverting = (s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && (s->reshape_flags & RK_RESHAPE_REVERTING);
+			free(s);
+			e = rk_resize_continue(after, n, NULL, &res);
+			if (e == RK_E_NOSB)   /* the added members were wiped: the revert is done */
+				e = rk_resize_continue(after, c->nr, NULL, &res);
+			ck_assert_msg(e == RK_OK, "continue after kill at write %llu: %s", (unsigned long long)k - 1, rk_errmsg());
+			if (reverting)
+				ck_assert_msg(strstr(res.did, "revert"), "did: %s", res.did);
+			s = read_sb(after[0]);
+			int forward = s->nroles == n;
+			free(s);
+			if (forward) {
+				ck_assert(!reverting);
+				verify(after, n, data, vol);
+			} else {
+				verify_reverted(after, c, data, vol, jsize);
+				as_revert++;
+			}
+			points++;
+		} else {
+			verify_reverted(after, c, data, vol, jsize);
+		}
+		close_all(after, n);
+		if (k && k - 1 >= total)
+			break;
+	}
+	fprintf(stderr, "resize: revert of case %d from %llu of %llu bytes: kill at each of %llu writes (%llu resumed "
+	        "as a revert)\n", cases[_i], (unsigned long long)pos, (unsigned long long)vol, (unsigned long long)points,
+	        (unsigned long long)as_revert);
+	ck_assert_uint_gt(as_revert, points * 9 / 10);
+	for (uint32_t r = 0; r < n; r++)
+		free(snap[r]);
+	free(data);
+	g_journal = 0;
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("resize");
@@ -568,8 +883,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_fs_probe_kinds);
 	tcase_add_loop_test(tc, t_reshape, 0, (int)(sizeof rs_cases / sizeof rs_cases[0]));
 	tcase_add_test(tc, t_refusals);
-	tcase_add_loop_test(tc, t_kill_every_write, 0, 3);
+	tcase_add_loop_test(tc, t_kill_every_write, 0, 4);
 	tcase_add_loop_test(tc, t_power_cut, 0, 2);
+	tcase_add_test(tc, t_r10_refusals);
+	tcase_add_loop_test(tc, t_revert, 0, (int)(sizeof rv_cases / sizeof rv_cases[0]));
+	tcase_add_loop_test(tc, t_revert_kill_every_write, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

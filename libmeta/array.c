@@ -151,7 +151,7 @@ static void on_member_fail(void *ctx, uint32_t role, rk_err err)
 	/* mid-reshape both engines run on the member: the other one stops
 	 * using it too (its callback finds the role down already) */
 	for (uint32_t i = 0; first && a->nparts > 1 && i < a->nparts; i++)
-		if (role < a->part[i].g->nroles)
+		if (role < a->part[i].g->nroles && !rk_vol_role_down(a->part[i].vol, role))
 			rk_vol_fail_role(a->part[i].vol, role, err, why);
 }
 

@@ -7,7 +7,8 @@
  * rk_array_write; both geometries must then scrub clean over the rows in
  * use, the volume must read as written, and rk_resize_continue must finish
  * with exactly those bytes and a clean scrub.  Degraded writes (a member
- * missing) on RAID-5/6 must read back with any further member left out.
+ * missing, or pulled during the session) on RAID-5/6 must read back with
+ * any further member left out.
  * The mid-reshape journal records (kinds 3, 4) are decoded as untrusted
  * input.  Crash safety: a kill at every write and power cuts at sampled
  * writes of a write session, each followed by an open (replay) and
@@ -533,6 +534,74 @@ START_TEST(t_write_degraded)
 }
 END_TEST
 
+/* A member pulled during the session (its I/O fails from its Kth on):
+ * every write completes degraded, the member is recorded faulty on the
+ * others before the session goes on, and the volume reads as written
+ * without it, through both geometries. */
+START_TEST(t_write_pull)
+{
+	const struct mcase *c = &mcases[1];   /* RAID-6 +1: redundant on both sides */
+	rk_dev *d[MAXM], *fw[MAXM];
+	uint64_t vol;
+	rng = 2024;
+	uint8_t *ref = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	start_mid(d, c, 3);
+	struct wr w[NW];
+	uint32_t nw = plan_writes(w, d, vol);
+	for (uint32_t i = 0; i < nw; i++) {
+		uint8_t *b = write_bytes(i, w[i].len);
+		memcpy(ref + w[i].off, b, w[i].len);
+		free(b);
+	}
+	static const struct {
+		int member;
+		uint64_t at;
+	} pulls[] = { { 1, 6 }, { 1, 11 }, { 4, 7 }, { 2, 30 } };   /* after open_mid read the superblocks */
+	for (size_t k = 0; k < sizeof pulls / sizeof pulls[0]; k++) {
+		rk_dev *m[MAXM];
+		for (uint32_t r = 0; r < n; r++) {
+			ck_assert_int_eq(rk_dev_mem(&m[r], rk_dev_path(d[r]), DEVSZ), RK_OK);
+			memcpy(rk_dev_mem_data(m[r]), rk_dev_mem_data(d[r]), DEVSZ);
+		}
+		struct rk_fault_spec sp = { .model = RK_FAULT_PULL, .member = pulls[k].member, .n = pulls[k].at };
+		rk_fault_plan *plan;
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &sp), RK_OK);
+		for (uint32_t r = 0; r < n; r++)
+			ck_assert_int_eq(rk_dev_fault(&fw[r], m[r], plan, (int)r), RK_OK);
+		rk_array *a;
+		ck_assert_int_eq(open_mid(&a, fw, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+		for (uint32_t i = 0; i < nw; i++) {
+			uint8_t *b = write_bytes(i, w[i].len);
+			rk_err e = rk_array_write(a, b, (size_t)w[i].len, w[i].off);
+			ck_assert_msg(e == RK_OK, "pull of %d at I/O %llu: write %u: %s", pulls[k].member,
+			              (unsigned long long)pulls[k].at, i, rk_errmsg());
+			free(b);
+		}
+		ck_assert(rk_fault_fired(plan));
+		ck_assert_uint_eq(rk_array_nfailed(a), 1);
+		ck_assert(rk_array_role_down(a, (uint32_t)pulls[k].member));
+		ck_assert_int_eq(rk_array_close(a), RK_OK);
+		rk_dev *live[MAXM];
+		uint32_t nl = 0;
+		for (uint32_t r = 0; r < n; r++)
+			if ((int)r != pulls[k].member)
+				live[nl++] = fw[r];
+		struct rk_sb *t = read_sb(live[0]);
+		ck_assert_uint_eq(t->roles[pulls[k].member].state, RK_ROLE_FAULTY);
+		ck_assert_uint_eq(t->array_state, RK_ARRAY_CLEAN);
+		free(t);
+		uint8_t *b = read_vol(live, nl, -1, -1, vol, NULL);
+		same(b, ref, vol, "a member pulled during the write session");
+		free(b);
+		close_all(fw, n);
+		rk_fault_plan_free(plan);
+	}
+	close_all(d, n);
+	free(ref);
+}
+END_TEST
+
 /* ---- the mid-reshape records as untrusted input ---- */
 
 static const uint8_t uu[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
@@ -782,6 +851,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_write_edges);
 	tcase_add_loop_test(tc, t_write_pos0, 0, 2);
 	tcase_add_loop_test(tc, t_write_degraded, 0, 5);
+	tcase_add_test(tc, t_write_pull);
 	tcase_add_test(tc, t_records);
 	tcase_add_loop_test(tc, t_crash, 0, 3);
 	suite_add_tcase(s, tc);

@@ -16,11 +16,17 @@
  * a file system found at the start of the volume).
  *
  * Reshape (rk_resize_reshape): the new geometry is written at a data offset
- * D bytes lower than the old one, row by row from the volume start, so a
- * batch's new blocks always land on member bytes whose old content has been
- * copied already; after each flushed batch reshape_pos is checkpointed in
+ * D bytes lower than the old one, stripe by stripe from the volume start, so
+ * a batch's new blocks always land on member bytes whose old content has
+ * been copied already (the rule hi_new(q) <= D + lo_old(p) of
+ * spec/reshape.md); after each flushed batch reshape_pos is checkpointed in
  * every superblock.  Any interruption leaves the superblocks describing a
  * valid state; rk_resize_continue() finishes from the checkpoint.
+ *
+ * Revert (rk_resize_revert): the same rule run backwards: the reverting
+ * flag goes into every superblock first, then whole old rows are rewritten
+ * from the checkpoint down to 0 (each batch flushed before the checkpoint
+ * falls), then the old geometry is published and the added members wiped.
  */
 #ifndef RK_RESIZE_H
 #define RK_RESIZE_H
@@ -77,26 +83,47 @@ rk_err rk_resize_size(rk_dev *const *devs, uint32_t n, uint64_t data_size,
 
 /* Restripes onto ADD (NADD new members, may be 0 with a level or chunk
  * change) and/or a new level, and runs the reshape to the end.  Old levels
- * 0, 4, 5, 6 and 1; new levels 0 (from 0), 4, 5, 6; RAID-1 with NADD and
- * no level change gains mirrors by a copy.  The new volume must not be
- * smaller than the old one.  Needs room below the old data offset for at
- * least one new row (mkraid leaves ~960 KiB); RK_E_NOTSUP otherwise.  The
- * new members are overwritten (the caller checks they hold nothing).
- * Interrupted (error, stop flag): the array is left mid-reshape at its last
- * checkpoint; rk_resize_continue finishes it. */
+ * 0, 4, 5, 6 and 1; new levels 0 (from 0), 4, 5, 6; RAID-10 near layouts
+ * (far 1, not offset) stay RAID-10 near (more members, another chunk or
+ * near count); RAID-10 far/offset layouts and any other change to or from
+ * level 10 are RK_E_NOTSUP naming the layout or levels.  RAID-1 with NADD
+ * and no level change gains mirrors by a copy.  The new volume must not be
+ * smaller than the old one.  The whole plan is checked before anything is
+ * written: it needs room below the old data offset for the first batch
+ * (mkraid leaves ~960 KiB); RK_E_NOTSUP otherwise.  The new members are
+ * overwritten (the caller checks they hold nothing).  A reshape in
+ * progress is RK_E_CONFLICT (one being reverted says so: finish the revert
+ * first).  Interrupted (error, stop flag): the array is left mid-reshape at
+ * its last checkpoint; rk_resize_continue finishes it. */
 rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, uint32_t nadd,
                          const struct rk_resize_opts *o, struct rk_resize_result *res);
 
-/* Finishes what an interrupted call left: a reshape in progress (from the
- * freshest checkpoint), or superblocks that disagree after an interrupted
- * update (the freshest is written to all).  DEVS must include every member
- * of the new geometry.  Nothing to do is RK_OK with res->did saying so. */
+/* Finishes what an interrupted call left: superblocks that disagree after
+ * an interrupted update (the freshest is written to all, first), then a
+ * reshape in progress from the freshest checkpoint: forward, or, when it
+ * carries the reverting flag, the revert (res->did says "reverted");
+ * members an interrupted revert dropped but had not wiped are wiped.  DEVS
+ * must include every member of the new geometry.  An array stopped unclean
+ * mid-reshape has its journal replayed first.  Nothing to do is RK_OK with
+ * res->did saying so. */
 rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,
                           struct rk_resize_result *res);
 
-/* Returns a reshape that has not moved any data yet (reshape_pos 0) to the
- * old geometry; the added members' superblocks are wiped.  A reshape that
- * has moved data cannot be reverted (RK_E_NOTSUP: use continue). */
+/* Returns an array mid-reshape to its old geometry.  With data moved
+ * (reshape_pos > 0) the reverting flag is written to every superblock
+ * first; then, batch by batch from the checkpoint P down to 0, whole old
+ * rows covering [Q, P) are rewritten (bytes below P read from the new
+ * geometry, the rest from the old; parity computed), flushed, and
+ * reshape_pos = Q checkpointed; each batch may only run when the rows it
+ * writes lie above every new block of bytes below P.  At 0: the old members
+ * get superblocks without the reshape block (old nroles; the journal its
+ * size from before the reshape when the reshape had shrunk it), then the
+ * added members' superblock areas are wiped.  Interrupted (error, stop
+ * flag): left mid-revert at its last checkpoint, readable; rk_resize_continue
+ * or rk_resize_revert finishes it.  Also completes a revert interrupted
+ * after its last superblock update.  No reshape in progress: RK_E_INVAL.
+ * o->batch_max, progress (volume bytes moved back of the checkpoint's) and
+ * stop as for a reshape; O may be NULL. */
 rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,
                         struct rk_resize_result *res);
 

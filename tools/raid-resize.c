@@ -35,12 +35,17 @@ static void usage(FILE *f)
 	"  --volume-size BYTES  shrink: the volume bytes to keep (what lies beyond may go);\n"
 	"                       without it a recognised file system must fit\n"
 	"  --add NEW            add NEW as a member (repeat for more) and restripe the\n"
-	"                       volume over all (RAID-0, 4, 5, 6; RAID-1 gains a mirror)\n"
-	"  --level LEVEL        new level: 5 -> 6 (with --add), 0 -> 5, 1 -> 5, 4 <-> 5\n"
+	"                       volume over all (RAID-0, 4, 5, 6 and RAID-10 near layouts;\n"
+	"                       RAID-1 gains a mirror)\n"
+	"  --level LEVEL        new level: 5 -> 6 (with --add), 0 -> 5, 1 -> 5, 4 <-> 5;\n"
+	"                       RAID-10 stays 10 (--layout n3: another near count)\n"
 	"  --layout NAME        new layout (default: kept, or the new level's default)\n"
 	"  --chunk BYTES        new stripe unit during the same reshape\n"
-	"  --continue           finish an interrupted resize or reshape\n"
-	"  --revert             undo a reshape that has not moved data yet\n"
+	"  --continue           finish an interrupted resize, reshape or revert (a\n"
+	"                       reshape being reverted goes on reverting)\n"
+	"  --revert             undo a reshape in progress: the data already moved goes\n"
+	"                       back to the old geometry (crash-safe, resumable), then\n"
+	"                       the added members' superblocks are wiped\n"
 	"  --export OUT         write the volume to OUT ('-': stdout), also mid-reshape\n"
 	"  --force              add NEW members that carry recognised data\n"
 	"  --json               one JSON document on stdout\n"
@@ -49,7 +54,8 @@ static void usage(FILE *f)
 	"\n"
 	"A reshape moves the data to a lower data offset stripe by stripe and records\n"
 	"its position in every superblock after each flushed batch: after a crash,\n"
-	"kill or Ctrl-C, run 'raid-resize --continue MEMBER... NEW...'.\n"
+	"kill or Ctrl-C, run 'raid-resize --continue MEMBER... NEW...' (or --revert\n"
+	"with the same members to go back).\n"
 	"Sizes take K, M, G, T suffixes (powers of 1024).\n"
 	"Exit: 0 done; 2 could not do it (nothing changed, or resumable with\n"
 	"--continue); 64 bad usage.\n");
@@ -66,11 +72,14 @@ struct prog {
 	struct cli_progress *pg;
 	const char *what;
 	int force, json;
+	uint64_t stop_after;   /* --stop-after (0: none) */
 };
 /* Started on the first report, when the total is known. */
 static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
 	struct prog *p = ctx;
+	if (p->stop_after && done >= p->stop_after)
+		g_stop = 1;   /* as SIGINT: stops at this checkpoint */
 	if (!p->pg)
 		p->pg = cli_progress_start(p->what, total, p->force, p->json);
 	if (p->pg)
@@ -92,7 +101,7 @@ int main(int argc, char **argv)
 {
 	cli_init("raid-resize");
 	enum { O_SIZE = 256, O_VSIZE, O_ADD, O_LEVEL, O_LAYOUT, O_CHUNK, O_CONT, O_REVERT, O_EXPORT, O_FORCE,
-	       O_JSON, O_PROGRESS, O_HELP, O_VERSION, O_BATCH };
+	       O_JSON, O_PROGRESS, O_HELP, O_VERSION, O_BATCH, O_STOP_AFTER };
 	static const struct option lo[] = {
 		{ "size", required_argument, 0, O_SIZE }, { "volume-size", required_argument, 0, O_VSIZE },
 		{ "add", required_argument, 0, O_ADD }, { "level", required_argument, 0, O_LEVEL },
@@ -102,10 +111,11 @@ int main(int argc, char **argv)
 		{ "json", no_argument, 0, O_JSON }, { "progress", no_argument, 0, O_PROGRESS },
 		{ "help", no_argument, 0, O_HELP }, { "version", no_argument, 0, O_VERSION },
 		{ "batch", required_argument, 0, O_BATCH },   /* tests: small checkpoints */
+		{ "stop-after", required_argument, 0, O_STOP_AFTER },   /* tests: stop at a checkpoint past BYTES */
 		{ 0, 0, 0, 0 }
 	};
 	int have_size = 0, cont = 0, revert = 0, force = 0, json = 0, progress = 0;
-	uint64_t size = 0;
+	uint64_t size = 0, stop_after = 0;
 	const char *layout_s = NULL, *export_to = NULL;
 	const char *add[MAX_ADD];
 	uint32_t nadd = 0;
@@ -147,6 +157,10 @@ int main(int argc, char **argv)
 		case O_BATCH:
 			if (cli_parse_size(optarg, &o.batch_max) || !o.batch_max)
 				return cli_usage_error("--batch %s: not a size", optarg);
+			break;
+		case O_STOP_AFTER:
+			if (cli_parse_size(optarg, &stop_after) || !stop_after)
+				return cli_usage_error("--stop-after %s: not a size", optarg);
 			break;
 		case O_HELP: usage(stdout); return EX_DONE;
 		case O_VERSION: cli_version(); return EX_DONE;
@@ -201,7 +215,8 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	o.stop = &g_stop;
-	struct prog pp = { .what = "raid-resize", .force = progress, .json = json };
+	struct prog pp = { .what = revert ? "raid-resize: revert" : cont ? "raid-resize: continue" : "raid-resize",
+	                   .force = progress, .json = json, .stop_after = stop_after };
 	o.progress = progress_cb;
 	o.progress_ctx = &pp;
 	struct rk_resize_result res;

@@ -687,6 +687,40 @@ static void verify_reverted(rk_dev **d, const struct rs_case *c, const uint8_t *
 	}
 }
 
+/* Writes LEN random bytes at OFF through rk_array opened read-write on the
+ * members D (N, mid-reshape or mid-revert: the write splits at the
+ * checkpoint), and into DATA alike. */
+static void array_write_mid(rk_dev **d, uint32_t n, uint8_t *data, uint64_t off, uint64_t len)
+{
+	struct rk_sb *own[MAXM] = { 0 };
+	uint32_t fresh = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		own[i] = read_sb(d[i]);
+		if (own[i]->events > own[fresh]->events)
+			fresh = i;
+	}
+	const struct rk_sb *t = own[fresh];
+	rk_dev *byrole[MAXM] = { 0 };
+	const struct rk_sb *sbs[MAXM] = { 0 };
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_lt(own[i]->this_role, MAXM);
+		byrole[own[i]->this_role] = d[i];
+		sbs[own[i]->this_role] = own[i];
+	}
+	rk_array *a;
+	ck_assert_msg(rk_array_open_devs(&a, t, byrole, sbs, RK_ARRAY_RDWR) == RK_OK, "open mid-reshape: %s", rk_errmsg());
+	ck_assert_int_eq(rk_array_reshaping(a, NULL), 1);
+	uint8_t *b = malloc(len);
+	ck_assert_ptr_nonnull(b);
+	fill(b, len);
+	ck_assert_msg(rk_array_write(a, b, (size_t)len, off) == RK_OK, "write mid-reshape: %s", rk_errmsg());
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	memcpy(data + off, b, (size_t)len);
+	free(b);
+	for (uint32_t i = 0; i < n; i++)
+		free(own[i]);
+}
+
 static const int rv_cases[] = { 0, 4, 5, RS_R10, 13 };   /* RAID-5 +1, 5 -> 6, 0 -> 5, RAID-10 n2 4 -> 5, 3 -> 4 */
 
 START_TEST(t_revert)
@@ -746,6 +780,13 @@ START_TEST(t_revert)
 	ck_assert_int_eq(rk_resize_reshape(d, n, NULL, 0, &fo, &res), RK_E_CONFLICT);
 	ck_assert_msg(strstr(rk_errmsg(), "being reverted"), "message: %s", rk_errmsg());
 	ck_assert_int_eq(rk_resize_reshape(d, c->nr, NULL, 0, &fo, &res), RK_E_CONFLICT);
+	/* Written mid-revert across the checkpoint (and inside the old row
+	 * holding it): the revert carries the new bytes back. */
+	s = read_sb(d[0]);
+	uint64_t cp = s->reshape_pos;
+	free(s);
+	array_write_mid(d, n, data, cp - cp / 4, cp / 2);
+	array_write_mid(d, n, data, cp + 512, 4096);
 	ck_assert_msg(rk_resize_continue(d, n, NULL, &res) == RK_OK, "continue: %s", rk_errmsg());
 	ck_assert_msg(strstr(res.did, "revert"), "did: %s", res.did);
 	verify_reverted(d, c, data, vol, jsize);

@@ -67,6 +67,7 @@ static const struct mcase mcases[] = {
 	{ "5 -> 6", 5, 2, 4, 1, 65536, 6, 1 },
 	{ "0 -> 5", 0, 0, 3, 1, 65536, 5, 0 },
 	{ "RAID-5 +1 without a journal", 5, 2, 3, 1, 65536, -99, 0 },
+	{ "RAID-10 n2 4 +1", 10, RK_R10_LAYOUT(2, 1, 0), 4, 1, 65536, -99, 1 },
 };
 
 static void close_all(rk_dev **d, uint32_t n)
@@ -436,6 +437,74 @@ START_TEST(t_write_edges)
 	verify_final(d, n, all, vol);
 	close_all(d, n);
 	free(all);
+	free(ref);
+}
+END_TEST
+
+/* Mid-revert (the reverting flag: the checkpoint falls back to 0, bytes
+ * below it still in the new geometry): the same split, written alike;
+ * the revert then finishes with the written bytes in the old geometry. */
+START_TEST(t_write_reverting)
+{
+	const struct mcase *c = &mcases[_i == 0 ? 0 : 2];
+	rk_dev *d[MAXM];
+	uint64_t vol;
+	rng = 8080 + (uint64_t)_i;
+	uint8_t *ref = make_array(d, c, &vol);
+	uint32_t n = c->nr + c->nadd;
+	uint64_t pos = start_mid(d, c, 8);
+	struct stopper st = { .stop = 0, .left = 2 };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = stop_after,
+	                            .progress_ctx = &st, .stop = &st.stop };
+	struct rk_resize_result res;
+	rk_err e = rk_resize_revert(d, n, &o, &res);
+	ck_assert_msg(e == RK_E_FAULT, "%s: the revert was not stopped: %d %s", c->name, e, rk_errmsg());
+	struct rk_sb *t = read_sb(d[0]);
+	ck_assert(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
+	ck_assert(t->reshape_flags & RK_RESHAPE_REVERTING);
+	ck_assert_uint_lt(t->reshape_pos, pos);
+	pos = t->reshape_pos;
+	free(t);
+	rk_array *a;
+	e = open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR);
+	ck_assert_msg(e == RK_OK, "%s: read-write open mid-revert: %s", c->name, rk_errmsg());
+	struct wr w[NW];
+	uint32_t nw = plan_writes(w, d, vol);
+	for (uint32_t i = 0; i < nw; i++) {
+		uint8_t *b = write_bytes(i, w[i].len);
+		e = rk_array_write(a, b, (size_t)w[i].len, w[i].off);
+		ck_assert_msg(e == RK_OK, "%s: write %u mid-revert: %s", c->name, i, rk_errmsg());
+		memcpy(ref + w[i].off, b, w[i].len);
+		free(b);
+	}
+	ck_assert_int_eq(rk_array_close(a), RK_OK);
+	scrub_mid(d, n);
+	uint8_t *b = read_vol(d, n, -1, -1, vol, NULL);
+	same(b, ref, vol, "written mid-revert");
+	free(b);
+	e = rk_resize_revert(d, n, NULL, &res);
+	ck_assert_msg(e == RK_OK, "%s: finishing the revert: %s", c->name, rk_errmsg());
+	/* the old geometry on the old members, with the written bytes */
+	struct rk_sb *s0 = read_sb(d[0]);
+	ck_assert(!(s0->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE));
+	ck_assert_uint_eq(s0->nroles, c->nr);
+	ck_assert_uint_eq(s0->volume_size, vol);
+	b = malloc(vol);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rk_resize_read(d, c->nr, b, vol, 0, NULL), RK_OK);
+	same(b, ref, vol, "after the revert");
+	free(b);
+	struct rk_geom g;
+	ck_assert_int_eq(rk_geom_init(&g, s0->level, s0->layout, s0->chunk, s0->nroles, s0->data_size), RK_OK);
+	uint64_t offs[MAXM];
+	for (uint32_t r = 0; r < c->nr; r++)
+		offs[r] = s0->data_offset;
+	struct rk_scrub_opts so = { 0 };
+	struct rk_scrub_stats sst;
+	ck_assert_int_eq(rk_scrub_run(&g, d, offs, 0, g.nstripes, &so, &sst), RK_OK);
+	ck_assert_uint_eq(sst.mismatches, 0);
+	free(s0);
+	close_all(d, n);
 	free(ref);
 }
 END_TEST
@@ -850,6 +919,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0]));
 	tcase_add_test(tc, t_write_edges);
 	tcase_add_loop_test(tc, t_write_pos0, 0, 2);
+	tcase_add_loop_test(tc, t_write_reverting, 0, 2);
 	tcase_add_loop_test(tc, t_write_degraded, 0, 5);
 	tcase_add_test(tc, t_write_pull);
 	tcase_add_test(tc, t_records);

@@ -42,3 +42,13 @@ rm -f data
 vol=$("$BIN/raid-assemble" --json a b c d | sed -n 's/.*"volume_size": *\([0-9]*\).*/\1/p' | head -n1)
 t2=$(now); "$BIN/raid-resize" --level 6 --add e a b c d > /dev/null; t3=$(now)
 report "reshape RAID-5 4 -> RAID-6 5 members of $SIZE MiB" "$t2" "$t3" "$copy" "$vol"
+# RAID-10 n2 over 4 -> 5 members: the volume moves once, every chunk
+# written twice (its two copies); with more members the room grows, so
+# batches get large as for RAID-5 +1.
+rm -f a b c d e; for m in a b c d e; do truncate -s "${SIZE}M" $m; done
+head -c $(( (SIZE - 2) * 2 * 1048576 )) /dev/urandom > data
+"$BIN/mkraid" -l 10 -c 512K --from data a b c d > /dev/null
+rm -f data
+vol=$("$BIN/raid-assemble" --json a b c d | sed -n 's/.*"volume_size": *\([0-9]*\).*/\1/p' | head -n1)
+t2=$(now); "$BIN/raid-resize" --add e a b c d > /dev/null; t3=$(now)
+report "reshape RAID-10 n2 4 -> 5 members of $SIZE MiB" "$t2" "$t3" "$copy" "$vol"

@@ -721,7 +721,9 @@ static void array_write_mid(rk_dev **d, uint32_t n, uint8_t *data, uint64_t off,
 		free(own[i]);
 }
 
-static const int rv_cases[] = { 0, 4, 5, RS_R10, 13 };   /* RAID-5 +1, 5 -> 6, 0 -> 5, RAID-10 n2 4 -> 5, 3 -> 4 */
+/* RAID-5 +1, 5 -> 6, 0 -> 5, RAID-10 n2 4 -> 5, 3 -> 4, 1 -> 5, RAID-5 +1
+ * with a chunk change, RAID-10 +1 with a chunk change */
+static const int rv_cases[] = { 0, 4, 5, RS_R10, 13, 7, 8, 15 };
 
 START_TEST(t_revert)
 {

@@ -23,6 +23,7 @@
 #include "rk_json.h"
 #include "rk_print.h"
 #include "rk_sb.h"
+#include "cli_mount.h"
 
 #define BATCH (8u << 20)   /* export/write transfer size: full stripes on any sane geometry */
 
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 	"Finds the members of an array among MEMBERs (any order, any names, mixed\n"
 	"with other arrays and unrelated files), reports which path serves each\n"
 	"role and why every other path was left out.  Without an action it reads\n"
-	"nothing but metadata; members are opened read-only unless --write is given.\n"
+	"nothing but metadata; members are opened read-only unless --write or\n"
+	"--mount --rw is given.\n"
 	"\n"
 	"  --json               one JSON document on stdout\n"
 	"  --uuid UUID          pick the array with this UUID (members of others are foreign)\n"
@@ -44,6 +46,9 @@ static void usage(FILE *f)
 	"  --write FILE --at OFFSET\n"
 	"                       write FILE's bytes ('-' for stdin) into the volume at\n"
 	"                       OFFSET, keeping redundancy consistent (also degraded)\n"
+	"  --mount DIR          serve the volume as the file DIR/volume (FUSE) until\n"
+	"                       unmounted (fusermount3 -u DIR) or interrupted\n"
+	"    --rw               ... read-write (default read-only)\n"
 	"  --progress           progress on stderr even when not a terminal\n"
 	"  --help, --version\n"
 	"\n"
@@ -56,7 +61,8 @@ struct opts {
 	int json, force, progress;
 	int have_uuid;
 	uuid_t uuid;
-	const char *export_to, *write_from;
+	const char *export_to, *write_from, *mount_dir;
+	int rw;
 	int have_at, have_len;
 	uint64_t at, len;
 };
@@ -179,7 +185,7 @@ static void force_stale(struct rk_discovery *d, uint32_t a)
 /* ---- actions ---- */
 
 struct action_result {
-	const char *kind;        /* "export", "write" or NULL */
+	const char *kind;        /* "export", "write", "mount" or NULL */
 	const char *path;
 	uint64_t offset, length, done;
 	uint64_t events_after;
@@ -485,6 +491,58 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	return rc;
 }
 
+/* --mount: serves the volume until unmounted.  res->done counts bytes
+ * read and written, res->length those written. */
+struct mount_ready {
+	const char *dir;
+	uint64_t size;
+	int rw, json;
+};
+
+static void mount_ready(void *ctx)
+{
+	const struct mount_ready *m = ctx;
+	FILE *f = m->json ? stderr : stdout;
+	fprintf(f, "serving the volume (%" PRIu64 " bytes) as %s/volume, %s; unmount with fusermount3 -u %s\n",
+	        m->size, m->dir, m->rw ? "read-write" : "read-only", m->dir);
+	fflush(f);
+}
+
+static int do_mount(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
+{
+	rk_array *arr;
+	if (open_array(&arr, ai, o->rw ? RK_ARRAY_RDWR : RK_ARRAY_RDONLY))
+		return action_error(res, EX_FAIL, "%s", rk_errmsg());
+	say_unclean(arr, ai, o->rw);
+	char fsname[64], u[37];
+	uuid_unparse_lower(ai->uuid, u);
+	snprintf(fsname, sizeof fsname, "raidkit:%s", u);
+	struct mount_ready mr = { o->mount_dir, rk_array_size(arr), o->rw, o->json };
+	struct cli_mount_stats st;
+	int rc = EX_DONE;
+	if (cli_mount_serve(arr, o->mount_dir, o->rw, fsname, mount_ready, &mr, &st)) {
+		snprintf(res->error, sizeof res->error, "--mount %s: failed (see the messages above)", o->mount_dir);
+		rc = EX_FAIL;
+	} else if (st.read_errors || st.write_errors) {
+		rc = action_error(res, EX_FAIL, "--mount %s: %" PRIu64 " read and %" PRIu64 " write requests failed",
+		                  o->mount_dir, st.read_errors, st.write_errors);
+	}
+	res->done = st.bytes_read + st.bytes_written;
+	res->length = st.bytes_written;
+	rc = say_repairs(arr, rc);
+	if (rk_array_nfailed(arr)) {
+		report_failures(arr, ai, res);
+		if (rc == EX_DONE)
+			rc = EX_REPORT;
+	}
+	if (o->rw)
+		res->events_after = rk_array_events(arr);
+	if (rk_array_close(arr))
+		rc = action_error(res, EX_FAIL, "closing the array: %s", rk_errmsg());
+	res->ok = rc == EX_DONE || rc == EX_REPORT;
+	return rc;
+}
+
 /* Refuses an export target that is one of the given paths. */
 static int same_file(const char *a, const char *b)
 {
@@ -555,9 +613,13 @@ int main(int argc, char **argv)
 			o.have_len = 1;
 			break;
 		case O_MOUNT:
-			return cli_usage_error("--mount: not supported yet (use --export)");
-		case O_RW:
-			return cli_usage_error("--rw: goes with --mount, which is not supported yet");
+			if (o.mount_dir)
+				return cli_usage_error("--mount given twice");
+			if (!*optarg)
+				return cli_usage_error("--mount: empty directory name");
+			o.mount_dir = optarg;
+			break;
+		case O_RW: o.rw = 1; break;
 		case O_HELP: usage(stdout); return EX_DONE;
 		case O_VERSION: cli_version(); return EX_DONE;
 		default:
@@ -567,8 +629,17 @@ int main(int argc, char **argv)
 	int nmem = argc - optind;
 	if (nmem <= 0)
 		return cli_usage_error("no MEMBER given");
-	if (o.export_to && o.write_from)
-		return cli_usage_error("--export and --write: one action at a time");
+	if ((o.export_to != NULL) + (o.write_from != NULL) + (o.mount_dir != NULL) > 1)
+		return cli_usage_error("--export, --write and --mount: one action at a time");
+	if (o.rw && !o.mount_dir)
+		return cli_usage_error("--rw: goes with --mount");
+	if (o.mount_dir) {
+		struct stat ms;
+		if (stat(o.mount_dir, &ms))
+			return cli_usage_error("--mount: %s: %s", o.mount_dir, strerror(errno));
+		if (!S_ISDIR(ms.st_mode))
+			return cli_usage_error("--mount: %s is not a directory", o.mount_dir);
+	}
 	if (o.have_at && !o.export_to && !o.write_from)
 		return cli_usage_error("--at: goes with --export or --write");
 	if (o.have_len && !o.export_to)
@@ -594,7 +665,7 @@ int main(int argc, char **argv)
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}
-	int action = o.export_to || o.write_from;
+	int action = o.export_to || o.write_from || o.mount_dir;
 	int pick = -1;
 	if (o.have_uuid) {
 		pick = array_index_of(d, o.uuid);
@@ -643,13 +714,13 @@ int main(int argc, char **argv)
 			cli_err("the array has no usable superblock");
 			rc = EX_FAIL;
 		} else if (ai && action && (ai->state == RK_ASTATE_FAILED || ai->state == RK_ASTATE_CONFLICT)) {
-			cli_err("cannot %s: %s", o.export_to ? "export" : "write",
+			cli_err("cannot %s: %s", o.export_to ? "export" : o.mount_dir ? "mount" : "write",
 			        ai->why[0] ? ai->why : "too few members");
 			rc = EX_FAIL;
 		} else if (ai && action) {
 			uint64_t size = ai->sb->volume_size;
-			res.kind = o.export_to ? "export" : "write";
-			res.path = o.export_to ? o.export_to : o.write_from;
+			res.kind = o.export_to ? "export" : o.mount_dir ? "mount" : "write";
+			res.path = o.export_to ? o.export_to : o.mount_dir ? o.mount_dir : o.write_from;
 			res.offset = o.at;
 			int ar;
 			if (o.at > size) {
@@ -663,6 +734,8 @@ int main(int argc, char **argv)
 					                     res.length, o.at, size);
 				else
 					ar = do_export(&o, ai, &res);
+			} else if (o.mount_dir) {
+				ar = do_mount(&o, ai, &res);
 			} else {
 				ar = do_write(&o, ai, &res);
 			}
@@ -674,6 +747,11 @@ int main(int argc, char **argv)
 				if (o.export_to)
 					fprintf(rep, "exported %" PRIu64 " bytes from volume offset %" PRIu64 " to %s\n",
 					        res.done, res.offset, strcmp(o.export_to, "-") ? o.export_to : "stdout");
+				else if (o.mount_dir && res.events_after)
+					fprintf(rep, "unmounted %s: %" PRIu64 " bytes read, %" PRIu64 " written; events now %"
+					        PRIu64 "\n", o.mount_dir, res.done - res.length, res.length, res.events_after);
+				else if (o.mount_dir)
+					fprintf(rep, "unmounted %s: %" PRIu64 " bytes read\n", o.mount_dir, res.done);
 				else
 					fprintf(rep, "wrote %" PRIu64 " bytes of %s at volume offset %" PRIu64
 					        "; events now %" PRIu64 "\n", res.done, o.write_from, res.offset,

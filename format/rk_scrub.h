@@ -39,8 +39,14 @@
  *             the data (a missing data block rebuilt from P first), or the
  *             first live copy copied over the others.  The data in the
  *             region's volume range may be wrong and the region says so.
- *   unreadable   rebuilt from the redundancy left (when enough is left),
- *             written back and read back once.
+ *   unreadable   rebuilt from the rest of the stripe, written back and
+ *             read back once -- when redundancy left over confirms the
+ *             rebuilt bytes (RAID-6 with only that block lost and Q agreeing
+ *             with what P rebuilds; two readable copies that agree).  Where
+ *             nothing is left over to confirm them (RAID-4/5, degraded
+ *             RAID-6, one readable copy) only with opts.rewrite_unconfirmed:
+ *             a stale parity block would have them rebuilt wrong.  Mismatches
+ *             found beside unreadable bytes are reported, never repaired.
  * Plain scrub never writes: members may be opened read-only.
  *
  * Page cache: ranges of a member that rk_dev_peek() serves (file members
@@ -119,6 +125,8 @@ struct rk_scrub_unreadable {
 	uint64_t offset, length;
 	int is_data;
 	int recoverable;             /* the stripe's other blocks can rebuild these bytes */
+	int confirmed;               /* and redundancy left over agrees with the rebuilt bytes */
+	int disputed;                /* redundancy left over disagrees there (a mismatch beside them) */
 	enum rk_scrub_ufix fix;
 	const char *why;             /* a sentence */
 };
@@ -142,6 +150,7 @@ struct rk_scrub_opts {
 	int no_map;                      /* never read cached pages of regular files in place */
 	uint32_t checkers;               /* 0: one per online CPU up to RK_SCRUB_MAX_THREADS (the caller's included) */
 	rk_scrub_unreadable_fn on_unreadable; /* may be NULL */
+	int rewrite_unconfirmed;         /* repair: also rewrite unreadable bytes nothing confirms */
 };
 
 struct rk_scrub_stats {

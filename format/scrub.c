@@ -111,6 +111,7 @@ struct urun {
 	uint32_t role;
 	uint64_t a, b;           /* column bytes within the batch's columns */
 	int recov;
+	int conf;                /* 1 confirmed, 0 nothing left over to confirm it, -1 the rest disagrees */
 	enum rk_scrub_ufix fix;
 };
 
@@ -156,6 +157,8 @@ struct scrub {
 	enum rk_scrub_ufix *ufix;    /* per role: outcome of the current segment's rewrite */
 	struct urun *ur, *uo;        /* probed runs; segment outcomes */
 	uint32_t nur, capur, nuo, capuo;
+	int norepair;                /* checking beside unreadable bytes: report, never write */
+	uint64_t nruns;              /* mismatch runs recorded (add_run calls) */
 };
 
 /* Points the blocks of extents served from a mapping into it, and marks
@@ -474,6 +477,7 @@ static void flush_region(struct scrub *S)
 static void add_run(struct scrub *S, uint64_t s, uint64_t a, uint64_t b, int code, enum rk_scrub_fix fix,
                     const char *why, const struct blk *blks, uint64_t c0)
 {
+	S->nruns++;
 	if (S->pend && S->p_stripe == s && S->p_b == a && S->p_code == code && S->p_fix == fix &&
 	    S->p_nf == S->c_nf && !memcmp(S->p_f, S->c_f, S->c_nf * sizeof *S->c_f) && !strcmp(S->p_why, why)) {
 		S->p_b = b;
@@ -833,7 +837,7 @@ static rk_err check_parity_range(struct scrub *S, struct bset *b, uint32_t si, u
 				S->c_nf = 0;
 			size_t rl = end - a;
 			enum rk_scrub_fix fix = RK_SCRUB_FIX_NONE;
-			if (S->o->repair) {
+			if (S->o->repair && !S->norepair) {
 				if (code == 2) {
 					uint32_t r = S->c_f[0];
 					const uint8_t *src;
@@ -973,7 +977,7 @@ static rk_err check_mirror_range(struct scrub *S, struct bset *b, uint32_t si, u
 		else
 			snprintf(why, sizeof why, "the %u copies differ and no majority tells which is right", nlive);
 		enum rk_scrub_fix fix = RK_SCRUB_FIX_NONE;
-		if (S->o->repair) {
+		if (S->o->repair && !S->norepair) {
 			const uint8_t *src = blks[maj].buf + a;
 			for (uint32_t c = 0; c < S->width && !e; c++) {
 				if (!blks[c].buf || c == maj || !memcmp(blks[c].buf + a, src, (size_t)(end - a)))
@@ -1018,7 +1022,7 @@ static void count_stripe(struct scrub *S, const struct bset *b, uint32_t si)
 static rk_err push_run(struct urun **v, uint32_t *n, uint32_t *cap, struct urun r)
 {
 	if (*n && (*v)[*n - 1].role == r.role && (*v)[*n - 1].b == r.a && (*v)[*n - 1].recov == r.recov &&
-	    (*v)[*n - 1].fix == r.fix) {
+	    (*v)[*n - 1].conf == r.conf && (*v)[*n - 1].fix == r.fix) {
 		(*v)[*n - 1].b = r.b;
 		return RK_OK;
 	}
@@ -1178,7 +1182,7 @@ static void emit_unreadable(struct scrub *S, struct bset *b, uint32_t si)
 	for (uint32_t i = 0; i < S->nuo; i++) {
 		struct urun *u = &S->uo[i];
 		if (n && S->uo[n - 1].role == u->role && S->uo[n - 1].b == u->a && S->uo[n - 1].recov == u->recov &&
-		    S->uo[n - 1].fix == u->fix)
+		    S->uo[n - 1].conf == u->conf && S->uo[n - 1].fix == u->fix)
 			S->uo[n - 1].b = u->b;
 		else
 			S->uo[n++] = *u;
@@ -1187,11 +1191,16 @@ static void emit_unreadable(struct scrub *S, struct bset *b, uint32_t si)
 	for (uint32_t i = 0; i < S->nuo; i++) {
 		const struct urun *u = &S->uo[i];
 		struct rk_scrub_unreadable U = { .stripe = s, .role = u->role, .member_len = u->b - u->a,
-		                                 .recoverable = u->recov, .fix = u->fix };
+		                                 .recoverable = u->recov, .confirmed = u->conf > 0,
+		                                 .disputed = u->conf < 0, .fix = u->fix };
 		for (uint32_t k = 0; k < S->width; k++)
 			if (blks[k].role == u->role && blks[k].len)
 				U.member_off = blks[k].moff + u->a;
-		char why[200];
+		char why[300];
+		const char *how = !u->recov ? "" : u->conf > 0 ? "; the redundancy left over confirms the rebuilt bytes"
+		                : u->conf < 0 ? "; but the rest of the stripe disagrees with itself there, so the rebuilt "
+		                                "bytes are not certain"
+		                : "; nothing is left over to confirm the rebuilt bytes";
 		if (S->parity) {
 			U.offset = base + b->c0 + u->a;
 			U.length = (uint64_t)(g->ndata - 1) * g->chunk + (u->b - u->a);
@@ -1203,7 +1212,8 @@ static void emit_unreadable(struct scrub *S, struct bset *b, uint32_t si)
 					U.length = u->b - u->a;
 				}
 			if (u->recov)
-				snprintf(why, sizeof why, "read error in the %s block; the rest of the stripe can rebuild it", what);
+				snprintf(why, sizeof why, "read error in the %s block; the rest of the stripe can rebuild it%s",
+				         what, how);
 			else
 				snprintf(why, sizeof why, "read error in the %s block, and too many other blocks of the stripe "
 				         "are missing or unreadable to rebuild it", what);
@@ -1211,8 +1221,8 @@ static void emit_unreadable(struct scrub *S, struct bset *b, uint32_t si)
 			U.is_data = 1;
 			U.offset = base + b->c0 + u->a;
 			U.length = u->b - u->a;
-			snprintf(why, sizeof why, u->recov ? "read error; another copy is readable"
-			                                   : "read error, and no other copy is readable");
+			snprintf(why, sizeof why, "%s%s", u->recov ? "read error; another copy is readable"
+			                                           : "read error, and no other copy is readable", how);
 		}
 		U.why = why;
 		S->st->unreadable++;
@@ -1290,19 +1300,32 @@ static rk_err check_unreadable(struct scrub *S, struct bset *b, uint32_t si)
 		if (!nu) {
 			e = check_range(S, b, si, x, y);
 		} else {
+			/* Redundancy left over checks the rest (and so the bytes that
+			 * rebuild the unreadable ones); nothing is repaired there, as
+			 * every fix would build on a block that cannot be read.  The
+			 * unreadable bytes are rewritten when that check confirms what
+			 * rebuilds them, or (rewrite_unconfirmed) when nothing is left
+			 * to check: from stale parity that would write wrong data. */
 			int recov = S->parity ? nlost <= S->g->nparity : nread >= 1;
-			int checkable = S->parity ? nlost < S->g->nparity : nread >= 2;
+			int spare = S->parity ? nlost < S->g->nparity : nread >= 2;
+			int conf = 0;
 			for (uint32_t k = 0; k < S->width; k++)
 				S->ufix[blks[k].role] = RK_SCRUB_UFIX_NONE;
-			if (recov && S->o->repair)
-				e = rewrite_range(S, b, si, x, y);
-			if (!e && checkable)
+			if (spare) {
+				uint64_t runs = S->nruns;
+				S->norepair = 1;
 				e = check_range(S, b, si, x, y);
+				S->norepair = 0;
+				conf = S->nruns == runs ? 1 : -1;
+			}
+			if (!e && recov && S->o->repair && (conf > 0 || (!conf && S->o->rewrite_unconfirmed)))
+				e = rewrite_range(S, b, si, x, y);
 			for (uint32_t k = 0; k < S->width && !e; k++) {
 				uint32_t r = blks[k].role;
 				if (S->unr[r] && !blks[k].buf && blks[k].len)
-					e = push_run(&S->uo, &S->nuo, &S->capuo, (struct urun){ .role = r, .a = x, .b = y,
-					                                                   .recov = recov, .fix = S->ufix[r] });
+					e = push_run(&S->uo, &S->nuo, &S->capuo,
+					             (struct urun){ .role = r, .a = x, .b = y, .recov = recov, .conf = recov ? conf : 0,
+					                            .fix = S->ufix[r] });
 			}
 		}
 		for (uint32_t k = 0; k < S->width; k++) {

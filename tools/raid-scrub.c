@@ -43,6 +43,10 @@ static void usage(FILE *f)
 	"                       mirror minority); where the fault cannot be told\n"
 	"                       (RAID-4/5, two copies) make redundancy consistent\n"
 	"                       and report the range whose data may be wrong\n"
+	"  --rewrite-unconfirmed  with --repair: also rewrite unreadable bytes that\n"
+	"                       the rest of their stripe rebuilds but nothing left\n"
+	"                       over confirms (RAID-4/5, degraded RAID-6, one other\n"
+	"                       copy), as md does; stale parity would make them wrong\n"
 	"  --at OFFSET          check from this volume byte (whole stripes)\n"
 	"  --length BYTES       check this many volume bytes (default: to the end)\n"
 	"  --uuid UUID          pick the array with this UUID\n"
@@ -59,7 +63,10 @@ static void usage(FILE *f)
 	"A block that cannot be read (read error) does not stop the scrub: it is\n"
 	"treated as missing for its stripe, the rest is checked with the redundancy\n"
 	"left, and the unreadable range is reported with whether it can be rebuilt;\n"
-	"--repair rebuilds it, writes it back and reads it back once.\n"
+	"--repair rebuilds it, writes it back and reads it back once when the\n"
+	"redundancy left over confirms the rebuilt bytes (RAID-6 with all other\n"
+	"blocks readable, two agreeing copies); mismatches next to unreadable bytes\n"
+	"are reported, never repaired.\n"
 	"\n"
 	"Sizes and offsets take K, M, G, T suffixes (powers of 1024).\n"
 	"Exit: 0 clean; 1 mismatches or unreadable blocks found (or repaired), or the\n"
@@ -69,7 +76,7 @@ static void usage(FILE *f)
 }
 
 struct opts {
-	int repair, json, progress, resume, no_ckpt;
+	int repair, json, progress, resume, no_ckpt, unconfirmed;
 	int have_uuid, have_at, have_len, have_stop;
 	uuid_t uuid;
 	uint64_t at, len, stop_after;
@@ -214,6 +221,10 @@ static void print_unreadable(struct run *R, const struct rk_scrub_unreadable *u)
 	else if (!u->recoverable)
 		fprintf(f, "  cannot be rebuilt: %s\n", u->is_data ? "these volume bytes are lost"
 		                                                    : "the stripe has no redundancy left here");
+	else if (R->o->repair && u->disputed)
+		fprintf(f, "  not rewritten: the rest of the stripe disagrees with itself there\n");
+	else if (R->o->repair && !u->confirmed)
+		fprintf(f, "  not rewritten: nothing confirms the rebuilt bytes (--rewrite-unconfirmed writes them)\n");
 }
 
 static void on_unreadable(void *ctx, const struct rk_scrub_unreadable *u)
@@ -268,6 +279,8 @@ static void json_unreadable(rk_json *j, const struct run *R, const struct ukept 
 	rk_json_obj_end(j);
 	rk_json_arr_end(j);
 	rk_json_kbool(j, "recoverable", u->recoverable);
+	rk_json_kbool(j, "confirmed", u->confirmed);
+	rk_json_kbool(j, "disputed", u->disputed);
 	rk_json_kstr(j, "why", k->why);
 	rk_json_kstr(j, "repair", ufix_word(u->fix));
 	rk_json_obj_end(j);
@@ -376,10 +389,11 @@ int main(int argc, char **argv)
 	cli_init("raid-scrub");
 	struct opts o;
 	memset(&o, 0, sizeof o);
-	enum { O_REPAIR = 256, O_JSON, O_PROGRESS, O_AT, O_LENGTH, O_UUID, O_CKPT, O_NOCKPT, O_RESUME, O_STOP,
+	enum { O_REPAIR = 256, O_UNCONF, O_JSON, O_PROGRESS, O_AT, O_LENGTH, O_UUID, O_CKPT, O_NOCKPT, O_RESUME, O_STOP,
 	       O_HELP, O_VERSION };
 	static const struct option lo[] = {
 		{ "repair", no_argument, NULL, O_REPAIR },
+		{ "rewrite-unconfirmed", no_argument, NULL, O_UNCONF },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "at", required_argument, NULL, O_AT },
@@ -398,6 +412,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
 		switch (c) {
 		case O_REPAIR: o.repair = 1; break;
+		case O_UNCONF: o.unconfirmed = 1; break;
 		case O_JSON: o.json = 1; break;
 		case O_PROGRESS: o.progress = 1; break;
 		case O_RESUME: o.resume = 1; break;
@@ -441,6 +456,8 @@ int main(int argc, char **argv)
 		return cli_usage_error("no MEMBER given");
 	if (o.no_ckpt && (o.ckpt || o.resume || o.have_stop))
 		return cli_usage_error("--no-checkpoint: cannot go with --checkpoint, --resume or --stop-after");
+	if (o.unconfirmed && !o.repair)
+		return cli_usage_error("--rewrite-unconfirmed goes with --repair");
 	if (o.resume && (o.have_at || o.have_len))
 		return cli_usage_error("--resume continues the recorded range: leave out --at and --length");
 	char **paths = argv + optind;
@@ -621,6 +638,7 @@ int main(int argc, char **argv)
 		sigaction(SIGHUP, &sa, &old_hup);
 		struct rk_scrub_opts so = {
 			.repair = o.repair,
+			.rewrite_unconfirmed = o.unconfirmed,
 			.on_region = on_region,
 			.on_progress = on_progress,
 			.on_begin_write = on_begin_write,

@@ -635,11 +635,12 @@ static void on_unr(void *ctx, const struct rk_scrub_unreadable *u)
 	b->nu++;
 }
 
+/* REPAIR 2: repair with rewrite_unconfirmed. */
 static rk_err scrub_u(struct arr *a, int repair, struct both *b, struct rk_scrub_stats *st, uint64_t batch)
 {
 	memset(b, 0, sizeof *b);
-	struct rk_scrub_opts o = { .repair = repair, .on_region = on_region, .on_unreadable = on_unr, .ctx = b,
-	                           .batch = batch };
+	struct rk_scrub_opts o = { .repair = repair != 0, .rewrite_unconfirmed = repair == 2, .on_region = on_region,
+	                           .on_unreadable = on_unr, .ctx = b, .batch = batch };
 	return rk_scrub_run(&a->g, a->devs, a->doff, 0, a->g.nstripes, &o, st);
 }
 
@@ -668,9 +669,10 @@ static void garble(rk_fault_plan *p, uint32_t role, uint64_t off, uint64_t len)
 
 /* RAID-6: a read error inside a data block (not sector-piece aligned) is
  * reported to the sector with its role, member and volume bytes, the rest
- * of the array is checked, nothing is written; --repair rebuilds the bytes
- * (garbled underneath), writes and reads them back, and the volume reads
- * as written.  Column-sliced batches report the same bytes. */
+ * of the array is checked, nothing is written; Q confirms what P rebuilds,
+ * so --repair rebuilds the bytes (garbled underneath), writes and reads
+ * them back, and the volume reads as written.  Column-sliced batches
+ * report the same bytes. */
 START_TEST(test_unreadable_raid6)
 {
 	struct arr a;
@@ -689,7 +691,7 @@ START_TEST(test_unreadable_raid6)
 	const struct rk_scrub_unreadable *u = &b.u[0];
 	REQ(u->stripe == 5 && u->role == role && u->member_off == moff && u->member_len == len);
 	REQ(u->is_data && u->offset == 5 * a.g.stripe_data + 2 * 65536 + col && u->length == len);
-	REQ(u->recoverable && u->fix == RK_SCRUB_UFIX_NONE);
+	REQ(u->recoverable && u->confirmed && u->fix == RK_SCRUB_UFIX_NONE);
 	REQ(rk_fault_writes(p) == 0);
 	/* small batches slice the chunk: the same bytes, in pieces that join up */
 	REQ(scrub_u(&a, 0, &b, &st, 4096) == RK_OK);
@@ -714,9 +716,10 @@ START_TEST(test_unreadable_raid6)
 END_TEST
 
 /* Redundancy left decides, sector by sector: RAID-6 with a member absent
- * still rebuilds an unreadable block (two lost of two), not two unreadable
- * blocks in one stripe (reported, nothing written even with --repair);
- * RAID-5 rebuilds one unreadable block per stripe, not two. */
+ * can rebuild an unreadable block (two lost of two) but nothing confirms
+ * it: rewritten only with rewrite_unconfirmed; two unreadable blocks in
+ * one stripe with a member absent cannot be rebuilt (reported, nothing
+ * written); RAID-5 rebuilds one unreadable block per stripe, not two. */
 START_TEST(test_unreadable_degraded)
 {
 	struct arr a;
@@ -732,8 +735,12 @@ START_TEST(test_unreadable_degraded)
 	a.devs[gone] = NULL;
 	static struct both b;
 	struct rk_scrub_stats st;
+	/* two blocks lost of two: rebuildable, but nothing confirms it */
 	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK);
-	REQ(b.nu == 1 && b.u[0].role == bad && b.u[0].recoverable && b.u[0].fix == RK_SCRUB_UFIX_REWRITTEN);
+	REQ(b.nu == 1 && b.u[0].role == bad && b.u[0].recoverable && !b.u[0].confirmed);
+	REQ(b.u[0].fix == RK_SCRUB_UFIX_NONE && rk_fault_writes(p) == 0 && b.g.n == 0);
+	REQ(scrub_u(&a, 2, &b, &st, 0) == RK_OK);
+	REQ(b.nu == 1 && b.u[0].role == bad && b.u[0].fix == RK_SCRUB_UFIX_REWRITTEN);
 	REQ(b.g.n == 0);
 	vol_equal(&a, 1);   /* read degraded: the rewritten bytes are right */
 	/* a second unreadable block in the stripe (Q) with the member absent */
@@ -741,7 +748,7 @@ START_TEST(test_unreadable_degraded)
 	rk_fault_plan_free(p);
 	p = bad_range(&a, bad, moff, 4096);   /* again unreadable (the rewrite healed it) */
 	uint64_t w0 = rk_fault_writes(p) + rk_fault_writes(p2);
-	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK);
+	REQ(scrub_u(&a, 2, &b, &st, 0) == RK_OK);
 	REQ(b.nu == 2 && st.unrecoverable == 2 && st.rewritten == 0);
 	for (uint32_t i = 0; i < 2; i++)
 		REQ(!b.u[i].recoverable && b.u[i].fix == RK_SCRUB_UFIX_NONE && b.u[i].stripe == 7);
@@ -759,6 +766,9 @@ START_TEST(test_unreadable_degraded)
 	p = bad_range(&a, vr[1], moff, 1024);
 	p2 = bad_range(&a, m.p_role, moff + 512, 1024);
 	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK);
+	REQ(b.nu == 4 && st.unrecoverable == 2 && st.rewritten == 0);
+	REQ(rk_fault_writes(p) == 0 && rk_fault_writes(p2) == 0);
+	REQ(scrub_u(&a, 2, &b, &st, 0) == RK_OK);
 	/* vr[1]: sector 0 rebuildable, sector 1 not; P: sector 1 not, sector 2 rebuildable */
 	REQ(b.nu == 4 && st.unrecoverable == 2 && st.rewritten == 2 && st.unreadable == 4);
 	for (uint32_t i = 0; i < 4; i++) {
@@ -775,9 +785,11 @@ START_TEST(test_unreadable_degraded)
 }
 END_TEST
 
-/* A read error on P is reported as parity (the stripe's span); on RAID-6 a
- * read error beside a corrupted data block still lets Q find the mismatch
- * (not located: the unreadable block counts as missing). */
+/* A read error on P is reported as parity (the stripe's span) and, as
+ * nothing confirms a RAID-5 rebuild, rewritten only with
+ * rewrite_unconfirmed; on RAID-6 a read error beside a corrupted data block
+ * still lets Q find the mismatch (not located: the unreadable block counts
+ * as missing), and repair writes nothing there. */
 START_TEST(test_unreadable_parity_and_mismatch)
 {
 	struct arr a;
@@ -789,9 +801,10 @@ START_TEST(test_unreadable_parity_and_mismatch)
 	static struct both b;
 	struct rk_scrub_stats st;
 	REQ(scrub_u(&a, 0, &b, &st, 0) == RK_OK);
-	REQ(b.nu == 1 && !b.u[0].is_data && b.u[0].role == m.p_role && b.u[0].recoverable);
+	REQ(b.nu == 1 && !b.u[0].is_data && b.u[0].role == m.p_role && b.u[0].recoverable && !b.u[0].confirmed);
 	REQ(b.u[0].offset == 2 * a.g.stripe_data + 1024 && b.u[0].length == 2 * 65536 + 1024);
-	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK && st.rewritten == 1);
+	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK && st.rewritten == 0 && rk_fault_writes(p) == 0);
+	REQ(scrub_u(&a, 2, &b, &st, 0) == RK_OK && st.rewritten == 1);
 	REQ(scrub_u(&a, 0, &b, &st, 0) == RK_OK && b.nu == 0 && b.g.n == 0);
 	rk_fault_plan_free(p);
 	arr_free(&a);
@@ -805,14 +818,21 @@ START_TEST(test_unreadable_parity_and_mismatch)
 	REQ(b.g.n == 1 && b.g.r[0].stripe == 4 && b.g.r[0].verdict == RK_SCRUB_UNLOCATED);
 	REQ(strstr(b.g.why[0], "unreadable"));
 	REQ(b.g.r[0].member_len == 512 && b.g.nlocs[0] == 5);
+	REQ(!b.u[0].confirmed);
+	/* with --repair: neither the mismatch nor the unreadable block is
+	 * written (each would build on the other) */
+	REQ(scrub_u(&a, 2, &b, &st, 0) == RK_OK);
+	REQ(b.nu == 1 && b.u[0].fix == RK_SCRUB_UFIX_NONE && b.g.n == 1 && b.g.r[0].fix == RK_SCRUB_FIX_NONE);
+	REQ(rk_fault_writes(p) == 0 && st.repaired == 0);
 	rk_fault_plan_free(p);
 	arr_free(&a);
 }
 END_TEST
 
-/* Mirrors: another readable copy rebuilds the unreadable one; a member
- * that is pulled mid-scrub makes every later block of it unreadable and the
- * run still ends, everything recoverable. */
+/* Mirrors: another readable copy rebuilds the unreadable one (confirmed by
+ * a third copy, else only with rewrite_unconfirmed); a member that is
+ * pulled mid-scrub makes every later block of it unreadable and the run
+ * still ends, everything recoverable. */
 START_TEST(test_unreadable_mirror_and_pull)
 {
 	struct arr a;
@@ -824,9 +844,20 @@ START_TEST(test_unreadable_mirror_and_pull)
 	REQ(scrub_u(&a, 0, &b, &st, 0) == RK_OK);
 	/* sector-rounded: 300000 is in sector 585, 304999 in sector 595 */
 	REQ(b.nu == 1 && b.u[0].member_off == DOFF + 585 * 512 && b.u[0].member_len == 11 * 512);
-	REQ(b.u[0].offset == 585 * 512 && b.u[0].is_data && b.u[0].recoverable);
-	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK && st.rewritten == 1);
+	REQ(b.u[0].offset == 585 * 512 && b.u[0].is_data && b.u[0].recoverable && !b.u[0].confirmed);
+	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK && st.rewritten == 0);
+	REQ(scrub_u(&a, 2, &b, &st, 0) == RK_OK && st.rewritten == 1);
 	vol_equal(&a, 1);
+	rk_fault_plan_free(p);
+	arr_free(&a);
+	/* three copies: the two readable ones agree and confirm the third */
+	arr_make(&a, 1, 0, 0, 3, MSIZE);
+	p = bad_range(&a, 2, DOFF + 4096, 4096);
+	garble(p, 2, DOFF + 4096, 4096);
+	REQ(scrub_u(&a, 1, &b, &st, 0) == RK_OK);
+	REQ(b.nu == 1 && b.u[0].confirmed && b.u[0].fix == RK_SCRUB_UFIX_REWRITTEN && st.rewritten == 1);
+	vol_equal(&a, 1);
+	REQ(scrub_u(&a, 0, &b, &st, 0) == RK_OK && b.nu == 0 && b.g.n == 0);
 	rk_fault_plan_free(p);
 	arr_free(&a);
 

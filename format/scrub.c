@@ -32,6 +32,7 @@
 #define VS 65536u        /* verify slice: scratch stays in cache */
 #define CP (256u << 10)  /* checker work item: column bytes of one stripe */
 #define PROBE (64u << 10)/* first re-read size of a block whose read failed */
+#define DEAD_BLOCKS 2u   /* blocks with no readable sector before a member counts as dead */
 #define ALIGN 64u
 
 /* ---- one batch: plan and buffers ---- */
@@ -154,6 +155,7 @@ struct scrub {
 	uint8_t *bad;                /* per copy: at fault in this sector */
 	/* unreadable bytes of the stripe being handled */
 	uint8_t *unr;                /* per role: unreadable in the current segment */
+	uint32_t *dead;              /* per role: consecutive probed blocks without a readable sector */
 	enum rk_scrub_ufix *ufix;    /* per role: outcome of the current segment's rewrite */
 	struct urun *ur, *uo;        /* probed runs; segment outcomes */
 	uint32_t nur, capur, nuo, capuo;
@@ -1040,27 +1042,41 @@ static rk_err push_run(struct urun **v, uint32_t *n, uint32_t *cap, struct urun 
 
 /* Reads block X again to find its unreadable bytes: whole, then in PROBE
  * pieces, then the failing pieces sector by sector.  Unreadable sectors
- * are zeroed in the buffer and appended to S->ur (column bytes). */
+ * are zeroed in the buffer and appended to S->ur (column bytes).  A member
+ * whose last DEAD_BLOCKS probed blocks had no readable sector at all (a
+ * dead or pulled drive) has its later failing blocks taken as unreadable
+ * whole, without a read per sector. */
 static rk_err probe_block(struct scrub *S, struct blk *x)
 {
 	rk_dev *d = S->devs[x->role];
 	uint64_t unit = rk_dev_sector(d) > RK_SCRUB_SECTOR ? rk_dev_sector(d) : RK_SCRUB_SECTOR;
 	rk_err e = rk_dev_pread(d, x->buf, (size_t)x->len, x->moff);
-	if (e != RK_E_IO)
+	if (e != RK_E_IO) {
+		if (!e)
+			S->dead[x->role] = 0;
 		return e;
+	}
+	if (S->dead[x->role] >= DEAD_BLOCKS) {
+		memset(x->buf, 0, (size_t)x->len);
+		return push_run(&S->ur, &S->nur, &S->capur, (struct urun){ .role = x->role, .a = 0, .b = x->len });
+	}
+	int any = 0;
 	for (uint64_t p = 0; p < x->len; p += PROBE) {
 		uint64_t pe = x->len - p < PROBE ? x->len : p + PROBE;
 		e = rk_dev_pread(d, x->buf + p, (size_t)(pe - p), x->moff + p);
 		if (e != RK_E_IO) {
 			if (e)
 				return e;
+			any = 1;
 			continue;
 		}
 		for (uint64_t q = p; q < pe; q += unit) {
 			uint64_t qe = pe - q < unit ? pe : q + unit;
 			e = rk_dev_pread(d, x->buf + q, (size_t)(qe - q), x->moff + q);
-			if (e == RK_OK)
+			if (e == RK_OK) {
+				any = 1;
 				continue;
+			}
 			if (e != RK_E_IO)
 				return e;
 			memset(x->buf + q, 0, (size_t)(qe - q));
@@ -1068,6 +1084,7 @@ static rk_err probe_block(struct scrub *S, struct blk *x)
 				return e;
 		}
 	}
+	S->dead[x->role] = any ? 0 : S->dead[x->role] + 1;
 	return RK_OK;
 }
 
@@ -1368,6 +1385,7 @@ static void scrub_free(struct scrub *S)
 	free(S->ecur);
 	free(S->unr);
 	free(S->ufix);
+	free(S->dead);
 	free(S->ur);
 	free(S->uo);
 }
@@ -1512,7 +1530,8 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
 	S->ecur = calloc(g->nroles, sizeof *S->ecur);
 	S->unr = calloc(g->nroles, 1);
 	S->ufix = calloc(g->nroles, sizeof *S->ufix);
-	if (!S->ecur || !S->unr || !S->ufix ||
+	S->dead = calloc(g->nroles, sizeof *S->dead);
+	if (!S->ecur || !S->unr || !S->ufix || !S->dead ||
 	    !S->pp || !S->qq || !S->dd || !S->zero || !S->tmp || !S->ptrs || !S->xptrs || !S->vol_role || !S->slot ||
 	    !S->slot_role || !S->locs || !S->p_f || !S->p_locs || !S->c_f || !S->bad) {
 		e = rk_fail(RK_E_NOMEM, "scrub: out of memory");

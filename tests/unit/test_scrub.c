@@ -623,11 +623,14 @@ struct both {
 	struct got g;                /* first: on_region takes the context as a struct got */
 	uint32_t nu;
 	struct rk_scrub_unreadable u[MAXU];
+	uint64_t total, whole;       /* every report, also past MAXU; of which a whole 64 KiB block */
 };
 
 static void on_unr(void *ctx, const struct rk_scrub_unreadable *u)
 {
 	struct both *b = ctx;
+	b->total++;
+	b->whole += u->member_len == 65536;
 	if (b->nu >= MAXU)
 		return;
 	b->u[b->nu] = *u;
@@ -870,6 +873,10 @@ START_TEST(test_unreadable_mirror_and_pull)
 	REQ(scrub_u(&a, 0, &b, &st, 4 * 65536) == RK_OK);
 	REQ(rk_fault_fired(p) && st.unreadable > 0 && st.unrecoverable == 0);
 	REQ(st.stripes == a.g.nstripes && st.mismatches == 0);
+	/* from its I/O #3 (the fourth batch of 4 stripes) nothing of role 2
+	 * reads: every later chunk of it is reported whole (probed sector by
+	 * sector at first, then taken whole once the member looks dead) */
+	REQ(b.total == st.unreadable && b.whole == st.unreadable && b.whole == a.g.nstripes - 3 * 4);
 	rk_fault_plan_free(p);
 	arr_free(&a);
 }

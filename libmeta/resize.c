@@ -56,6 +56,35 @@ static rk_err set_need_all(const struct set *s)
 	return RK_OK;
 }
 
+/* Mid-reshape, roles may be missing as long as both geometries can still
+ * be read and written without them (a member lost, or left out by a
+ * degraded write, in the middle of a reshape): the restripe reconstructs
+ * their blocks and leaves them to raid-recover --rebuild afterwards.
+ * Without a reshape in progress every role is needed. */
+static rk_err set_need_reshape(const struct set *s)
+{
+	const struct rk_sb *t = s->t;
+	if (!(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return set_need_all(s);
+	const struct rk_geom_desc *nd = &t->reshape_new;
+	struct rk_geom go, gn;
+	if (rk_geom_init(&go, t->level, t->layout, t->chunk, t->nroles, t->data_size) ||
+	    rk_geom_init(&gn, nd->level, nd->layout, nd->chunk, nd->nroles, nd->data_size))
+		return rk_fail(RK_E_CORRUPT, "the superblock's geometries do not hold: %s", rk_errmsg());
+	uint32_t mo = 0, mn = 0;
+	for (uint32_t r = 0; r < s->span; r++)
+		if (!s->dev[r]) {
+			mo += r < t->nroles;
+			mn += r < nd->nroles;
+		}
+	if (mo > rk_geom_redundancy(&go) || mn > rk_geom_redundancy(&gn)) {
+		rk_err e = set_need_all(s);
+		return rk_fail(e, "%s (too many missing for the reshape to go on degraded: %u of %u old roles, %u of %u "
+		               "new)", rk_errmsg(), mo, t->nroles, mn, nd->nroles);
+	}
+	return RK_OK;
+}
+
 /* A member that a revert dropped: its own superblock (older than the
  * template T) is of a reshape that added it (its role past the old
  * nroles), while T, the freshest, has no reshape and an empty entry for
@@ -73,8 +102,9 @@ static int is_leftover(const struct rk_sb *t, const struct rk_sb *o)
 }
 
 /* Reads every device's superblock and maps devices to roles (see the header
- * comment of rk_resize.h).  NEED_ALL: every role of the span must be given
- * and active.  KEEP_LEFT: members a revert dropped (is_leftover) go to
+ * comment of rk_resize.h).  NEED_ALL 1: every role of the span must be
+ * given and active; 2: mid-reshape, as many as both geometries need
+ * (set_need_reshape); 0: no check.  KEEP_LEFT: members a revert dropped (is_leftover) go to
  * s->left instead of failing the load. */
 static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_all, int keep_left)
 {
@@ -159,8 +189,10 @@ static rk_err set_load(struct set *s, rk_dev *const *devs, uint32_t n, int need_
 			s->doff[r] = s->t->data_offset;
 		own[i] = NULL;
 	}
-	if (need_all)
+	if (need_all == 1)
 		e = set_need_all(s);
+	else if (need_all == 2)
+		e = set_need_reshape(s);
 out:
 	if (own)
 		for (uint32_t i = 0; i < n; i++)
@@ -261,7 +293,42 @@ static rk_err settle_unclean(struct set *s, rk_dev *const *devs, uint32_t n)
 	if ((e = rk_array_close(a)))
 		return rk_fail(e, "the array was not closed cleanly; replaying its journal: %s", rk_errmsg());
 	set_free(s);
-	return set_load(s, devs, n, 1, 1);
+	return set_load(s, devs, n, 2, 1);
+}
+
+/* A reshape going on degraded: roles not given are recorded FAULTY in the
+ * superblocks of the others before anything moves, so a member that comes
+ * back later is stale (its blocks were not written meanwhile), never taken
+ * for one that missed a checkpoint update. */
+static rk_err mark_missing(struct set *s)
+{
+	if (!(s->t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return RK_OK;
+	int any = 0;
+	for (uint32_t r = 0; r < s->span; r++)
+		any |= !s->dev[r] && s->t->roles[r].state == RK_ROLE_ACTIVE;
+	if (!any)
+		return RK_OK;
+	struct rk_sb *nt = malloc(sizeof *nt);
+	if (!nt)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	memcpy(nt, s->t, sizeof *nt);
+	for (uint32_t r = 0; r < s->span; r++)
+		if (!s->dev[r] && nt->roles[r].state == RK_ROLE_ACTIVE)
+			nt->roles[r].state = RK_ROLE_FAULTY;
+	rk_err e = commit(s, nt);
+	free(nt);
+	return e;
+}
+
+/* Roles of the array's current geometry not active (after a degraded
+ * continue or revert: for raid-recover --rebuild). */
+static uint32_t count_missing(const struct set *s)
+{
+	uint32_t m = 0;
+	for (uint32_t r = 0; r < s->t->nroles && r < s->t->nentries; r++)
+		m += s->t->roles[r].state != RK_ROLE_ACTIVE;
+	return m;
 }
 
 static void result_init(struct rk_resize_result *res)
@@ -723,7 +790,7 @@ static rk_err run_reshape(struct set *s, const struct rk_resize_opts *o, struct 
 	uint64_t from = geo_hi(&gn, qend);
 	if (from < nd->data_size)
 		for (uint32_t r = 0; r < nd->nroles; r++)
-			if ((e = zero_range(s->dev[r], nd->data_offset + from, nd->data_size - from)))
+			if (s->dev[r] && (e = zero_range(s->dev[r], nd->data_offset + from, nd->data_size - from)))
 				goto out;
 	memset(buf, 0, (size_t)gn.stripe_data);
 	for (uint64_t z = qend; z < gn.volume_size && geo_lo(&gn, z) < from; z += gn.stripe_data)
@@ -771,6 +838,12 @@ static uint64_t data_floor(const struct rk_sb *t)
 		uint64_t keep = t->journal_size < JOURNAL_KEEP ? t->journal_size : JOURNAL_KEEP;
 		if (t->journal_offset + keep > f)
 			f = t->journal_offset + keep;
+	} else if (!(t->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL)) {
+		/* No journal yet (mkraid leaves it to the first write, which
+		 * puts it at [RK_SB_PRIMARY_END, data_offset)): keep room for
+		 * one, or writes during and after the reshape would go
+		 * unprotected for good. */
+		f = RK_SB_PRIMARY_END + JOURNAL_KEEP;
 	}
 	return (f + RK_SB_ALIGN - 1) / RK_SB_ALIGN * RK_SB_ALIGN;
 }
@@ -1256,10 +1329,10 @@ rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resiz
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 1, 1);
+	rk_err e = set_load(&s, devs, n, 2, 1);
 	if (e)
 		return e;
-	if ((e = settle_unclean(&s, devs, n)))
+	if ((e = settle_unclean(&s, devs, n)) || (e = mark_missing(&s)))
 		goto out;
 	res->old_volume = res->new_volume = s.t->volume_size;
 	res->events = s.maxev;
@@ -1293,6 +1366,7 @@ rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resiz
 	} else {
 		snprintf(res->did, sizeof res->did, "nothing to continue: no reshape in progress");
 	}
+	res->missing = count_missing(&s);
 out:
 	set_free(&s);
 	return e;
@@ -1306,10 +1380,10 @@ rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 1, 1);
+	rk_err e = set_load(&s, devs, n, 2, 1);
 	if (e)
 		return e;
-	if ((e = settle_unclean(&s, devs, n)))
+	if ((e = settle_unclean(&s, devs, n)) || (e = mark_missing(&s)))
 		goto out;
 	struct rk_sb *t = s.t;
 	res->old_volume = res->new_volume = t->volume_size;
@@ -1339,6 +1413,7 @@ rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_
 		         oldn, (unsigned long long)s.t->volume_size);
 	else
 		snprintf(res->did, sizeof res->did, "reverted to level %s on %u members", rk_level_name(s.t->level), oldn);
+	res->missing = count_missing(&s);
 out:
 	set_free(&s);
 	return e;

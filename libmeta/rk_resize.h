@@ -67,6 +67,7 @@ struct rk_resize_result {
 	uint64_t moved;               /* volume bytes restriped by this call */
 	uint64_t checkpoints;         /* superblock checkpoints written */
 	uint64_t keep;                /* bytes the check kept (file system extent or stated) */
+	uint32_t missing;             /* roles of the final geometry left faulty (a degraded continue/revert) */
 	char     found[160];          /* what was recognised at the volume start ("" none) */
 	char     did[160];            /* what was done, in words */
 };
@@ -103,7 +104,11 @@ rk_err rk_resize_reshape(rk_dev *const *devs, uint32_t n, rk_dev *const *add, ui
  * reshape in progress from the freshest checkpoint: forward, or, when it
  * carries the reverting flag, the revert (res->did says "reverted");
  * members an interrupted revert dropped but had not wiped are wiped.  DEVS
- * must include every member of the new geometry.  An array stopped unclean
+ * must include every member, except that mid-reshape roles may be missing
+ * as long as both geometries tolerate it (RK_E_TOOFEW otherwise): they are
+ * recorded FAULTY first and the reshape runs degraded (the same holds for
+ * rk_resize_revert); a member of such a role given back is RK_E_STALE.
+ * An array stopped unclean
  * mid-reshape has its journal replayed first.  Nothing to do is RK_OK with
  * res->did saying so. */
 rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resize_opts *o,

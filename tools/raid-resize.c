@@ -285,6 +285,7 @@ int main(int argc, char **argv)
 			rk_json_ku64(j, "events", res.events);
 			rk_json_ku64(j, "moved", res.moved);
 			rk_json_ku64(j, "checkpoints", res.checkpoints);
+			rk_json_ku64(j, "missing", res.missing);
 			rk_json_kstr(j, "found", res.found[0] ? res.found : NULL);
 			rk_json_kstr(j, "did", res.did);
 			rk_json_obj_end(j);
@@ -294,6 +295,11 @@ int main(int argc, char **argv)
 		printf("%s\n", res.did);
 		if (res.found[0])
 			printf("found: %s\n", res.found);
+	}
+	if (!e && res.missing) {
+		cli_err("the array is degraded: %u role%s faulty (a member was missing); bring %s back with "
+		        "raid-recover --rebuild", res.missing, res.missing == 1 ? "" : "s", res.missing == 1 ? "it" : "them");
+		return EX_REPORT;
 	}
 	return e ? exit_for(e) : EX_DONE;
 }

@@ -502,6 +502,15 @@ static rk_err build_array(struct cand *c, uint32_t n, int gi, struct rk_array_in
 			if (m->events == f->events)
 				geom_conflict = 1;
 			c[i].decided = 1;
+		} else if (m->role < 0 && (f->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && m->sb->this_role >= f->nroles &&
+		           m->sb->this_role < f->reshape_new.nroles && m->sb->this_role < f->nentries &&
+		           f->roles[m->sb->this_role].state == RK_ROLE_ACTIVE &&
+		           !memcmp(f->roles[m->sb->this_role].member_uuid, m->member_uuid, 16)) {
+			/* added by the reshape in progress: a role of the new geometry
+			 * only (rk_array_open_members opens it) */
+			m->cls = RK_MEMBER_SPARE;
+			set_reason(m, "serves role %u of the new geometry (added by the reshape in progress; events %llu)",
+			           m->sb->this_role, (unsigned long long)m->events);
 		} else if (m->role < 0) {
 			m->cls = RK_MEMBER_SPARE;
 			set_reason(m, "a spare of this array (events %llu)", (unsigned long long)m->events);

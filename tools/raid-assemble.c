@@ -104,13 +104,14 @@ static void print_reshape(FILE *f, const struct rk_discovery *d, uint32_t a)
 	const struct rk_sb *t = ai->sb;
 	if (!t || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
 		return;
-	fprintf(f, "  reshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), finish "
-	        "with raid-resize --continue; readable and writable meanwhile\n", t->reshape_pos, t->volume_size,
-	        rk_level_name(t->reshape_new.level), t->reshape_new.nroles);
-	for (uint32_t i = 0; i < d->nleft; i++)
-		if (reshape_added(ai, &d->left[i]))
-			fprintf(f, "  %s serves role %u of the new geometry (added by the reshape)\n", d->left[i].path,
-			        d->left[i].sb->this_role);
+	if (t->reshape_flags & RK_RESHAPE_REVERTING)
+		fprintf(f, "  reshape being reverted at %" PRIu64 " of %" PRIu64 " volume bytes (back to RAID-%s, %u roles), "
+		        "finish with raid-resize --continue or --revert; readable and writable meanwhile\n",
+		        t->reshape_pos, t->volume_size, rk_level_name(t->level), t->nroles);
+	else
+		fprintf(f, "  reshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), "
+		        "finish with raid-resize --continue; readable and writable meanwhile\n", t->reshape_pos,
+		        t->volume_size, rk_level_name(t->reshape_new.level), t->reshape_new.nroles);
 }
 
 static int array_exit(const struct rk_discovery *d, uint32_t a)
@@ -778,7 +779,9 @@ int main(int argc, char **argv)
 			rk_json_ku64(j, "volume_size", ri->sb->volume_size);
 			rk_json_ki64(j, "new_level", ri->sb->reshape_new.level);
 			rk_json_ku64(j, "new_roles", ri->sb->reshape_new.nroles);
-			rk_json_kstr(j, "state", "reshape in progress: finish with raid-resize --continue");
+			rk_json_kstr(j, "state", (ri->sb->reshape_flags & RK_RESHAPE_REVERTING)
+			                         ? "reshape being reverted: finish with raid-resize --continue"
+			                         : "reshape in progress: finish with raid-resize --continue");
 			rk_json_obj_end(j);
 		}
 		if (res.kind) {

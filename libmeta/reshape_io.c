@@ -8,6 +8,7 @@
 #include "rk_geom.h"
 #include "rk_resize.h"
 #include "rk_vol.h"
+#include "resize_int.h"
 
 struct rk_resize_reader {
 	struct rk_geom go, gn;
@@ -23,8 +24,8 @@ uint32_t rk_resize_span(const struct rk_sb *t)
 	return span;
 }
 
-static rk_err reader_vol(rk_vol **v, struct rk_geom *g, rk_dev *const *devs, int32_t level, uint32_t layout,
-                         uint64_t chunk, uint32_t nroles, uint64_t ds, uint64_t doff)
+rk_err rk_resize_geom_vol(rk_vol **v, struct rk_geom *g, rk_dev *const *devs, int32_t level, uint32_t layout,
+                          uint64_t chunk, uint32_t nroles, uint64_t ds, uint64_t doff)
 {
 	rk_err e = rk_geom_init(g, level, layout, chunk, nroles, ds);
 	if (e)
@@ -65,13 +66,13 @@ rk_err rk_resize_reader_open(rk_resize_reader **out, const struct rk_sb *t, rk_d
 			goto out;
 		}
 		r->pos = t->reshape_pos < r->size ? t->reshape_pos : r->size;
-		if (r->pos && (e = reader_vol(&r->vn, &r->gn, devs, n->level, n->layout, n->chunk, n->nroles, n->data_size,
+		if (r->pos && (e = rk_resize_geom_vol(&r->vn, &r->gn, devs, n->level, n->layout, n->chunk, n->nroles, n->data_size,
 		                              n->data_offset))) {
 			e = rk_fail(e, "the new geometry: %s", rk_errmsg());
 			goto out;
 		}
 	}
-	if (r->pos < r->size && (e = reader_vol(&r->vo, &r->go, devs, t->level, t->layout, t->chunk, t->nroles,
+	if (r->pos < r->size && (e = rk_resize_geom_vol(&r->vo, &r->go, devs, t->level, t->layout, t->chunk, t->nroles,
 	                                        t->data_size, t->data_offset))) {
 		if (t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)
 			e = rk_fail(e, "the old geometry: %s", rk_errmsg());

@@ -13,6 +13,7 @@
 #include "rk_geom.h"
 #include "rk_resize.h"
 #include "rk_vol.h"
+#include "resize_int.h"
 
 #define ZERO_BUF (1u << 20)
 #define NOCHUNK_DEFAULT (64u * 1024u)   /* chunk for a level leaving RAID-1 */
@@ -342,17 +343,7 @@ static void result_init(struct rk_resize_result *res)
 static rk_err open_vol(rk_vol **v, struct rk_geom *g, struct set *s, int32_t level, uint32_t layout,
                        uint64_t chunk, uint32_t nroles, uint64_t ds, uint64_t doff)
 {
-	rk_err e = rk_geom_init(g, level, layout, chunk, nroles, ds);
-	if (e)
-		return e;
-	uint64_t *offs = malloc(nroles * sizeof *offs);
-	if (!offs)
-		return rk_fail(RK_E_NOMEM, "out of memory");
-	for (uint32_t r = 0; r < nroles; r++)
-		offs[r] = doff;
-	e = rk_vol_open(v, g, s->dev, offs);
-	free(offs);
-	return e;
+	return rk_resize_geom_vol(v, g, s->dev, level, layout, chunk, nroles, ds, doff);
 }
 
 static rk_err open_old(rk_vol **v, struct rk_geom *g, struct set *s)

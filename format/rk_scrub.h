@@ -107,7 +107,7 @@ struct rk_scrub_region {
 typedef void (*rk_scrub_region_fn)(void *ctx, const struct rk_scrub_region *r);
 
 enum rk_scrub_ufix {
-	RK_SCRUB_UFIX_NONE = 0,      /* not rewritten (plain scrub, or nothing to rebuild it from) */
+	RK_SCRUB_UFIX_NONE = 0,      /* not rewritten: plain scrub, not confirmed, or not recoverable */
 	RK_SCRUB_UFIX_REWRITTEN,     /* rebuilt from redundancy, written and read back */
 	RK_SCRUB_UFIX_FAILED,        /* the rewrite or the read back failed (RK_E_IO) */
 };

@@ -409,7 +409,8 @@ START_TEST(test_stop_resume)
 	struct rk_scrub_stats st;
 	REQ(rk_scrub_run(&a.g, a.devs, a.doff, 0, a.g.nstripes, &o, &st) == RK_OK);
 	REQ(st.stopped && st.next == 4 && st.mismatches == 0);
-	struct rk_scrub_ckpt c = { .first = 0, .last = a.g.nstripes, .next = st.next, .repair = 0 }, c2;
+	struct rk_scrub_ckpt c = { .first = 0, .last = a.g.nstripes, .next = st.next, .repair = 0, .unreadable = 3,
+	                           .unrecoverable = 1 }, c2;
 	memset(c.uuid, 0xab, 16);
 	char path[] = "/tmp/test_scrub_ckpt.XXXXXX";
 	int fd = mkstemp(path);
@@ -418,11 +419,19 @@ START_TEST(test_stop_resume)
 	REQ(rk_scrub_ckpt_save(path, &c) == RK_OK);
 	REQ(rk_scrub_ckpt_load(path, &c2) == RK_OK);
 	REQ(c2.next == 4 && c2.last == a.g.nstripes && c2.uuid[15] == 0xab && !c2.repair);
+	REQ(c2.unreadable == 3 && c2.unrecoverable == 1);
 	struct got got;
 	REQ(scrub(&a, 0, c2.next, c2.last, &got, &st, 0) == RK_OK);
 	REQ(got.n == 1 && got.r[0].stripe == a.g.nstripes - 2);
-	/* a damaged checkpoint is refused */
+	/* a file of an older version (no unreadable counts) loads with zeros */
 	FILE *f = fopen(path, "w");
+	REQ(f);
+	fputs("raid-scrub checkpoint 1\nuuid abababababababababababababababab\nfirst 0\nlast 9\nnext 4\n"
+	      "mismatches 2\nrepaired 0\nrepair 0\n", f);
+	fclose(f);
+	REQ(rk_scrub_ckpt_load(path, &c2) == RK_OK && c2.mismatches == 2 && c2.unreadable == 0 && c2.unrecoverable == 0);
+	/* a damaged checkpoint is refused */
+	f = fopen(path, "w");
 	REQ(f);
 	fputs("raid-scrub checkpoint 1\nnext 5\n", f);
 	fclose(f);

@@ -1014,35 +1014,8 @@ static rk_err test_fault_wrap(rk_array *a, uint32_t r)
 		return RK_OK;
 	if (!a->tplan) {
 		struct rk_fault_spec sp;
-		memset(&sp, 0, sizeof sp);
-		char buf[256];
-		snprintf(buf, sizeof buf, "%s", env);
-		for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(tok, '=');
-			if (!eq)
-				return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: '%s' is not key=value", tok);
-			*eq++ = 0;
-			unsigned long long v = strtoull(eq, NULL, 0);
-			if (!strcmp(tok, "model")) {
-				sp.model = !strcmp(eq, "power-cut") ? RK_FAULT_POWER_CUT : !strcmp(eq, "kill") ? RK_FAULT_KILL
-				         : !strcmp(eq, "pull") ? RK_FAULT_PULL : !strcmp(eq, "read-error") ? RK_FAULT_READ_ERROR
-				         : RK_FAULT_NONE;
-				if (sp.model == RK_FAULT_NONE)
-					return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: unknown model '%s'", eq);
-			} else if (!strcmp(tok, "n")) {
-				sp.n = v;
-			} else if (!strcmp(tok, "member")) {
-				sp.member = (int)v;
-			} else if (!strcmp(tok, "seed")) {
-				sp.seed = v;
-			} else if (!strcmp(tok, "off")) {
-				sp.off = v;
-			} else if (!strcmp(tok, "len")) {
-				sp.len = v;
-			} else {
-				return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: unknown key '%s'", tok);
-			}
-		}
+		if (rk_fault_spec_parse(env, &sp))
+			return rk_fail(RK_E_INVAL, "RAIDKIT_TEST_FAULT: %s", rk_errmsg());
 		rk_err e = rk_fault_plan_create(&a->tplan, &sp);
 		if (e)
 			return e;

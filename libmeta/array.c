@@ -1097,13 +1097,10 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 	 * (discovery lists them apart); only those at the array's events */
 	for (uint32_t i = 0; i < nextra && !e && span > info->nroles; i++) {
 		const struct rk_member *m = &extra[i];
-		if (!m->path || !m->sb || m->sb->events != info->sb->events ||
-		    memcmp(m->sb->array_uuid, info->uuid, 16))
+		if (!m->path || !rk_member_reshape_added(info->sb, m) || m->sb->this_role >= span ||
+		    a->devs[m->sb->this_role])
 			continue;
 		uint32_t r = m->sb->this_role;
-		if (r < info->nroles || r >= span || a->devs[r] || info->sb->roles[r].state != RK_ROLE_ACTIVE ||
-		    memcmp(info->sb->roles[r].member_uuid, m->sb->member_uuid, 16))
-			continue;
 		e = open_member(a, info, r, m->path, m->sb, flags);
 	}
 	if (!e)

@@ -502,12 +502,9 @@ static rk_err build_array(struct cand *c, uint32_t n, int gi, struct rk_array_in
 			if (m->events == f->events)
 				geom_conflict = 1;
 			c[i].decided = 1;
-		} else if (m->role < 0 && (f->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && m->sb->this_role >= f->nroles &&
-		           m->sb->this_role < f->reshape_new.nroles && m->sb->this_role < f->nentries &&
-		           f->roles[m->sb->this_role].state == RK_ROLE_ACTIVE &&
-		           !memcmp(f->roles[m->sb->this_role].member_uuid, m->member_uuid, 16)) {
-			/* added by the reshape in progress: a role of the new geometry
-			 * only (rk_array_open_members opens it) */
+		} else if (m->role < 0 && rk_member_reshape_added(f, m)) {
+			/* a role of the new geometry only (rk_array_open_members
+			 * opens it) */
 			m->cls = RK_MEMBER_SPARE;
 			set_reason(m, "serves role %u of the new geometry (added by the reshape in progress; events %llu)",
 			           m->sb->this_role, (unsigned long long)m->events);
@@ -632,6 +629,16 @@ void rk_discovery_free(struct rk_discovery *d)
 		member_free(&d->left[i]);
 	free(d->left);
 	free(d);
+}
+
+int rk_member_reshape_added(const struct rk_sb *t, const struct rk_member *m)
+{
+	if (!t || !m->sb || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || m->sb->events != t->events ||
+	    memcmp(m->sb->array_uuid, t->array_uuid, 16))
+		return 0;
+	uint32_t r = m->sb->this_role;
+	return r >= t->nroles && r < t->reshape_new.nroles && r < t->nentries && t->roles[r].state == RK_ROLE_ACTIVE &&
+	       !memcmp(t->roles[r].member_uuid, m->sb->member_uuid, 16);
 }
 
 rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npaths, const uint8_t *uuid)

@@ -80,4 +80,12 @@ rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npath
                    const uint8_t *uuid);
 void   rk_discovery_free(struct rk_discovery *d);
 
+/* 1 when M (a member with a superblock) was added by the reshape in
+ * progress of the array whose freshest superblock is T: at T's events, of
+ * T's array, and listed active in T's role table under its member UUID at a
+ * role of the new geometry past the old nroles.  Discovery lists such a
+ * member apart (as a spare that serves that role); rk_array_open_members
+ * opens it for that role. */
+int rk_member_reshape_added(const struct rk_sb *t, const struct rk_member *m);
+
 #endif

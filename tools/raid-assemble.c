@@ -75,19 +75,6 @@ static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
 	return -1;
 }
 
-/* A path left out that is a member a reshape in progress added (it serves
- * a role of the new geometry, past the old role count). */
-static int reshape_added(const struct rk_array_info *ai, const struct rk_member *m)
-{
-	const struct rk_sb *t = ai->sb;
-	if (!t || !m->sb || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || m->sb->events != t->events ||
-	    memcmp(m->sb->array_uuid, ai->uuid, 16))
-		return 0;
-	uint32_t r = m->sb->this_role;
-	return r >= t->nroles && r < t->reshape_new.nroles && r < t->nentries &&
-	       t->roles[r].state == RK_ROLE_ACTIVE && !memcmp(t->roles[r].member_uuid, m->sb->member_uuid, 16);
-}
-
 /* The discovery the actions open arrays from (mid-reshape the added
  * members are among its left-out paths). */
 static const struct rk_discovery *disc;
@@ -122,7 +109,7 @@ static int array_exit(const struct rk_discovery *d, uint32_t a)
 	if (ai->state == RK_ASTATE_DEGRADED)
 		return EX_REPORT;
 	for (uint32_t i = 0; i < d->nleft; i++)
-		if (rk_print_lists_left(d, a, &d->left[i]) && !reshape_added(ai, &d->left[i]))
+		if (rk_print_lists_left(d, a, &d->left[i]) && !rk_member_reshape_added(ai->sb, &d->left[i]))
 			return EX_REPORT;
 	for (uint32_t b = 0; b < d->narrays; b++)
 		if (b != a && d->arrays[b].nactive)

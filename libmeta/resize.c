@@ -332,6 +332,19 @@ static uint32_t count_missing(const struct set *s)
 	return m;
 }
 
+/* Continue and revert start alike: the members loaded (mid-reshape some
+ * may be missing, set_need_reshape), the journal of an unclean stop
+ * replayed, missing roles recorded faulty.  On error S is freed. */
+static rk_err load_resume(struct set *s, rk_dev *const *devs, uint32_t n)
+{
+	rk_err e = set_load(s, devs, n, 2, 1);
+	if (e)
+		return e;
+	if ((e = settle_unclean(s, devs, n)) || (e = mark_missing(s)))
+		set_free(s);
+	return e;
+}
+
 static void result_init(struct rk_resize_result *res)
 {
 	if (res)
@@ -1320,11 +1333,9 @@ rk_err rk_resize_continue(rk_dev *const *devs, uint32_t n, const struct rk_resiz
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 2, 1);
+	rk_err e = load_resume(&s, devs, n);
 	if (e)
 		return e;
-	if ((e = settle_unclean(&s, devs, n)) || (e = mark_missing(&s)))
-		goto out;
 	res->old_volume = res->new_volume = s.t->volume_size;
 	res->events = s.maxev;
 	int was_mixed = s.mixed;
@@ -1371,11 +1382,9 @@ rk_err rk_resize_revert(rk_dev *const *devs, uint32_t n, const struct rk_resize_
 		res = &dummy;
 	result_init(res);
 	struct set s;
-	rk_err e = set_load(&s, devs, n, 2, 1);
+	rk_err e = load_resume(&s, devs, n);
 	if (e)
 		return e;
-	if ((e = settle_unclean(&s, devs, n)) || (e = mark_missing(&s)))
-		goto out;
 	struct rk_sb *t = s.t;
 	res->old_volume = res->new_volume = t->volume_size;
 	if (!(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)) {

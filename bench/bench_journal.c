@@ -13,18 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "rk_array.h"
 #include "rk_create.h"
 #include "rk_discover.h"
 
 #define MAXM 8
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void die(const char *what)
 {

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "rk_array.h"
 #include "rk_create.h"
 #include "rk_discover.h"
@@ -44,34 +45,7 @@ extern char **environ;
 
 #define MAXM 32
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* CPU seconds (user + system) of this process or of its waited-for children. */
-static double cpu(int who)
-{
-	struct rusage ru;
-	getrusage(who, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
-}
 static double last_cpu;   /* CPU seconds of the last timed run */
-
-static uint64_t rs = 0x9e3779b97f4a7c15ull;
-static void fill(uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i + 8 <= n; i += 8) {
-		rs ^= rs >> 12;
-		rs ^= rs << 25;
-		rs ^= rs >> 27;
-		uint64_t v = rs * 0x2545f4914f6cdd1dull;
-		memcpy(p + i, &v, 8);
-	}
-}
 
 /* The reference: cat every path to /dev/null and, if WPATH, dd WBYTES of
  * zeros into WPATH (a new file), all at once; seconds taken, < 0 on error. */

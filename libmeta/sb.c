@@ -108,7 +108,7 @@ rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_
 	rk_err e = check_chunk(level, chunk);
 	if (e)
 		return e;
-	/* md's layout numbers, as far as format/geom.c maps them. */
+	/* md's layout numbers, as far as engine/geom.c maps them. */
 	switch (level) {
 	case RK_LEVEL_LINEAR: case 1:
 		if (layout != 0)

@@ -10,9 +10,9 @@ scripts/install-deps fuzz
 out=build/afl
 mkdir -p "$out/obj"
 CC=afl-clang-fast
-CFLAGS="-std=c11 -O1 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DRK_VERSION=\"fuzz\" -Iformat -Ilibmeta -fsanitize=address,undefined"
+CFLAGS="-std=c11 -O1 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DRK_VERSION=\"fuzz\" -Iengine -Ilibmeta -fsanitize=address,undefined"
 objs=()
-for src in format/*.c libmeta/*.c; do
+for src in engine/*.c libmeta/*.c; do
 	o=$out/obj/$(echo "${src%.c}" | tr / _).o
 	isa=""
 	case "$src" in

@@ -1,6 +1,6 @@
 /* raid-scrub: verify an array's redundancy offline and optionally repair it.
  * Policy and presentation only: discovery is rk_discover(), the checking
- * and repairing rk_scrub_run() (format/rk_scrub.h), the write protocol
+ * and repairing rk_scrub_run() (engine/rk_scrub.h), the write protocol
  * (array marked open for writing before the first repair, clean after)
  * rk_array.  Members are opened read-only unless --repair is given. */
 #include <errno.h>

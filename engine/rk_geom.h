@@ -96,6 +96,22 @@ uint32_t rk_level_min_roles(int32_t level);
  * readable: 0 (linear, 0), nroles-1 (1), 1 (4, 5), 2 (6), copies-1 (10). */
 uint32_t rk_geom_redundancy(const struct rk_geom *g);
 
+/* The one answer to "which roles may be down": DOWN has g->nroles flags,
+ * non-zero for a role that is missing or failed.
+ * rk_geom_readable: every volume byte still has a live copy or can be
+ * reconstructed (linear, 0: none down; 1: one mirror left; 4, 5, 6: at most
+ * nparity down; 10: every chunk keeps a live copy, over one full period of
+ * the layout's copy pattern, rk_geom_pattern_period()).
+ * rk_geom_checkable: some stripe still holds redundancy to verify (parity
+ * levels: fewer than nparity down; 1: two live mirrors; 10: some chunk with
+ * two live copies); 0 for linear and RAID-0. */
+int rk_geom_readable(const struct rk_geom *g, const uint8_t *down);
+int rk_geom_checkable(const struct rk_geom *g, const uint8_t *down);
+/* RAID-10: how many volume chunks make one full period of the copy
+ * pattern (which roles hold chunk c repeats with this period); at most
+ * nstripes.  1 for other levels. */
+uint64_t rk_geom_pattern_period(const struct rk_geom *g);
+
 /* Where volume byte VOFF lives: its data copy (for mirrors the first role
  * that holds it).  *run (may be NULL) = bytes from there that stay on that
  * member contiguously: to the end of the chunk (0, 4, 5, 6, 10), of the member

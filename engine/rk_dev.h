@@ -73,6 +73,14 @@ int    rk_dev_has_ops(const rk_dev *d, const struct rk_dev_ops *ops);
 rk_err rk_dev_pread(rk_dev *d, void *buf, size_t len, uint64_t off);
 rk_err rk_dev_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off);
 rk_err rk_dev_flush(rk_dev *d);
+/* The one "flush every live member": flushes DEVS[i] for i < N that are
+ * not NULL and not marked in SKIP (may be NULL), in order.  A flush failing
+ * with RK_E_IO is handed to ON_IO_ERROR (the member failed; the loop goes
+ * on) when one is given; any other error, or RK_E_IO without a callback,
+ * stops the loop and is returned (its message names the member). */
+typedef void (*rk_dev_io_failed_fn)(void *ctx, uint32_t index, rk_err why);
+rk_err rk_dev_flush_set(rk_dev *const *devs, uint32_t n, const uint8_t *skip,
+                        rk_dev_io_failed_fn on_io_error, void *ctx);
 /* Zero-copy read of data already in memory: returns 1 and sets *PTR to the
  * LEN bytes at OFF when the backend can serve them without I/O (file
  * backend: every page resident in the page cache, through a read-only

@@ -127,6 +127,21 @@ rk_err rk_dev_flush(rk_dev *d)
 	return d->ops->flush(d);
 }
 
+rk_err rk_dev_flush_set(rk_dev *const *devs, uint32_t n, const uint8_t *skip,
+                        rk_dev_io_failed_fn on_io_error, void *ctx)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!devs[i] || (skip && skip[i]))
+			continue;
+		rk_err e = rk_dev_flush(devs[i]);
+		if (e == RK_E_IO && on_io_error)
+			on_io_error(ctx, i, e);
+		else if (e)
+			return e;
+	}
+	return RK_OK;
+}
+
 void rk_dev_close(rk_dev *d)
 {
 	if (!d)

@@ -346,6 +346,78 @@ uint32_t rk_geom_redundancy(const struct rk_geom *g)
 	}
 }
 
+uint64_t rk_geom_pattern_period(const struct rk_geom *g)
+{
+	if (g->level != 10)
+		return 1;
+	/* near and far copies repeat within nroles chunks; far sets and the
+	 * offset layout within nroles * copies: take the longer one */
+	uint64_t lim = (uint64_t)g->nroles * g->copies;
+	return lim < g->nstripes ? lim : g->nstripes;
+}
+
+/* Fewest live copies any RAID-10 chunk has with the roles DOWN marks out. */
+static uint32_t r10_min_live(const struct rk_geom *g, const uint8_t *down)
+{
+	struct rk_loc locs[256];
+	uint32_t worst = UINT32_MAX, cap = g->copies < 256 ? g->copies : 256;
+	uint64_t lim = rk_geom_pattern_period(g);
+	for (uint64_t c = 0; c < lim; c++) {
+		uint32_t k = rk_geom_copies(g, c * g->chunk, locs, cap), live = 0;
+		for (uint32_t i = 0; i < k; i++)
+			live += !down[locs[i].role];
+		if (live < worst)
+			worst = live;
+	}
+	return worst == UINT32_MAX ? 0 : worst;
+}
+
+/* Most live copies any RAID-10 chunk has (for checkable). */
+static uint32_t r10_max_live(const struct rk_geom *g, const uint8_t *down)
+{
+	struct rk_loc locs[256];
+	uint32_t best = 0, cap = g->copies < 256 ? g->copies : 256;
+	uint64_t lim = rk_geom_pattern_period(g);
+	for (uint64_t c = 0; c < lim && best < 2; c++) {
+		uint32_t k = rk_geom_copies(g, c * g->chunk, locs, cap), live = 0;
+		for (uint32_t i = 0; i < k; i++)
+			live += !down[locs[i].role];
+		if (live > best)
+			best = live;
+	}
+	return best;
+}
+
+static uint32_t count_down(const struct rk_geom *g, const uint8_t *down)
+{
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < g->nroles; r++)
+		n += down[r] != 0;
+	return n;
+}
+
+int rk_geom_readable(const struct rk_geom *g, const uint8_t *down)
+{
+	uint32_t nd = count_down(g, down);
+	switch (g->level) {
+	case 1: return nd < g->nroles;
+	case 4: case 5: case 6: return nd <= g->nparity;
+	case 10: return nd == 0 || r10_min_live(g, down) > 0;
+	default: return nd == 0;
+	}
+}
+
+int rk_geom_checkable(const struct rk_geom *g, const uint8_t *down)
+{
+	uint32_t nd = count_down(g, down);
+	switch (g->level) {
+	case 1: return g->nroles - nd >= 2;
+	case 4: case 5: case 6: return nd < g->nparity;
+	case 10: return r10_max_live(g, down) >= 2;
+	default: return 0;
+	}
+}
+
 /* ---- RAID-4/5/6 placement (md's raid5_compute_sector) ---- */
 
 /* P and Q roles of stripe S. */

@@ -17,11 +17,6 @@ static int is_striped(int32_t level)
 	return level == 0 || level == 4 || level == 5 || level == 6;
 }
 
-static int r6_layout_ok(uint32_t layout)
-{
-	return layout <= 5 || (layout >= 8 && layout <= 10) || (layout >= 16 && layout <= 20);
-}
-
 static int is_ddf(const struct rk_geom *g)
 {
 	return g->level == 6 && g->layout >= 8 && g->layout <= 10;
@@ -37,33 +32,6 @@ uint32_t rk_level_min_roles(int32_t level)
 	}
 }
 
-uint32_t rk_layout_default(int32_t level)
-{
-	switch (level) {
-	case 4: return RK_ALG_PARITY_N;
-	case 5: case 6: return RK_ALG_LEFT_SYMMETRIC;
-	case 10: return RK_R10_LAYOUT(2, 1, 0);
-	default: return 0;
-	}
-}
-
-/* Layout word valid for LEVEL, whatever the member count. */
-static int layout_valid(int32_t level, uint32_t layout)
-{
-	switch (level) {
-	case RK_LEVEL_LINEAR: case 1: return layout == 0;
-	case 0: return layout <= 2;        /* md's raid0 zone layouts; one zone here */
-	case 4: return layout == 0 || layout == RK_ALG_PARITY_N;
-	case 5: return layout <= 5;
-	case 6: return r6_layout_ok(layout);
-	case 10: {
-		uint32_t nc = layout & 0xff, fc = (layout >> 8) & 0xff, mode = layout >> 17;
-		return nc >= 1 && fc >= 1 && nc * fc >= 2 && mode <= 2;
-	}
-	default: return 0;
-	}
-}
-
 rk_err rk_geom_init(struct rk_geom *g, int32_t level, uint32_t layout, uint64_t chunk,
                     uint32_t nroles, uint64_t member_size)
 {
@@ -71,7 +39,7 @@ rk_err rk_geom_init(struct rk_geom *g, int32_t level, uint32_t layout, uint64_t 
 	uint32_t minr = rk_level_min_roles(level);
 	if (!minr)
 		return rk_fail(RK_E_INVAL, "geometry: unknown RAID level %d", (int)level);
-	if (!layout_valid(level, layout))
+	if (!rk_layout_valid(level, layout))
 		return rk_fail(RK_E_INVAL, "geometry: layout %u (0x%x) is not a RAID-%s layout", layout, layout,
 		               rk_level_name(level));
 	if (nroles < minr || nroles > RK_GEOM_MAX_ROLES)
@@ -160,181 +128,6 @@ ovf:
 	                (unsigned long long)member_size);
 }
 
-const char *rk_level_name(int32_t level)
-{
-	switch (level) {
-	case RK_LEVEL_LINEAR: return "linear";
-	case 0: return "0";
-	case 1: return "1";
-	case 4: return "4";
-	case 5: return "5";
-	case 6: return "6";
-	case 10: return "10";
-	default: return "unknown";
-	}
-}
-
-int rk_level_parse(const char *s, int32_t *level)
-{
-	if (!s)
-		return -1;
-	if (!strcasecmp(s, "linear")) {
-		*level = RK_LEVEL_LINEAR;
-		return 0;
-	}
-	if (!strncasecmp(s, "raid", 4))
-		s += 4;
-	static const struct { const char *n; int32_t l; } t[] = {
-		{"0", 0}, {"1", 1}, {"4", 4}, {"5", 5}, {"6", 6}, {"10", 10},
-		{"stripe", 0}, {"mirror", 1},
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (!strcasecmp(s, t[i].n)) {
-			*level = t[i].l;
-			return 0;
-		}
-	return -1;
-}
-
-static const char *const r56_names[] = {
-	"left-asymmetric", "right-asymmetric", "left-symmetric", "right-symmetric", "parity-first", "parity-last",
-};
-static const char *const r6_ddf_names[] = { "ddf-zero-restart", "ddf-N-restart", "ddf-N-continue" };
-static const char *const r6_6_names[] = {
-	"left-asymmetric-6", "right-asymmetric-6", "left-symmetric-6", "right-symmetric-6", "parity-first-6",
-};
-
-const char *rk_layout_name(int32_t level, uint32_t layout, char *buf, size_t len)
-{
-	if (!buf || len == 0)
-		return "";
-	const char *n = NULL;
-	switch (level) {
-	case RK_LEVEL_LINEAR: case 0: case 1:
-		if (layout == 0 || (level == 0 && layout <= 2))
-			n = "none";
-		break;
-	case 4:
-		if (layout == 0 || layout == RK_ALG_PARITY_N)
-			n = "parity-last";
-		break;
-	case 5: case 6:
-		if (layout <= 5)
-			n = r56_names[layout];
-		else if (level == 6 && layout >= 8 && layout <= 10)
-			n = r6_ddf_names[layout - 8];
-		else if (level == 6 && layout >= 16 && layout <= 20)
-			n = r6_6_names[layout - 16];
-		break;
-	case 10:
-		if (layout_valid(10, layout) && (layout >> 17) == 0) {
-			uint32_t nc = layout & 0xff, fc = (layout >> 8) & 0xff, off = (layout >> 16) & 1;
-			char fch = off ? 'o' : 'f';
-			if (fc == 1 && !off)
-				snprintf(buf, len, "n%u", nc);
-			else if (nc == 1)
-				snprintf(buf, len, "%c%u", fch, fc);
-			else
-				snprintf(buf, len, "n%u%c%u", nc, fch, fc);
-			return buf;
-		}
-		break;
-	}
-	if (n)
-		snprintf(buf, len, "%s", n);
-	else
-		snprintf(buf, len, "0x%x", layout);
-	return buf;
-}
-
-/* "n2", "f3", "o2", "n2f2", "n2o2": 0 ok. */
-static int r10_parse(const char *s, uint32_t *layout)
-{
-	uint32_t nc = 1, fc = 1, off = 0;
-	int seen_n = 0, seen_f = 0;
-	while (*s) {
-		char c = (char)(*s | 0x20);
-		if (c != 'n' && c != 'f' && c != 'o')
-			return -1;
-		s++;
-		char *end;
-		unsigned long v = strtoul(s, &end, 10);
-		if (end == s || v < 1 || v > 255)
-			return -1;
-		s = end;
-		if (c == 'n') {
-			if (seen_n++)
-				return -1;
-			nc = (uint32_t)v;
-		} else {
-			if (seen_f++)
-				return -1;
-			fc = (uint32_t)v;
-			off = c == 'o';
-		}
-	}
-	if (!seen_n && !seen_f)
-		return -1;
-	*layout = RK_R10_LAYOUT(nc, fc, off);
-	return layout_valid(10, *layout) ? 0 : -1;
-}
-
-int rk_layout_parse(int32_t level, const char *s, uint32_t *layout)
-{
-	if (!s || !*s || !rk_level_min_roles(level))
-		return -1;
-	if (!strcasecmp(s, "default")) {
-		*layout = rk_layout_default(level);
-		return 0;
-	}
-	if (*s >= '0' && *s <= '9') {
-		char *end;
-		unsigned long v = strtoul(s, &end, 0);
-		if (*end || v > 0xffffffffUL || !layout_valid(level, (uint32_t)v))
-			return -1;
-		*layout = (uint32_t)v;
-		return 0;
-	}
-	switch (level) {
-	case RK_LEVEL_LINEAR: case 0: case 1:
-		if (!strcasecmp(s, "none")) {
-			*layout = 0;
-			return 0;
-		}
-		return -1;
-	case 4:
-		if (!strcasecmp(s, "parity-last")) {
-			*layout = RK_ALG_PARITY_N;
-			return 0;
-		}
-		return -1;
-	case 5: case 6: {
-		static const char *const shortn[] = { "la", "ra", "ls", "rs" };
-		for (uint32_t i = 0; i < 6; i++)
-			if (!strcasecmp(s, r56_names[i]) || (i < 4 && !strcasecmp(s, shortn[i]))) {
-				*layout = i;
-				return 0;
-			}
-		if (level == 6) {
-			for (uint32_t i = 0; i < 3; i++)
-				if (!strcasecmp(s, r6_ddf_names[i])) {
-					*layout = 8 + i;
-					return 0;
-				}
-			for (uint32_t i = 0; i < 5; i++)
-				if (!strcasecmp(s, r6_6_names[i])) {
-					*layout = 16 + i;
-					return 0;
-				}
-		}
-		return -1;
-	}
-	case 10:
-		return r10_parse(s, layout);
-	}
-	return -1;
-}
-
 uint32_t rk_geom_redundancy(const struct rk_geom *g)
 {
 	switch (g->level) {
@@ -356,36 +149,31 @@ uint64_t rk_geom_pattern_period(const struct rk_geom *g)
 	return lim < g->nstripes ? lim : g->nstripes;
 }
 
-/* Fewest live copies any RAID-10 chunk has with the roles DOWN marks out. */
-static uint32_t r10_min_live(const struct rk_geom *g, const uint8_t *down)
+/* Fewest and most live copies a RAID-10 chunk has with the roles DOWN
+ * marks out, over one period of the copy pattern.  -1 when memory for a
+ * layout of more than 64 copies cannot be had. */
+static int r10_live_range(const struct rk_geom *g, const uint8_t *down, uint32_t *fewest, uint32_t *most)
 {
-	struct rk_loc locs[256];
-	uint32_t worst = UINT32_MAX, cap = g->copies < 256 ? g->copies : 256;
-	uint64_t lim = rk_geom_pattern_period(g);
-	for (uint64_t c = 0; c < lim; c++) {
-		uint32_t k = rk_geom_copies(g, c * g->chunk, locs, cap), live = 0;
+	struct rk_loc few[64], *locs = few;
+	if (g->copies > 64 && !(locs = malloc(g->copies * sizeof *locs)))
+		return -1;
+	uint64_t period = rk_geom_pattern_period(g);
+	*fewest = UINT32_MAX;
+	*most = 0;
+	for (uint64_t c = 0; c < period; c++) {
+		uint32_t k = rk_geom_copies(g, c * g->chunk, locs, g->copies), live = 0;
 		for (uint32_t i = 0; i < k; i++)
 			live += !down[locs[i].role];
-		if (live < worst)
-			worst = live;
+		if (live < *fewest)
+			*fewest = live;
+		if (live > *most)
+			*most = live;
 	}
-	return worst == UINT32_MAX ? 0 : worst;
-}
-
-/* Most live copies any RAID-10 chunk has (for checkable). */
-static uint32_t r10_max_live(const struct rk_geom *g, const uint8_t *down)
-{
-	struct rk_loc locs[256];
-	uint32_t best = 0, cap = g->copies < 256 ? g->copies : 256;
-	uint64_t lim = rk_geom_pattern_period(g);
-	for (uint64_t c = 0; c < lim && best < 2; c++) {
-		uint32_t k = rk_geom_copies(g, c * g->chunk, locs, cap), live = 0;
-		for (uint32_t i = 0; i < k; i++)
-			live += !down[locs[i].role];
-		if (live > best)
-			best = live;
-	}
-	return best;
+	if (*fewest == UINT32_MAX)
+		*fewest = 0;
+	if (locs != few)
+		free(locs);
+	return 0;
 }
 
 static uint32_t count_down(const struct rk_geom *g, const uint8_t *down)
@@ -402,7 +190,10 @@ int rk_geom_readable(const struct rk_geom *g, const uint8_t *down)
 	switch (g->level) {
 	case 1: return nd < g->nroles;
 	case 4: case 5: case 6: return nd <= g->nparity;
-	case 10: return nd == 0 || r10_min_live(g, down) > 0;
+	case 10: {
+		uint32_t fewest, most;
+		return nd == 0 || (r10_live_range(g, down, &fewest, &most) == 0 && fewest > 0);
+	}
 	default: return nd == 0;
 	}
 }
@@ -413,7 +204,10 @@ int rk_geom_checkable(const struct rk_geom *g, const uint8_t *down)
 	switch (g->level) {
 	case 1: return g->nroles - nd >= 2;
 	case 4: case 5: case 6: return nd < g->nparity;
-	case 10: return r10_max_live(g, down) >= 2;
+	case 10: {
+		uint32_t fewest, most;
+		return r10_live_range(g, down, &fewest, &most) == 0 && most >= 2;
+	}
 	default: return 0;
 	}
 }
@@ -424,7 +218,7 @@ int rk_geom_checkable(const struct rk_geom *g, const uint8_t *down)
 static void pq_roles(const struct rk_geom *g, uint64_t s, uint32_t *pd, uint32_t *qd)
 {
 	uint32_t n = g->nroles, dd = g->ndata;
-	*qd = RK_ROLE_NONE_GEOM;
+	*qd = RK_ROLE_NONE;
 	if (g->level == 4) {
 		*pd = dd;
 		return;
@@ -491,44 +285,67 @@ static void pq_roles(const struct rk_geom *g, uint64_t s, uint32_t *pd, uint32_t
 	}
 }
 
-/* Role of volume data block I (0 <= i < ndata) of a stripe with P at PD. */
-static uint32_t data_role(const struct rk_geom *g, uint32_t pd, uint32_t i)
+/* How a layout orders the data blocks of a stripe with P at PD; one
+ * description serves both directions (data_role, data_index). */
+enum data_order_kind {
+	ORDER_SHIFTED,    /* role = i + shift: data after fixed parity roles */
+	ORDER_SKIPPING,   /* role = i, or i + shift from PD on: parity roles skipped in place */
+	ORDER_ROTATING,   /* role = (PD + shift + i) % modulus: data starts after parity */
+};
+struct data_order {
+	enum data_order_kind kind;
+	uint32_t shift;
+	uint32_t modulus;     /* ORDER_ROTATING */
+};
+
+static struct data_order data_order(const struct rk_geom *g, uint32_t pd)
 {
 	uint32_t n = g->nroles;
 	if (g->level == 4)
-		return i;
+		return (struct data_order){ ORDER_SHIFTED, 0, 0 };
 	if (g->level == 5) {
 		switch (g->layout) {
 		case RK_ALG_LEFT_ASYMMETRIC: case RK_ALG_RIGHT_ASYMMETRIC:
-			return i >= pd ? i + 1 : i;
+			return (struct data_order){ ORDER_SKIPPING, 1, 0 };
 		case RK_ALG_LEFT_SYMMETRIC: case RK_ALG_RIGHT_SYMMETRIC:
-			return (uint32_t)(((uint64_t)pd + 1 + i) % n);
+			return (struct data_order){ ORDER_ROTATING, 1, n };
 		case RK_ALG_PARITY_0:
-			return i + 1;
+			return (struct data_order){ ORDER_SHIFTED, 1, 0 };
 		default:
-			return i;
+			return (struct data_order){ ORDER_SHIFTED, 0, 0 };
 		}
 	}
 	switch (g->layout) {
 	case RK_ALG_LEFT_ASYMMETRIC: case RK_ALG_RIGHT_ASYMMETRIC:
 	case RK_ALG_ROTATING_ZERO_RESTART: case RK_ALG_ROTATING_N_RESTART:
 		if (pd == n - 1)
-			return i + 1;          /* Q D D D P */
-		return i >= pd ? i + 2 : i;    /* D D P Q D */
+			return (struct data_order){ ORDER_SHIFTED, 1, 0 };   /* Q D D D P */
+		return (struct data_order){ ORDER_SKIPPING, 2, 0 };      /* D D P Q D */
 	case RK_ALG_LEFT_SYMMETRIC: case RK_ALG_RIGHT_SYMMETRIC:
-		return (uint32_t)(((uint64_t)pd + 2 + i) % n);
+		return (struct data_order){ ORDER_ROTATING, 2, n };
 	case RK_ALG_PARITY_0:
-		return i + 2;
+		return (struct data_order){ ORDER_SHIFTED, 2, 0 };
 	case RK_ALG_PARITY_N:
-		return i;
+		return (struct data_order){ ORDER_SHIFTED, 0, 0 };
 	case RK_ALG_ROTATING_N_CONTINUE:
-		return (uint32_t)(((uint64_t)pd + 1 + i) % n);
+		return (struct data_order){ ORDER_ROTATING, 1, n };
 	case RK_ALG_LEFT_ASYMMETRIC_6: case RK_ALG_RIGHT_ASYMMETRIC_6:
-		return i >= pd ? i + 1 : i;
+		return (struct data_order){ ORDER_SKIPPING, 1, 0 };
 	case RK_ALG_LEFT_SYMMETRIC_6: case RK_ALG_RIGHT_SYMMETRIC_6:
-		return (uint32_t)(((uint64_t)pd + 1 + i) % (n - 1));
+		return (struct data_order){ ORDER_ROTATING, 1, n - 1 };
 	default:           /* PARITY_0_6 */
-		return i + 1;
+		return (struct data_order){ ORDER_SHIFTED, 1, 0 };
+	}
+}
+
+/* Role of volume data block I (0 <= i < ndata) of a stripe with P at PD. */
+static uint32_t data_role(const struct rk_geom *g, uint32_t pd, uint32_t i)
+{
+	struct data_order o = data_order(g, pd);
+	switch (o.kind) {
+	case ORDER_SHIFTED: return i + o.shift;
+	case ORDER_SKIPPING: return i >= pd ? i + o.shift : i;
+	default: return (uint32_t)(((uint64_t)pd + o.shift + i) % o.modulus);
 	}
 }
 
@@ -536,41 +353,11 @@ static uint32_t data_role(const struct rk_geom *g, uint32_t pd, uint32_t i)
  * neither P nor Q). */
 static uint32_t data_index(const struct rk_geom *g, uint32_t pd, uint32_t r)
 {
-	uint32_t n = g->nroles;
-	if (g->level == 4)
-		return r;
-	if (g->level == 5) {
-		switch (g->layout) {
-		case RK_ALG_LEFT_ASYMMETRIC: case RK_ALG_RIGHT_ASYMMETRIC:
-			return r > pd ? r - 1 : r;
-		case RK_ALG_LEFT_SYMMETRIC: case RK_ALG_RIGHT_SYMMETRIC:
-			return (r + n - pd - 1) % n;
-		case RK_ALG_PARITY_0:
-			return r - 1;
-		default:
-			return r;
-		}
-	}
-	switch (g->layout) {
-	case RK_ALG_LEFT_ASYMMETRIC: case RK_ALG_RIGHT_ASYMMETRIC:
-	case RK_ALG_ROTATING_ZERO_RESTART: case RK_ALG_ROTATING_N_RESTART:
-		if (pd == n - 1)
-			return r - 1;
-		return r > pd ? r - 2 : r;
-	case RK_ALG_LEFT_SYMMETRIC: case RK_ALG_RIGHT_SYMMETRIC:
-		return (r + 2 * n - pd - 2) % n;
-	case RK_ALG_PARITY_0:
-		return r - 2;
-	case RK_ALG_PARITY_N:
-		return r;
-	case RK_ALG_ROTATING_N_CONTINUE:
-		return (r + n - pd - 1) % n;
-	case RK_ALG_LEFT_ASYMMETRIC_6: case RK_ALG_RIGHT_ASYMMETRIC_6:
-		return r > pd ? r - 1 : r;
-	case RK_ALG_LEFT_SYMMETRIC_6: case RK_ALG_RIGHT_SYMMETRIC_6:
-		return (r + (n - 1) - pd - 1) % (n - 1);
-	default:
-		return r - 1;
+	struct data_order o = data_order(g, pd);
+	switch (o.kind) {
+	case ORDER_SHIFTED: return r - o.shift;
+	case ORDER_SKIPPING: return r > pd ? r - o.shift : r;
+	default: return (r + 2 * o.modulus - pd - o.shift) % o.modulus;
 	}
 }
 
@@ -696,7 +483,7 @@ rk_err rk_geom_stripe_map(const struct rk_geom *g, uint64_t stripe, struct rk_st
 	if (stripe >= g->nstripes)
 		return rk_fail(RK_E_RANGE, "stripe %llu is past the last stripe (%llu)", (unsigned long long)stripe,
 		               (unsigned long long)g->nstripes);
-	uint32_t n = g->nroles, pd = RK_ROLE_NONE_GEOM, qd = RK_ROLE_NONE_GEOM;
+	uint32_t n = g->nroles, pd = RK_ROLE_NONE, qd = RK_ROLE_NONE;
 	m->member_off = stripe * g->chunk;
 	if (g->level == 0) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -704,7 +491,7 @@ rk_err rk_geom_stripe_map(const struct rk_geom *g, uint64_t stripe, struct rk_st
 			if (m->slot)
 				m->slot[i] = i;
 		}
-		m->p_role = m->q_role = RK_ROLE_NONE_GEOM;
+		m->p_role = m->q_role = RK_ROLE_NONE;
 		return RK_OK;
 	}
 	pq_roles(g, stripe, &pd, &qd);
@@ -800,13 +587,13 @@ rk_err rk_geom_unmap(const struct rk_geom *g, uint32_t role, uint64_t member_off
 		/* undo F far steps: find the device whose F-th step lands on ROLE */
 		uint32_t d = role;
 		for (uint32_t k = 0; k < f; k++) {
-			uint32_t found = RK_ROLE_NONE_GEOM;
+			uint32_t found = RK_ROLE_NONE;
 			for (uint32_t c = 0; c < g->nroles; c++)
 				if (r10_far_step(g, c) == d) {
 					found = c;
 					break;
 				}
-			if (found == RK_ROLE_NONE_GEOM) {
+			if (found == RK_ROLE_NONE) {
 				*kind = RK_BLK_UNUSED;
 				return RK_OK;
 			}

@@ -19,11 +19,19 @@
 #include <stdint.h>
 #include "rk_err.h"
 
-#ifndef RK_LEVEL_LINEAR
+/* The one definition of the linear level (md's number) and of "no role"
+ * (a spare's role, an absent P or Q); libmeta uses these too. */
 #define RK_LEVEL_LINEAR (-1)
-#endif
+#define RK_ROLE_NONE 0xFFFFFFFFu
+/* Transitional alias: code still being moved to RK_ROLE_NONE. */
+#define RK_ROLE_NONE_GEOM RK_ROLE_NONE
 
 #define RK_GEOM_MAX_ROLES  2032u            /* = RK_SB_MAX_ROLES */
+/* The largest chunk the engine can map, for ANY on-disk format: foreign
+ * formats (md, DDF, ...) use other chunk sizes than raidkit's own, so this
+ * is wide (up to 1 GiB, any multiple of 512).  Which chunks raidkit itself
+ * creates and accepts in its superblock is narrower: that is the
+ * superblock's rule (rk_sb.h RK_CHUNK_MIN / RK_CHUNK_MAX). */
 #define RK_GEOM_MAX_CHUNK  (1ull << 30)     /* 1 GiB */
 #define RK_GEOM_UNIT_DEFAULT 65536u         /* stripe unit of linear/raid1 without chunk */
 
@@ -89,6 +97,9 @@ int  rk_level_parse(const char *s, int32_t *level);           /* 0 ok, -1 bad */
 const char *rk_layout_name(int32_t level, uint32_t layout, char *buf, size_t len);
 int  rk_layout_parse(int32_t level, const char *s, uint32_t *layout);
 uint32_t rk_layout_default(int32_t level);
+/* Whether LAYOUT is a layout word LEVEL knows, whatever the member count
+ * (rk_geom_init also checks it against the members): 1 yes, 0 no. */
+int  rk_layout_valid(int32_t level, uint32_t layout);
 /* Minimum members for LEVEL: linear, 0, 1: 1; 4, 5, 10: 2; 6: 3.  0 for an
  * unknown level. */
 uint32_t rk_level_min_roles(int32_t level);
@@ -104,7 +115,9 @@ uint32_t rk_geom_redundancy(const struct rk_geom *g);
  * the layout's copy pattern, rk_geom_pattern_period()).
  * rk_geom_checkable: some stripe still holds redundancy to verify (parity
  * levels: fewer than nparity down; 1: two live mirrors; 10: some chunk with
- * two live copies); 0 for linear and RAID-0. */
+ * two live copies); 0 for linear and RAID-0.
+ * Both answer 0 (the cautious answer) when a RAID-10 layout of more than 64
+ * copies cannot get memory to count them. */
 int rk_geom_readable(const struct rk_geom *g, const uint8_t *down);
 int rk_geom_checkable(const struct rk_geom *g, const uint8_t *down);
 /* RAID-10: how many volume chunks make one full period of the copy
@@ -132,9 +145,8 @@ uint32_t rk_geom_copies(const struct rk_geom *g, uint64_t voff, struct rk_loc *l
  * room for g->ndata entries, in data-block order as md uses it for Q (data
  * block i has coefficient g^i; for the DDF layouts 8-10 the coefficient of
  * data_role[i] is g^data_role[i]: use rk_geom_stripe_map for slots).
- * q_role is RK_ROLE_NONE_GEOM for RAID-4/5.  S >= nstripes is RK_E_RANGE;
+ * q_role is RK_ROLE_NONE for RAID-4/5.  S >= nstripes is RK_E_RANGE;
  * other levels are RK_E_INVAL. */
-#define RK_ROLE_NONE_GEOM 0xFFFFFFFFu
 struct rk_stripe_roles {
 	uint64_t member_off;     /* the stripe's chunk offset on every member */
 	uint32_t p_role, q_role;
@@ -151,7 +163,7 @@ rk_err rk_geom_stripe(const struct rk_geom *g, uint64_t stripe, struct rk_stripe
  * layouts left without a role hold zero blocks. */
 struct rk_stripe_map {
 	uint64_t member_off;
-	uint32_t p_role, q_role;     /* RK_ROLE_NONE_GEOM when absent */
+	uint32_t p_role, q_role;     /* RK_ROLE_NONE when absent */
 	uint32_t *vol_role;
 	uint32_t *slot;
 };

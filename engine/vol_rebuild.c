@@ -1,0 +1,335 @@
+/* vol_rebuild.c: making redundancy whole again.
+ *
+ * rk_vol_resync recomputes parity (or copies mirrors) over a stripe range;
+ * rk_vol_rebuild reconstructs a down role onto a new device: parity levels
+ * in stripe units (vol_rebuild_fast.c first tries the page cache), mirrors
+ * in large batches read from the live copies.  The target is the volume's
+ * extra device slot (index nroles), so its writes go through the same
+ * member I/O queue, overlapped with the next batch's reads.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "vol_int.h"
+#include "rk_le.h"
+
+#define MIRROR_PIECE (1u << 20)     /* resync of mirrors: bytes copied at a time */
+#define REBUILD_BATCH (16u << 20)   /* member bytes per batch (mirrors) */
+#define REBUILD_PIECE (4u << 20)    /* largest read from one copy (RAID-1 spreads over copies) */
+#define MAX_PENDING VOL_MAX_UNIT_STRIPES
+
+/* ---- resync ---- */
+
+/* Copies stripe S from its first live copy to every other live copy,
+ * through TMP (MIRROR_PIECE bytes). */
+static rk_err resync_mirror(rk_vol *v, uint64_t s, uint8_t *tmp)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t a = s * g->stripe_data, b = a + g->stripe_data;
+	if (b > g->volume_size)
+		b = g->volume_size;
+	rk_err e = RK_OK;
+	for (uint64_t x = a; x < b && !e;) {
+		uint64_t run;
+		struct rk_loc first;
+		if ((e = rk_geom_map(g, x, &first, &run)))
+			break;
+		uint64_t take = run < b - x ? run : b - x;
+		if (take > MIRROR_PIECE)
+			take = MIRROR_PIECE;
+		if ((e = vol_direct_read(v, tmp, take, x)))
+			break;
+		uint32_t k = rk_geom_copies(g, x, v->locs, g->copies);
+		for (uint32_t i = 0; i < k && !e; i++)
+			if (!vol_is_down(v, v->locs[i].role))
+				e = vol_queue(v, v->locs[i].role, 1, v->locs[i].member_off, tmp, (size_t)take);
+		if (!e)
+			e = vol_run(v);
+		if (!e && !vol_readable(v))
+			e = vol_too_few(v);
+		x += take;
+	}
+	return e;
+}
+
+/* Parity levels: stripes from S (one unit, before LAST): every live role
+ * read, lost data rebuilt, P/Q regenerated and written.  *STEP gets the
+ * stripes done. */
+static rk_err resync_parity_unit(rk_vol *v, uint64_t s, uint64_t last, uint64_t *step)
+{
+	const struct rk_geom *g = &v->g;
+	struct stripe_unit unit;
+	rk_err e = RK_OK;
+	vol_unit_slice(v, &unit, s, last, 0);
+	*step = unit.count;
+	for (uint64_t c0 = 0; c0 < g->chunk && !e; c0 += v->unit_cols) {
+		vol_unit_slice(v, &unit, s, last, c0);
+		e = vol_unit_read_all(v, &unit, NULL, NULL);
+		for (uint32_t u = 0; u < unit.count && !e; u++) {
+			v->stripes[u].mode = WRITE_FULL;
+			if ((e = vol_reconstruct(v, u)))
+				break;
+			vol_gen_parity(v, u, NULL);
+		}
+		/* parity only */
+		if (!e)
+			e = vol_queue_parity_writes(v, &unit);
+		if (!e)
+			e = vol_run(v);
+		if (!e && !vol_readable(v))
+			e = vol_too_few(v);
+	}
+	return e;
+}
+
+rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
+                     void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t last;
+	if (rk_add_ovf(first, count, &last) || last > g->nstripes)
+		return rk_fail(RK_E_RANGE, "volume: stripes %llu+%llu pass the last stripe (%llu)", (unsigned long long)first,
+		               (unsigned long long)count, (unsigned long long)g->nstripes);
+	if (g->level == 0 || g->level == RK_LEVEL_LINEAR || count == 0)
+		return RK_OK;   /* nothing redundant */
+	uint8_t *tmp = NULL;
+	if (!vol_parity_level(g) && !(tmp = malloc(MIRROR_PIECE)))
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	pthread_mutex_lock(&v->op_lock);
+	rk_err e = RK_OK;
+	uint64_t s = first;
+	while (s < last && !e) {
+		uint64_t step = 1;
+		if (!vol_parity_level(g))
+			e = resync_mirror(v, s, tmp);
+		else
+			e = resync_parity_unit(v, s, last, &step);
+		s += step;
+		if (!e && progress)
+			progress(ctx, s - first);
+	}
+	v->nqueued = 0;
+	pthread_mutex_unlock(&v->op_lock);
+	free(tmp);
+	return e;
+}
+
+/* ---- rebuild of parity levels ---- */
+
+/* Target writes of a unit, sent with the next unit's reads (the role's
+ * buffer is never read into: the role is down). */
+struct target_write {
+	uint8_t *buf;
+	size_t len;
+	uint64_t off;
+};
+struct pending_writes {
+	uint32_t count;
+	struct target_write write[MAX_PENDING];
+};
+
+static rk_err queue_pending_writes(rk_vol *v, void *ctx)
+{
+	struct pending_writes *pending = ctx;
+	rk_err e = RK_OK;
+	for (uint32_t k = 0; k < pending->count && !e; k++)
+		e = vol_queue(v, v->nroles, 1, pending->write[k].off, pending->write[k].buf, pending->write[k].len);
+	pending->count = 0;
+	return e;
+}
+
+/* One unit slice of a parity rebuild: the role's blocks reconstructed
+ * (data) or regenerated (P, Q) in its buffer, their target writes left in
+ * PENDING (contiguous on the target when a slice is a chunk). */
+static rk_err rebuild_parity_slice(rk_vol *v, uint32_t role, const struct stripe_unit *unit,
+                                   struct pending_writes *pending)
+{
+	uint64_t chunk = v->g.chunk;
+	rk_err e = vol_unit_read_all(v, unit, queue_pending_writes, pending);
+	for (uint32_t u = 0; u < unit->count && !e; u++) {
+		struct unit_stripe *st = &v->stripes[u];
+		if ((e = vol_reconstruct(v, u)))
+			break;
+		if (role == st->p_role || role == st->q_role)
+			vol_gen_parity(v, u, NULL);
+	}
+	if (e)
+		return e;
+	size_t w = (size_t)(unit->col1 - unit->col0);
+	if (v->unit_cols == chunk) {
+		pending->write[pending->count++] = (struct target_write){ vol_role_buf(v, role, 0), (size_t)unit->count * w,
+		                                                          unit->first * chunk };
+	} else {
+		for (uint32_t u = 0; u < unit->count; u++)
+			pending->write[pending->count++] = (struct target_write){ vol_role_buf(v, role, u), w,
+			                                                          (unit->first + u) * chunk + unit->col0 };
+	}
+	return RK_OK;
+}
+
+rk_err vol_rebuild_parity(rk_vol *v, uint32_t role, uint64_t s0, uint64_t s1,
+                          void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	struct pending_writes pending = { .count = 0 };
+	rk_err e = RK_OK;
+	uint64_t s = s0;
+	while (s < s1 && !e) {
+		struct stripe_unit unit;
+		vol_unit_slice(v, &unit, s, s1, 0);
+		for (uint64_t c0 = 0; c0 < g->chunk && !e; c0 += v->unit_cols) {
+			vol_unit_slice(v, &unit, s, s1, c0);
+			e = rebuild_parity_slice(v, role, &unit, &pending);
+		}
+		s += unit.count;
+		if (!e && progress && s < s1)
+			progress(ctx, (s - s0) * g->chunk);   /* the last unit's write is still queued */
+	}
+	if (!e)
+		e = queue_pending_writes(v, &pending);
+	if (!e)
+		e = vol_run(v);
+	if (!e && progress)
+		progress(ctx, (s1 - s0) * g->chunk);
+	return e;
+}
+
+/* ---- rebuild of mirrors ---- */
+
+/* A batch of a mirror rebuild: member bytes [from, to) of the role into
+ * BUF, each piece read from a live copy (unused bytes zeroed), the previous
+ * batch's target write (PENDING_LEN bytes, if any) sent along. */
+struct mirror_batch {
+	uint32_t role;
+	uint64_t from, to;
+	uint8_t *buf;
+	uint64_t piece_no;         /* pieces so far: RAID-1 rotates over copies */
+	uint8_t *pending_buf;
+	uint64_t pending_off, pending_len;
+};
+
+static rk_err queue_mirror_batch(rk_vol *v, void *ctx, uint32_t attempt)
+{
+	const struct rk_geom *g = &v->g;
+	struct mirror_batch *mb = ctx;
+	rk_err e = RK_OK;
+	for (uint64_t y = mb->from; y < mb->to && !e;) {
+		uint64_t voff, take = mb->to - y;
+		enum rk_blk_kind kind;
+		if (g->chunk && take > g->chunk - y % g->chunk)
+			take = g->chunk - y % g->chunk;
+		if (take > REBUILD_PIECE)
+			take = REBUILD_PIECE;
+		if ((e = rk_geom_unmap(g, mb->role, y, &voff, &kind)))
+			return e;
+		uint8_t *to = mb->buf + (y - mb->from);
+		if (kind != RK_BLK_DATA) {
+			memset(to, 0, (size_t)take);
+		} else {
+			uint32_t k = rk_geom_copies(g, voff, v->locs, g->copies);
+			uint32_t pick = vol_live_copy(v, k, mb->piece_no, mb->role);
+			if (pick == k)
+				return vol_too_few(v);
+			e = vol_queue(v, v->locs[pick].role, 0, v->locs[pick].member_off, to, (size_t)take);
+			mb->piece_no++;
+		}
+		y += take;
+	}
+	if (!e && mb->pending_len) {
+		e = vol_queue(v, v->nroles, 1, mb->pending_off, mb->pending_buf, (size_t)mb->pending_len);
+		mb->pending_len = 0;
+	}
+	return e;
+}
+
+/* Mirrors (1, 10): each piece of the role is read from a live copy (RAID-1
+ * rotates over the copies so that the reads run in parallel), a batch at a
+ * time, then written to the target. */
+static rk_err rebuild_mirror(rk_vol *v, uint32_t role, uint64_t a, uint64_t b,
+                             void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	uint64_t batch = b - a < REBUILD_BATCH ? b - a : REBUILD_BATCH;
+	size_t cap = (size_t)(batch + 4095) / 4096 * 4096;
+	/* two buffers: a batch's target write goes out with the next batch's reads */
+	uint8_t *mem = aligned_alloc(4096, 2 * cap);
+	if (!mem)
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	rk_err e = RK_OK;
+	struct mirror_batch mb = { .role = role, .from = a };
+	for (uint32_t bi = 0; mb.from < b && !e; bi++) {
+		mb.buf = mem + (size_t)(bi & 1) * cap;
+		mb.to = b - mb.from < batch ? b : mb.from + batch;
+		if ((e = vol_run_retrying(v, queue_mirror_batch, &mb)))
+			break;
+		mb.pending_buf = mb.buf;
+		mb.pending_off = mb.from;
+		mb.pending_len = mb.to - mb.from;
+		if (progress && mb.from > a)
+			progress(ctx, mb.from - a);   /* batches before this one are on the target */
+		mb.from = mb.to;
+	}
+	if (!e && mb.pending_len) {
+		e = vol_queue(v, v->nroles, 1, mb.pending_off, mb.pending_buf, (size_t)mb.pending_len);
+		if (!e)
+			e = vol_run(v);
+		if (!e && progress)
+			progress(ctx, b - a);
+	}
+	v->nqueued = 0;
+	free(mem);
+	return e;
+}
+
+/* ---- rebuild onto a device ---- */
+
+rk_err vol_rebuild_onto(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t a, uint64_t b,
+                        int from_cache, void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	v->devs[v->nroles] = dst;
+	v->data_offset[v->nroles] = dst_offset;
+	v->io_msg[v->nroles][0] = 0;
+	rk_err e;
+	if (!vol_parity_level(g))
+		e = rebuild_mirror(v, role, a, b, progress, ctx);
+	else if (from_cache)
+		e = vol_rebuild_parity_fast(v, role, a / g->chunk, b / g->chunk, progress, ctx);
+	else
+		e = vol_rebuild_parity(v, role, a / g->chunk, b / g->chunk, progress, ctx);
+	v->devs[v->nroles] = NULL;
+	v->nqueued = 0;
+	return e;
+}
+
+rk_err rk_vol_rebuild(rk_vol *v, uint32_t role, rk_dev *dst, uint64_t dst_offset, uint64_t off,
+                      uint64_t len, void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t end, dend;
+	if (!dst || role >= v->nroles)
+		return rk_fail(RK_E_INVAL, "volume: rebuild of role %u: no such role or no target", role);
+	if (g->level == 0 || g->level == RK_LEVEL_LINEAR)
+		return rk_fail(RK_E_NOTSUP, "volume: RAID-%s has no redundancy to rebuild a member from",
+		               rk_level_name(g->level));
+	if (rk_add_ovf(off, len, &end) || end > g->member_size)
+		return rk_fail(RK_E_RANGE, "volume: rebuild of bytes %llu+%llu passes the member data size (%llu)",
+		               (unsigned long long)off, (unsigned long long)len, (unsigned long long)g->member_size);
+	if (!rk_vol_role_down(v, role))
+		return rk_fail(RK_E_INVAL, "volume: role %u is live; a rebuild needs it opened missing", role);
+	if (len == 0)
+		return RK_OK;
+	uint64_t a = off, b = end;
+	if (g->chunk) {
+		a -= a % g->chunk;
+		if (b % g->chunk)
+			b += g->chunk - b % g->chunk;   /* member_size is whole chunks on striped levels */
+		if (b > g->member_size)
+			b = g->member_size;
+	}
+	if (rk_add_ovf(dst_offset, b, &dend) || dend > rk_dev_size(dst))
+		return rk_fail(RK_E_SHORT, "%s: %llu bytes, the rebuilt data area would end at %llu", rk_dev_path(dst),
+		               (unsigned long long)rk_dev_size(dst), (unsigned long long)dend);
+	pthread_mutex_lock(&v->op_lock);
+	rk_err e = vol_rebuild_onto(v, role, dst, dst_offset, a, b, 1, progress, ctx);
+	pthread_mutex_unlock(&v->op_lock);
+	return e;
+}

@@ -1,0 +1,283 @@
+/* vol_rebuild_fast.c: parity rebuild straight from the page cache.
+ *
+ * With only the target role down and the survivors' data resident, each
+ * batch of stripes is computed from read-only mappings of the page cache
+ * (rk_dev_peek, no copy) into a buffer that is written to the target; the
+ * batches are jobs on a thread pool of up to one thread per CPU.  Batches
+ * that are not resident are left to vol_rebuild_parity (in order).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "vol_int.h"
+
+#define FAST_BATCH (4u << 20)     /* member bytes per role per batch */
+#define FAST_MAX_WORKERS 4u       /* threads computing batches, the caller included */
+#define FAST_PIECE (256u << 10)   /* target bytes computed and written at a time */
+
+enum batch_state {
+	BATCH_PENDING = 0,
+	BATCH_WRITTEN,
+	BATCH_NOT_RESIDENT,       /* left to the I/O path */
+};
+
+/* What one worker computes with. */
+struct fast_scratch {
+	uint8_t *out;             /* FAST_PIECE bytes of the target */
+	uint8_t *p_scratch;       /* RAID-6: P computed along with Q */
+	const uint8_t **src;      /* per role: its mapped bytes of the batch */
+	uint32_t *vol_role, *slot;
+	void **ptrs;
+};
+
+struct fast_rebuild {
+	rk_vol *v;
+	uint32_t role;
+	uint64_t s0, s1;          /* stripes to rebuild */
+	uint64_t per_batch, nbatch;   /* batch i: stripes s0 + i * per_batch (fewer at s1) */
+	uint8_t *state;           /* enum batch_state per batch */
+	const uint8_t *zero;      /* a chunk of zeros for unused syndrome slots (or NULL) */
+	struct fast_scratch *scratch;   /* per pool worker */
+	pthread_mutex_t lock;     /* err, msg */
+	rk_err err;
+	char msg[160];
+};
+
+/* Points SRC at the live roles' bytes of stripes [s, s+ns); 0 if one is not
+ * resident.  The page tables of a resident range are filled in one call
+ * first (RK_DEV_ADV_WILLNEED: cheaper than a fault per 16 pages). */
+static int fast_peek(rk_vol *v, uint32_t role, uint64_t s, uint64_t ns, const uint8_t **src)
+{
+	uint64_t chunk = v->g.chunk, len = ns * chunk;
+	for (uint32_t r = 0; r < v->nroles; r++) {
+		if (r == role)
+			continue;
+		uint64_t at = v->data_offset[r] + s * chunk;
+		rk_dev_advise(v->devs[r], at, len, RK_DEV_ADV_WILLNEED);
+		if (!rk_dev_peek(v->devs[r], at, len, &src[r]))
+			return 0;
+	}
+	return 1;
+}
+
+/* The RAID-6 syndrome pointer array for regenerating Q (OUT) of the
+ * stripe mapped in M: the survivors' data at byte AT of their mappings,
+ * P into scratch, zero blocks (at column COL) in the slots without a role. */
+static void fast_syndrome_ptrs(const struct fast_rebuild *f, struct fast_scratch *ws, const struct rk_stripe_map *m,
+                               size_t at, uint64_t col, uint8_t *out)
+{
+	uint32_t slots = f->v->g.q_slots + 2;
+	if (f->zero)
+		for (uint32_t x = 0; x < slots; x++)
+			ws->ptrs[x] = (void *)(uintptr_t)(f->zero + col);
+	for (uint32_t r = 0; r < f->v->nroles; r++)
+		if (r != f->role && r != m->p_role)
+			ws->ptrs[ws->slot[r]] = (void *)(uintptr_t)(ws->src[r] + at);
+	ws->ptrs[ws->slot[m->p_role]] = ws->p_scratch;
+	ws->ptrs[ws->slot[f->role]] = out;
+}
+
+/* Computes LEN target bytes at column COL of the stripe mapped in M (AT:
+ * the same bytes' index in the mappings) into OUT. */
+static void fast_piece(const struct fast_rebuild *f, struct fast_scratch *ws, const struct rk_stripe_map *m, size_t at,
+                       uint64_t col, size_t len, uint8_t *out)
+{
+	rk_vol *v = f->v;
+	const struct rk_geom *g = &v->g;
+	int six = g->level == 6;
+	uint32_t k = 0;
+	if (six && f->role == m->q_role) {
+		/* Q: generated with P into a scratch block */
+		fast_syndrome_ptrs(f, ws, m, at, col, out);
+		v->pa->gen((int)(g->q_slots + 2), len, ws->ptrs);
+		return;
+	}
+	if (f->role == m->p_role) {
+		/* P: XOR of the data */
+		for (uint32_t j = 0; j < g->ndata; j++)
+			ws->ptrs[k++] = (void *)(uintptr_t)(ws->src[ws->vol_role[j]] + at);
+	} else {
+		/* one data block: XOR of the other data and P */
+		for (uint32_t r = 0; r < v->nroles; r++)
+			if (r != f->role && !(six && r == m->q_role))
+				ws->ptrs[k++] = (void *)(uintptr_t)(ws->src[r] + at);
+	}
+	ws->ptrs[k++] = out;
+	if (k == 2)
+		memcpy(out, ws->ptrs[0], len);
+	else
+		v->pa->xor_gen((int)k, len, ws->ptrs);
+}
+
+/* Rebuilds batch I from the page cache, or marks it not resident. */
+static rk_err fast_batch(struct fast_rebuild *f, struct fast_scratch *ws, uint64_t i)
+{
+	rk_vol *v = f->v;
+	const uint32_t n = v->nroles;
+	const uint64_t chunk = v->g.chunk;
+	uint64_t s = f->s0 + i * f->per_batch, ns = f->s1 - s < f->per_batch ? f->s1 - s : f->per_batch;
+	if (!fast_peek(v, f->role, s, ns, ws->src)) {
+		f->state[i] = BATCH_NOT_RESIDENT;
+		return RK_OK;
+	}
+	/* the batch's target bytes in pieces small enough to stay in cache
+	 * between the kernel and the write */
+	uint64_t total = ns * chunk, base = 0, fill = 0, cur = UINT64_MAX;
+	uint64_t at_target = v->data_offset[n] + s * chunk;
+	struct rk_stripe_map m = { .vol_role = ws->vol_role, .slot = ws->slot };
+	rk_err e = RK_OK;
+	for (uint64_t pos = 0; pos < total;) {
+		uint64_t u = pos / chunk, col = pos % chunk;
+		size_t len = (size_t)(chunk - col < FAST_PIECE ? chunk - col : FAST_PIECE);
+		if (fill + len > FAST_PIECE) {
+			if ((e = rk_dev_pwrite(v->devs[n], ws->out, (size_t)fill, at_target + base)))
+				return e;
+			base += fill;
+			fill = 0;
+		}
+		if (u != cur) {
+			rk_geom_stripe_map(&v->g, s + u, &m);   /* cannot fail: s < nstripes */
+			cur = u;
+		}
+		fast_piece(f, ws, &m, (size_t)(u * chunk + col), col, len, ws->out + fill);
+		fill += len;
+		pos += len;
+	}
+	if (fill && (e = rk_dev_pwrite(v->devs[n], ws->out, (size_t)fill, at_target + base)))
+		return e;
+	/* done with the batch: drop its page tables here, in parallel, rather
+	 * than all at once when the members are closed */
+	for (uint32_t r = 0; r < n; r++)
+		if (r != f->role)
+			rk_dev_advise(v->devs[r], v->data_offset[r] + s * chunk, ns * chunk, RK_DEV_ADV_DONTNEED);
+	f->state[i] = BATCH_WRITTEN;
+	return RK_OK;
+}
+
+/* Pool job: batch JOB, unless an earlier batch failed. */
+static void fast_job(void *ctx, uint32_t worker, uint32_t job)
+{
+	struct fast_rebuild *f = ctx;
+	pthread_mutex_lock(&f->lock);
+	int stop = f->err != RK_OK;
+	pthread_mutex_unlock(&f->lock);
+	if (stop)
+		return;
+	rk_err e = fast_batch(f, &f->scratch[worker], job);
+	if (!e)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (!f->err) {
+		f->err = e;
+		snprintf(f->msg, sizeof f->msg, "%s", rk_errmsg());
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void free_scratch(struct fast_scratch *scratch, uint32_t workers)
+{
+	for (uint32_t w = 0; scratch && w < workers; w++) {
+		free(scratch[w].out);
+		free(scratch[w].p_scratch);
+		free(scratch[w].src);
+		free(scratch[w].vol_role);
+		free(scratch[w].slot);
+		free(scratch[w].ptrs);
+	}
+	free(scratch);
+}
+
+static struct fast_scratch *alloc_scratch(const rk_vol *v, uint32_t workers)
+{
+	const struct rk_geom *g = &v->g;
+	uint32_t n = v->nroles, slots = g->q_slots + 2;
+	struct fast_scratch *scratch = calloc(workers, sizeof *scratch);
+	for (uint32_t w = 0; scratch && w < workers; w++) {
+		struct fast_scratch *ws = &scratch[w];
+		ws->out = aligned_alloc(64, FAST_PIECE);
+		ws->p_scratch = g->level == 6 ? aligned_alloc(64, FAST_PIECE) : NULL;
+		ws->src = calloc(n, sizeof *ws->src);
+		ws->vol_role = calloc(g->ndata, sizeof *ws->vol_role);
+		ws->slot = calloc(n, sizeof *ws->slot);
+		ws->ptrs = calloc(slots > n + 2 ? slots : n + 2, sizeof *ws->ptrs);
+		if (!ws->out || (g->level == 6 && !ws->p_scratch) || !ws->src || !ws->vol_role || !ws->slot || !ws->ptrs) {
+			free_scratch(scratch, workers);
+			return NULL;
+		}
+	}
+	return scratch;
+}
+
+/* Runs every batch on a pool of up to one thread per CPU. */
+static rk_err fast_run(struct fast_rebuild *f)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t workers = ncpu < 1 ? 1 : ncpu > FAST_MAX_WORKERS ? FAST_MAX_WORKERS : (uint64_t)ncpu;
+	if (workers > f->nbatch)
+		workers = f->nbatch;
+	rk_pool *pool;
+	/* without threads to be had the caller computes every batch */
+	if (rk_pool_create(&pool, (uint32_t)workers - 1) != RK_OK && rk_pool_create(&pool, 0) != RK_OK)
+		return rk_lasterr();
+	uint32_t nworkers = rk_pool_workers(pool);
+	if (!(f->scratch = alloc_scratch(f->v, nworkers))) {
+		rk_pool_destroy(pool);
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	rk_pool_run(pool, (uint32_t)f->nbatch, fast_job, f);
+	rk_pool_destroy(pool);
+	pthread_mutex_destroy(&f->lock);
+	free_scratch(f->scratch, nworkers);
+	return f->err ? rk_fail(f->err, "%s", f->msg) : RK_OK;
+}
+
+rk_err vol_rebuild_parity_fast(rk_vol *v, uint32_t role, uint64_t s0, uint64_t s1,
+                               void (*progress)(void *ctx, uint64_t done), void *ctx)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t chunk = g->chunk;
+	if (s0 >= s1 || vol_ndown(v) != 1 || chunk > RK_GEOM_MAX_CHUNK)
+		return vol_rebuild_parity(v, role, s0, s1, progress, ctx);
+	struct fast_rebuild f = { .v = v, .role = role, .s0 = s0, .s1 = s1 };
+	f.per_batch = FAST_BATCH / chunk ? FAST_BATCH / chunk : 1;
+	f.nbatch = (s1 - s0 + f.per_batch - 1) / f.per_batch;
+	if (f.nbatch > UINT32_MAX)   /* more pool jobs than one batch can name */
+		return vol_rebuild_parity(v, role, s0, s1, progress, ctx);
+	/* nothing resident at the start (a disk, fault injection): the I/O path */
+	const uint8_t **probe = calloc(v->nroles, sizeof *probe);
+	if (!probe)
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	int resident = fast_peek(v, role, s0, s1 - s0 < f.per_batch ? s1 - s0 : f.per_batch, probe);
+	free(probe);
+	if (!resident)
+		return vol_rebuild_parity(v, role, s0, s1, progress, ctx);
+	uint8_t *zero = NULL;
+	if (g->q_slots + 2 > v->nroles && !(zero = calloc(1, (size_t)chunk)))
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	f.zero = zero;
+	if (!(f.state = calloc((size_t)f.nbatch, 1))) {
+		free(zero);
+		return rk_fail(RK_E_NOMEM, "volume: out of memory");
+	}
+	rk_err e = fast_run(&f);
+	free(zero);
+	/* batches that were not resident, in order, through the I/O path */
+	for (uint64_t i = 0; i < f.nbatch && !e;) {
+		if (f.state[i] != BATCH_NOT_RESIDENT) {
+			i++;
+			continue;
+		}
+		uint64_t j = i;
+		while (j < f.nbatch && f.state[j] == BATCH_NOT_RESIDENT)
+			j++;
+		uint64_t a = s0 + i * f.per_batch, b = s0 + j * f.per_batch < s1 ? s0 + j * f.per_batch : s1;
+		e = vol_rebuild_parity(v, role, a, b, NULL, NULL);
+		i = j;
+	}
+	free(f.state);
+	if (!e && progress)
+		progress(ctx, (s1 - s0) * chunk);
+	return e;
+}

@@ -207,26 +207,32 @@ void rk_fault_plan_free(rk_fault_plan *p)
 		destroy(p);
 }
 
+/* The plan's fired flag and write count, read under its lock. */
+static void plan_counters(const rk_fault_plan *p, int *fired, uint64_t *writes)
+{
+	pthread_mutex_t *mu = (pthread_mutex_t *)(uintptr_t)&p->mu;
+	pthread_mutex_lock(mu);
+	*fired = p->fired;
+	*writes = p->writes;
+	pthread_mutex_unlock(mu);
+}
+
 int rk_fault_fired(const rk_fault_plan *p)
 {
-	int f;
-	if (!p)
-		return 0;
-	pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&p->mu);
-	f = p->fired;
-	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&p->mu);
-	return f;
+	int fired = 0;
+	uint64_t writes;
+	if (p)
+		plan_counters(p, &fired, &writes);
+	return fired;
 }
 
 uint64_t rk_fault_writes(const rk_fault_plan *p)
 {
-	uint64_t n;
-	if (!p)
-		return 0;
-	pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&p->mu);
-	n = p->writes;
-	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&p->mu);
-	return n;
+	int fired;
+	uint64_t writes = 0;
+	if (p)
+		plan_counters(p, &fired, &writes);
+	return writes;
 }
 
 rk_dev *rk_fault_lower(rk_fault_plan *p, int member)
@@ -382,6 +388,38 @@ out:
 	return e;
 }
 
+/* POWER_CUT: buffers write #SEQ of MEMBER in the plan's log (it reaches
+ * the lower device when settled or by rk_fault_crash); write #n is the
+ * cut.  The caller holds the lock. */
+static rk_err log_write(rk_fault_plan *p, int member, const char *path, const void *buf, size_t len, uint64_t off,
+                        uint64_t seq)
+{
+	struct pc_entry *en;
+	if (p->nlog == p->caplog) {
+		size_t nc = p->caplog ? p->caplog * 2 : 64;
+		struct pc_entry *nl = realloc(p->log, nc * sizeof *nl);
+		if (!nl)
+			return rk_fail(RK_E_NOMEM, "%s: fault plan: out of memory", path);
+		p->log = nl;
+		p->caplog = nc;
+	}
+	en = &p->log[p->nlog];
+	en->data = malloc(len);
+	if (!en->data)
+		return rk_fail(RK_E_NOMEM, "%s: fault plan: out of memory", path);
+	memcpy(en->data, buf, len);
+	en->member = member;
+	en->seq = seq;
+	en->off = off;
+	en->len = len;
+	en->cut = seq == p->spec.n;
+	p->nlog++;
+	if (!en->cut)
+		return RK_OK;
+	kill_plan(p, "power cut", seq);
+	return rk_fail(RK_E_FAULT, "%s: injected fault: power cut at write #%llu", path, (unsigned long long)seq);
+}
+
 static rk_err fault_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 {
 	struct fault_priv *fp = rk_dev_priv(d);
@@ -448,40 +486,9 @@ static rk_err fault_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 		if (fp->member == s->member && (e = heal(p, off, off + len)))
 			goto out;
 		break;
-	case RK_FAULT_POWER_CUT: {
-		struct pc_entry *en;
-		if (p->nlog == p->caplog) {
-			size_t nc = p->caplog ? p->caplog * 2 : 64;
-			struct pc_entry *nl = realloc(p->log, nc * sizeof *nl);
-			if (!nl) {
-				e = rk_fail(RK_E_NOMEM, "%s: fault plan: out of memory", rk_dev_path(d));
-				goto out;
-			}
-			p->log = nl;
-			p->caplog = nc;
-		}
-		en = &p->log[p->nlog];
-		en->data = malloc(len);
-		if (!en->data) {
-			e = rk_fail(RK_E_NOMEM, "%s: fault plan: out of memory", rk_dev_path(d));
-			goto out;
-		}
-		memcpy(en->data, buf, len);
-		en->member = fp->member;
-		en->seq = seq;
-		en->off = off;
-		en->len = len;
-		en->cut = seq == s->n;
-		p->nlog++;
-		if (en->cut) {
-			kill_plan(p, "power cut", seq);
-			e = rk_fail(RK_E_FAULT, "%s: injected fault: power cut at write #%llu",
-			            rk_dev_path(d), (unsigned long long)seq);
-		} else {
-			e = RK_OK;
-		}
+	case RK_FAULT_POWER_CUT:
+		e = log_write(p, fp->member, rk_dev_path(d), buf, len, off, seq);
 		goto out;
-	}
 	case RK_FAULT_NONE:
 	default:
 		break;

@@ -43,21 +43,25 @@ static int fd_of(rk_dev *d)
 	return ((struct file_priv *)rk_dev_priv(d))->fd;
 }
 
-static rk_err file_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+/* pread or pwrite of the whole range, looping over short transfers. */
+static rk_err file_transfer(rk_dev *d, uint8_t *p, size_t len, uint64_t off, int is_write)
 {
-	uint8_t *p = buf;
 	int fd = fd_of(d);
+	const char *what = is_write ? "write" : "read";
 
 	while (len > 0) {
 		/* Bounded chunks keep each syscall's count within ssize_t. */
 		size_t n = len > (1u << 30) ? (1u << 30) : len;
-		ssize_t r = pread(fd, p, n, (off_t)off);
+		ssize_t r = is_write ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return rk_fail(RK_E_IO, "%s: read error at offset %llu: %s",
-			               rk_dev_path(d), (unsigned long long)off, strerror(errno));
+			return rk_fail(RK_E_IO, "%s: %s error at offset %llu: %s",
+			               rk_dev_path(d), what, (unsigned long long)off, strerror(errno));
 		}
+		if (r == 0 && is_write)
+			return rk_fail(RK_E_IO, "%s: write error at offset %llu: no progress",
+			               rk_dev_path(d), (unsigned long long)off);
 		if (r == 0)
 			return rk_fail(RK_E_RANGE, "%s: unexpected end of data at offset %llu (device shrank?)",
 			               rk_dev_path(d), (unsigned long long)off);
@@ -68,28 +72,14 @@ static rk_err file_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
 	return RK_OK;
 }
 
+static rk_err file_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	return file_transfer(d, buf, len, off, 0);
+}
+
 static rk_err file_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-	int fd = fd_of(d);
-
-	while (len > 0) {
-		size_t n = len > (1u << 30) ? (1u << 30) : len;
-		ssize_t r = pwrite(fd, p, n, (off_t)off);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return rk_fail(RK_E_IO, "%s: write error at offset %llu: %s",
-			               rk_dev_path(d), (unsigned long long)off, strerror(errno));
-		}
-		if (r == 0)
-			return rk_fail(RK_E_IO, "%s: write error at offset %llu: no progress",
-			               rk_dev_path(d), (unsigned long long)off);
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return RK_OK;
+	return file_transfer(d, (uint8_t *)(uintptr_t)buf, len, off, 1);
 }
 
 static rk_err file_flush(rk_dev *d)

@@ -313,22 +313,43 @@ static rk_err direct_lost(const rk_vol *v, uint32_t k, uint64_t voff, int readin
 	               v->locs[0].role);
 }
 
-rk_err vol_direct_read(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off)
+/* Queues the piece of TAKE bytes at volume byte VOFF (K copies in
+ * v->locs) to or from BUF: a read from one live copy, a write to every one. */
+static rk_err queue_direct_piece(rk_vol *v, uint8_t *buf, uint64_t take, uint32_t k, uint64_t voff, uint64_t piece_no,
+                                 int is_write)
+{
+	if (!is_write) {
+		uint32_t pick = vol_live_copy(v, k, piece_no, RK_ROLE_NONE);
+		if (pick == k)
+			return direct_lost(v, k, voff, 1);
+		return vol_queue(v, v->locs[pick].role, 0, v->locs[pick].member_off, buf, (size_t)take);
+	}
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		if (vol_is_down(v, v->locs[i].role))
+			continue;
+		live++;
+		rk_err e = vol_queue(v, v->locs[i].role, 1, v->locs[i].member_off, buf, (size_t)take);
+		if (e)
+			return e;
+	}
+	return live ? RK_OK : direct_lost(v, k, voff, 0);
+}
+
+/* Reads or writes [off, off+len) (the caller checked the range) in batches
+ * of pieces.  A read whose member failed redoes the batch from the
+ * surviving copies; a write is fine while another copy of every byte
+ * landed. */
+static rk_err direct_io(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off, int is_write)
 {
 	uint64_t done = 0, piece_no = 0;
 	while (done < len) {
-		/* plan a batch: one request per piece, from the first live copy
-		 * (RAID-1 rotates over copies so a large read spreads) */
 		uint64_t bend = done, take;
 		uint32_t k;
 		rk_err e;
 		while (bend < len && bend - done < DIRECT_BATCH) {
-			if ((e = direct_piece(v, off + bend, len - bend, &take, &k)))
-				return e;
-			uint32_t pick = vol_live_copy(v, k, piece_no, RK_ROLE_NONE);
-			if (pick == k)
-				return direct_lost(v, k, off + bend, 1);
-			if ((e = vol_queue(v, v->locs[pick].role, 0, v->locs[pick].member_off, buf + bend, (size_t)take)))
+			if ((e = direct_piece(v, off + bend, len - bend, &take, &k)) ||
+			    (e = queue_direct_piece(v, buf + bend, take, k, off + bend, piece_no, is_write)))
 				return e;
 			bend += take;
 			piece_no++;
@@ -336,49 +357,22 @@ rk_err vol_direct_read(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off)
 		uint32_t before = vol_ndown(v);
 		if ((e = vol_run(v)))
 			return e;
-		if (vol_ndown(v) != before) {
+		if (vol_ndown(v) != before || is_write) {
 			if (!vol_readable(v))
 				return vol_too_few(v);
-			continue;   /* redo the batch from the surviving copies */
+			if (!is_write)
+				continue;   /* redo the batch from the surviving copies */
+			if (v->g.copies == 1 && vol_ndown(v))
+				return rk_fail(RK_E_IO, "volume: a member failed during the write: %s", rk_errmsg());
 		}
 		done = bend;
 	}
 	return RK_OK;
 }
 
-static rk_err direct_write(rk_vol *v, const uint8_t *buf, uint64_t len, uint64_t off)
+rk_err vol_direct_read(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off)
 {
-	uint64_t done = 0;
-	while (done < len) {
-		uint64_t bend = done, take;
-		uint32_t k;
-		rk_err e;
-		while (bend < len && bend - done < DIRECT_BATCH) {
-			if ((e = direct_piece(v, off + bend, len - bend, &take, &k)))
-				return e;
-			uint32_t live = 0;
-			for (uint32_t i = 0; i < k; i++) {
-				if (vol_is_down(v, v->locs[i].role))
-					continue;
-				live++;
-				if ((e = vol_queue(v, v->locs[i].role, 1, v->locs[i].member_off, (uint8_t *)(uintptr_t)(buf + bend),
-				                   (size_t)take)))
-					return e;
-			}
-			if (!live)
-				return direct_lost(v, k, off + bend, 0);
-			bend += take;
-		}
-		if ((e = vol_run(v)))
-			return e;
-		/* a failed copy is fine while another copy of every byte landed */
-		if (!vol_readable(v))
-			return vol_too_few(v);
-		if (v->g.copies == 1 && vol_ndown(v))
-			return rk_fail(RK_E_IO, "volume: a member failed during the write: %s", rk_errmsg());
-		done = bend;
-	}
-	return RK_OK;
+	return direct_io(v, buf, len, off, 0);
 }
 
 /* ---- public I/O ---- */
@@ -420,7 +414,7 @@ rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off)
 	if (vol_parity_level(&v->g))
 		e = vol_parity_io(v, NULL, buf, len, off);
 	else
-		e = direct_write(v, buf, len, off);
+		e = direct_io(v, (uint8_t *)(uintptr_t)buf, len, off, 1);
 	v->nqueued = 0;
 	pthread_mutex_unlock(&v->op_lock);
 	return e;

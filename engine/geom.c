@@ -32,10 +32,10 @@ uint32_t rk_level_min_roles(int32_t level)
 	}
 }
 
-rk_err rk_geom_init(struct rk_geom *g, int32_t level, uint32_t layout, uint64_t chunk,
-                    uint32_t nroles, uint64_t member_size)
+/* Checks level, layout, member count and chunk; rounds *MEMBER_SIZE down
+ * to whole chunks on striped levels. */
+static rk_err check_params(int32_t level, uint32_t layout, uint64_t chunk, uint32_t nroles, uint64_t *member_size)
 {
-	memset(g, 0, sizeof *g);
 	uint32_t minr = rk_level_min_roles(level);
 	if (!minr)
 		return rk_fail(RK_E_INVAL, "geometry: unknown RAID level %d", (int)level);
@@ -50,13 +50,88 @@ rk_err rk_geom_init(struct rk_geom *g, int32_t level, uint32_t layout, uint64_t 
 		if (chunk == 0 || chunk % 512 || chunk > RK_GEOM_MAX_CHUNK)
 			return rk_fail(RK_E_INVAL, "geometry: chunk %llu must be a non-zero multiple of 512 up to %llu",
 			               (unsigned long long)chunk, (unsigned long long)RK_GEOM_MAX_CHUNK);
-		member_size -= member_size % chunk;
+		*member_size -= *member_size % chunk;
 	} else if (chunk > RK_GEOM_MAX_CHUNK) {
 		return rk_fail(RK_E_INVAL, "geometry: chunk %llu exceeds %llu", (unsigned long long)chunk,
 		               (unsigned long long)RK_GEOM_MAX_CHUNK);
 	}
-	if (member_size == 0)
+	if (*member_size == 0)
 		return rk_fail(RK_E_RANGE, "geometry: member data size holds no %s", striped ? "whole chunk" : "byte");
+	return RK_OK;
+}
+
+static rk_err overflow(const struct rk_geom *g)
+{
+	return rk_fail(RK_E_RANGE, "geometry: volume size overflows 64 bits (%u members of %llu bytes)", g->nroles,
+	               (unsigned long long)g->member_size);
+}
+
+/* Linear and RAID-1: the stripe is a unit of volume bytes. */
+static rk_err derive_unstriped(struct rk_geom *g, uint64_t *vol)
+{
+	g->stripe_data = g->chunk ? g->chunk : RK_GEOM_UNIT_DEFAULT;
+	if (g->level == 1) {
+		g->copies = g->nroles;
+		*vol = g->member_size;
+	} else if (rk_mul_ovf(g->member_size, g->nroles, vol)) {
+		return overflow(g);
+	}
+	g->nstripes = *vol / g->stripe_data + (*vol % g->stripe_data != 0);
+	return RK_OK;
+}
+
+/* RAID-0, 4, 5, 6: rows of chunks, ndata of them data. */
+static rk_err derive_striped(struct rk_geom *g, uint64_t *vol)
+{
+	g->nparity = g->level == 0 ? 0 : g->level == 6 ? 2 : 1;
+	g->ndata = g->nroles - g->nparity;
+	if (g->level == 6) {
+		int ddf = is_ddf(g);
+		g->q_slots = ddf ? g->nroles : g->ndata;
+		/* g^i must differ for every slot: at most 255 slots */
+		if (g->q_slots > 255)
+			return rk_fail(RK_E_INVAL, "geometry: RAID-6%s holds at most %u members (255 Q slots), not %u",
+			               ddf ? " with a DDF layout" : "", ddf ? 255u : 257u, g->nroles);
+	} else if (g->level != 0) {
+		g->q_slots = g->ndata;
+	}
+	g->stripe_data = (uint64_t)g->ndata * g->chunk;   /* < 2^41 */
+	g->nstripes = g->member_size / g->chunk;
+	return rk_mul_ovf(g->nstripes, g->stripe_data, vol) ? overflow(g) : RK_OK;
+}
+
+/* RAID-10: md's near/far/offset copies and far sets. */
+static rk_err derive_raid10(struct rk_geom *g, uint64_t *vol)
+{
+	uint32_t nroles = g->nroles, layout = g->layout;
+	uint32_t nc = layout & 0xff, fc = (layout >> 8) & 0xff, mode = layout >> 17;
+	if (nc * fc > nroles)
+		return rk_fail(RK_E_INVAL, "geometry: RAID-10 layout with %u copies needs at least %u members, not %u",
+		               nc * fc, nc * fc, nroles);
+	g->r10_near = nc;
+	g->r10_far = fc;
+	g->r10_offset = (layout >> 16) & 1;
+	g->r10_set = mode == 0 ? nroles : mode == 1 ? nroles / fc : fc * nc;
+	if (g->r10_set == 0 || g->r10_set > nroles)
+		return rk_fail(RK_E_INVAL, "geometry: RAID-10 far-set layout 0x%x does not fit %u members", layout, nroles);
+	g->copies = nc * fc;
+	uint64_t mc = g->member_size / g->chunk, per = mc / fc, rows;
+	/* md's raid10_size(): (chunks per device / far) * disks / near */
+	if (rk_mul_ovf(per, nroles, &rows))
+		return overflow(g);
+	g->nstripes = rows / nc;
+	g->stripe_data = g->chunk;
+	g->r10_stride = g->r10_offset ? g->chunk : per * g->chunk;
+	return rk_mul_ovf(g->nstripes, g->chunk, vol) ? overflow(g) : RK_OK;
+}
+
+rk_err rk_geom_init(struct rk_geom *g, int32_t level, uint32_t layout, uint64_t chunk,
+                    uint32_t nroles, uint64_t member_size)
+{
+	memset(g, 0, sizeof *g);
+	rk_err e = check_params(level, layout, chunk, nroles, &member_size);
+	if (e)
+		return e;
 	g->level = level;
 	g->layout = layout;
 	g->chunk = chunk;
@@ -65,67 +140,18 @@ rk_err rk_geom_init(struct rk_geom *g, int32_t level, uint32_t layout, uint64_t 
 	g->copies = 1;
 	g->ndata = 1;
 	uint64_t vol = 0;
-	switch (level) {
-	case RK_LEVEL_LINEAR:
-	case 1:
-		g->stripe_data = chunk ? chunk : RK_GEOM_UNIT_DEFAULT;
-		if (level == 1) {
-			g->copies = nroles;
-			vol = member_size;
-		} else if (rk_mul_ovf(member_size, nroles, &vol)) {
-			goto ovf;
-		}
-		g->nstripes = vol / g->stripe_data + (vol % g->stripe_data != 0);
-		break;
-	case 0: case 4: case 5: case 6:
-		g->nparity = level == 0 ? 0 : level == 6 ? 2 : 1;
-		g->ndata = nroles - g->nparity;
-		if (level == 6) {
-			int ddf = layout >= 8 && layout <= 10;
-			g->q_slots = ddf ? nroles : g->ndata;
-			/* g^i must differ for every slot: at most 255 slots */
-			if (g->q_slots > 255)
-				return rk_fail(RK_E_INVAL, "geometry: RAID-6%s holds at most %u members (255 Q slots), not %u",
-				               ddf ? " with a DDF layout" : "", ddf ? 255u : 257u, nroles);
-		} else if (level != 0) {
-			g->q_slots = g->ndata;
-		}
-		g->stripe_data = (uint64_t)g->ndata * chunk;   /* < 2^41 */
-		g->nstripes = member_size / chunk;
-		if (rk_mul_ovf(g->nstripes, g->stripe_data, &vol))
-			goto ovf;
-		break;
-	case 10: {
-		uint32_t nc = layout & 0xff, fc = (layout >> 8) & 0xff, mode = layout >> 17;
-		if (nc * fc > nroles)
-			return rk_fail(RK_E_INVAL, "geometry: RAID-10 layout with %u copies needs at least %u members, not %u",
-			               nc * fc, nc * fc, nroles);
-		g->r10_near = nc;
-		g->r10_far = fc;
-		g->r10_offset = (layout >> 16) & 1;
-		g->r10_set = mode == 0 ? nroles : mode == 1 ? nroles / fc : fc * nc;
-		if (g->r10_set == 0 || g->r10_set > nroles)
-			return rk_fail(RK_E_INVAL, "geometry: RAID-10 far-set layout 0x%x does not fit %u members", layout, nroles);
-		g->copies = nc * fc;
-		uint64_t mc = member_size / chunk, per = mc / fc, rows;
-		/* md's raid10_size(): (chunks per device / far) * disks / near */
-		if (rk_mul_ovf(per, nroles, &rows))
-			goto ovf;
-		g->nstripes = rows / nc;
-		g->stripe_data = chunk;
-		g->r10_stride = g->r10_offset ? chunk : per * chunk;
-		if (rk_mul_ovf(g->nstripes, chunk, &vol))
-			goto ovf;
-		break;
-	}
-	}
+	if (level == RK_LEVEL_LINEAR || level == 1)
+		e = derive_unstriped(g, &vol);
+	else if (level == 10)
+		e = derive_raid10(g, &vol);
+	else
+		e = derive_striped(g, &vol);
+	if (e)
+		return e;
 	if (vol == 0)
 		return rk_fail(RK_E_RANGE, "geometry: the volume would hold no data");
 	g->volume_size = vol;
 	return RK_OK;
-ovf:
-	return rk_fail(RK_E_RANGE, "geometry: volume size overflows 64 bits (%u members of %llu bytes)", nroles,
-	                (unsigned long long)member_size);
 }
 
 uint32_t rk_geom_redundancy(const struct rk_geom *g)

@@ -66,12 +66,15 @@ uint8_t *rk_dev_mem_data(rk_dev *d);
  * [512, 65536]. */
 rk_err rk_dev_new(rk_dev **out, const struct rk_dev_ops *ops, void *priv,
                   const char *path, uint64_t size, uint32_t sector, int writable);
+/* The backend's private data given to rk_dev_new (NULL for a NULL D). */
 void  *rk_dev_priv(const rk_dev *d);
 /* Whether D was made with OPS (how a backend recognises its own devices). */
 int    rk_dev_has_ops(const rk_dev *d, const struct rk_dev_ops *ops);
 
+/* Full transfers of LEN bytes at OFF, bounds-checked (see the top). */
 rk_err rk_dev_pread(rk_dev *d, void *buf, size_t len, uint64_t off);
 rk_err rk_dev_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off);
+/* Makes the device's writes durable (fdatasync); a no-op when read-only. */
 rk_err rk_dev_flush(rk_dev *d);
 /* The one "flush every live member": flushes DEVS[i] for i < N that are
  * not NULL and not marked in SKIP (may be NULL), in order.  A flush failing
@@ -106,6 +109,8 @@ void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);
 
+/* Size in bytes, logical sector size, path, backend name ("file", ...),
+ * whether writable, whether a block device; 0 or "" for a NULL D. */
 uint64_t    rk_dev_size(const rk_dev *d);
 uint32_t    rk_dev_sector(const rk_dev *d);
 const char *rk_dev_path(const rk_dev *d);

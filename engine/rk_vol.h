@@ -12,9 +12,10 @@
  * Without redundancy (linear, RAID-0, one-member RAID-1) RK_E_IO is returned
  * and no member is dropped.  Any other member error (RK_E_FAULT,
  * RK_E_READONLY, ...) ends the call with that code.
- * Write order: per unit of stripes, all data blocks, then P/Q (vol.c
+ * Write order: per unit of stripes, all data blocks, then P/Q (vol_write.c
  * unit_commit is the one place a journal hooks in).  Calls on one volume
- * are serialised internally (thread-safe, not concurrent).
+ * are serialised internally (thread-safe, not concurrent).  The engine's
+ * files are mapped in vol_int.h.
  */
 #ifndef RK_VOL_H
 #define RK_VOL_H
@@ -33,13 +34,20 @@ typedef struct rk_vol rk_vol;
  * than the level tolerates. */
 rk_err rk_vol_open(rk_vol **out, const struct rk_geom *g, rk_dev *const *devs,
                    const uint64_t *data_offset);
+/* Frees the volume (not the devices); NULL is allowed. */
 void   rk_vol_close(rk_vol *v);
 
+/* Volume bytes, and the geometry the volume was opened with. */
 uint64_t rk_vol_size(const rk_vol *v);
 const struct rk_geom *rk_vol_geom(const rk_vol *v);
 
+/* Reads or writes LEN volume bytes at OFF (past the end is RK_E_RANGE;
+ * LEN 0 does nothing), degraded where members are down (see above). */
 rk_err rk_vol_read(rk_vol *v, void *buf, size_t len, uint64_t off);
 rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off);
+/* Flushes every live member (rk_dev_flush_set): a member failing with
+ * RK_E_IO is failed (RK_E_TOOFEW when too few remain); another error is
+ * returned. */
 rk_err rk_vol_flush(rk_vol *v);
 
 /* Called when a member fails during I/O (the engine stops using it and

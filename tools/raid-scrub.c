@@ -23,6 +23,7 @@
 #include "rk_geom.h"
 #include "rk_json.h"
 #include "rk_scrub.h"
+#include "rk_scrub_checkpoint.h"
 #include "rk_sb.h"
 
 #define MAX_KEPT 100000u   /* regions kept for --json; the count goes on */

@@ -14,6 +14,7 @@
 #include "rk_geom.h"
 #include "rk_parity.h"
 #include "rk_scrub.h"
+#include "rk_scrub_checkpoint.h"
 #include "rk_vol.h"
 
 #define REQ(c) do { if (!(c)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c); } while (0)

@@ -3,7 +3,7 @@
  * For small arrays of every redundant level (1, 4, 5, 6, 10) and every
  * writing path (full-stripe and partial-stripe rk_array_write, writes on a
  * degraded array, mkraid --from through the create library's wrap_dev hook,
- * raid-scrub --repair as the tool runs rk_scrub_run on parity levels,
+ * raid-scrub --repair through the library operation the tool runs (rk_scrub_array) on parity levels,
  * raid-resize adding a member (rk_resize_reshape, then --continue),
  * raid-recover --rebuild of one role onto a new file (rk_recover_rebuild's
  * wrap_dev hook; after a power cut or kill the array reads the original
@@ -49,7 +49,7 @@
 #include "rk_recover.h"
 #include "rk_sb.h"
 #include "rk_resize.h"
-#include "rk_scrub.h"
+#include "rk_scrub_array.h"
 
 #define MAXM 8
 #define DATA_BYTES (96u * 1024u)
@@ -351,30 +351,15 @@ static void restore_base(const struct run *R)
 		put_file(paths[i], R->base[i], MEMBER_BYTES);
 }
 
-static rk_err on_begin(void *ctx)
+/* raid-scrub --repair as the tool runs it: the library operation over the
+ * members (it opens the array for writing around the repair). */
+static rk_err run_repair(const struct run *R, const struct rk_sb *tmpl, rk_dev **devs, struct rk_sb **sbs)
 {
-	return rk_array_begin_write(ctx);
-}
-
-/* raid-scrub --repair as the tool runs it: rk_scrub_run over the members
- * with the array's write protocol around it. */
-static rk_err run_repair(struct run *R, rk_array *a, rk_dev **devs)
-{
-	struct rk_geom g;
-	uint64_t doff[MAXM];
-	for (uint32_t r = 0; r < R->c->n; r++)
-		doff[r] = RK_DATA_OFFSET_DEFAULT;
-	struct rk_scrub_opts so;
-	memset(&so, 0, sizeof so);
-	so.repair = 1;
-	so.on_begin_write = on_begin;
-	so.ctx = a;
-	so.no_map = 1;
-	struct rk_scrub_stats st;
-	rk_err e = rk_geom_init(&g, R->c->level, R->layout, R->c->chunk, R->c->n, R->data_size);
-	if (!e)
-		e = rk_scrub_run(&g, devs, doff, 0, g.nstripes, &so, &st);
-	return e;
+	struct rk_scrub_members m;
+	rk_scrub_array_use_members(&m, tmpl, R->c->n, devs, (const struct rk_sb *const *)sbs);
+	struct rk_scrub_array_opts so = { .repair = 1, .no_map = 1, .checkpoint_mode = RK_SCRUB_CKPT_NONE };
+	struct rk_scrub_array_result res;
+	return rk_scrub_array(&m, &so, &res);
 }
 
 /* Runs the path's writes under SPEC; returns the writes issued. */
@@ -413,15 +398,14 @@ static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 		R->ops[i].state = 0;
 	*last = RK_OK;
 	rk_array *a = NULL;
-	rk_err e = have ? rk_array_open_devs(&a, &tmpl, devs, (const struct rk_sb *const *)sbs, RK_ARRAY_RDWR)
-	                : RK_E_TOOFEW;
-	if (e == RK_OK) {
+	rk_err e = !have ? RK_E_TOOFEW
+	         : R->p == P_REPAIR ? run_repair(R, &tmpl, devs, sbs)
+	         : rk_array_open_devs(&a, &tmpl, devs, (const struct rk_sb *const *)sbs, RK_ARRAY_RDWR);
+	if (e == RK_OK && a) {
 		/* RK_FAULTS_NOJOURNAL=1: shows what the harness finds without the journal */
 		if (getenv("RK_FAULTS_NOJOURNAL"))
 			rk_array_set_journal(a, 0);
-		if (R->p == P_REPAIR)
-			e = run_repair(R, a, devs);
-		for (uint32_t i = 0; i < R->nops && R->p != P_REPAIR; i++) {
+		for (uint32_t i = 0; i < R->nops; i++) {
 			R->ops[i].state = 1;
 			e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);
 			if (!e)
@@ -433,7 +417,7 @@ static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 		/* a read error met by a read through the writable array is
 		 * repaired in place: the member stays, the next read is clean */
 		R->re_kept = 0;
-		if (spec->model == RK_FAULT_READ_ERROR && !e && R->p != P_REPAIR) {
+		if (spec->model == RK_FAULT_READ_ERROR && !e) {
 			uint32_t f0 = rk_array_nfailed(a);
 			uint8_t *chk = malloc(R->vsize);
 			char why[300];

@@ -39,18 +39,24 @@
 #endif
 #define SIMD_UMAX (SIMD_U > SIMD_UG ? SIMD_U : SIMD_UG)
 
-INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
+/* P[] = the XOR of blocks 0..n-1 (xor_gen, xor_check). */
+INL void xor_sum_cols(int n, uint8_t *const *d, size_t o, int U, vec *p)
 {
-	vec p[SIMD_UMAX];
 	UNROLL for (int u = 0; u < U; u++)
 		p[u] = v_load(BLK(0) + u * VW);
 	int z = 1;
-	for (; z + 1 < nd; z += 2)
+	for (; z + 1 < n; z += 2)
 		UNROLL for (int u = 0; u < U; u++)
 			p[u] = v_xor3(p[u], v_load(BLK(z) + u * VW), v_load(BLK(z + 1) + u * VW));
-	if (z < nd)
+	if (z < n)
 		UNROLL for (int u = 0; u < U; u++)
 			p[u] = v_xor(p[u], v_load(BLK(z) + u * VW));
+}
+
+INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
+{
+	vec p[SIMD_UMAX];
+	xor_sum_cols(nd, d, o, U, p);
 	UNROLL for (int u = 0; u < U; u++)
 		v_store(BLK(nd) + u * VW, p[u]);
 }
@@ -105,9 +111,9 @@ INL void pq_cols(uint8_t *const *d, size_t o, int U, int start, int stop, int fa
 	}
 }
 
-INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
+/* P[] and Q[] of data blocks 0..nd-1 (gen, check). */
+INL void gen_pq_cols(int nd, uint8_t *const *d, size_t o, int U, vec *p, vec *q)
 {
-	vec p[SIMD_UMAX], q[SIMD_UMAX];
 	/* The top block starts both sums (Horner: q = D_top; else its product). */
 	UNROLL for (int u = 0; u < U; u++) {
 		vec x = v_load(BLK(nd - 1) + u * VW);
@@ -127,6 +133,12 @@ INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
 			p[u] = v_xor(p[u], x);
 			q[u] = G_QSTEP(q[u], x, 0);
 		}
+}
+
+INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
+{
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
+	gen_pq_cols(nd, d, o, U, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		v_store(BLK(nd) + u * VW, p[u]);
 		v_store(BLK(nd + 1) + u * VW, q[u]);
@@ -162,15 +174,7 @@ INL int any_set(const vec *acc, int U)
 INL void xchk_cols(int disks, uint8_t *const *d, size_t o, int U, vec *acc)
 {
 	vec p[SIMD_UMAX];
-	UNROLL for (int u = 0; u < U; u++)
-		p[u] = v_load(BLK(0) + u * VW);
-	int z = 1;
-	for (; z + 1 < disks; z += 2)
-		UNROLL for (int u = 0; u < U; u++)
-			p[u] = v_xor3(p[u], v_load(BLK(z) + u * VW), v_load(BLK(z + 1) + u * VW));
-	if (z < disks)
-		UNROLL for (int u = 0; u < U; u++)
-			p[u] = v_xor(p[u], v_load(BLK(z) + u * VW));
+	xor_sum_cols(disks, d, o, U, p);
 	UNROLL for (int u = 0; u < U; u++)
 		acc[u] = v_or(acc[u], p[u]);
 }
@@ -196,24 +200,7 @@ static int s_xor_check(int disks, size_t bytes, void **ptrs)
 INL void chk_cols(int nd, uint8_t *const *d, size_t o, int U, vec *acc)
 {
 	vec p[SIMD_UMAX], q[SIMD_UMAX];
-	UNROLL for (int u = 0; u < U; u++) {
-		vec x = v_load(BLK(nd - 1) + u * VW);
-		p[u] = x;
-		q[u] = G_QSTEP(v_zero(), x, nd - 1);
-	}
-	int z = nd - 2;
-	for (; z >= 1; z -= 2)
-		UNROLL for (int u = 0; u < U; u++) {
-			vec x1 = v_load(BLK(z) + u * VW), x2 = v_load(BLK(z - 1) + u * VW);
-			p[u] = v_xor3(p[u], x1, x2);
-			q[u] = G_QSTEP2(q[u], x1, z, x2, z - 1);
-		}
-	if (z == 0)
-		UNROLL for (int u = 0; u < U; u++) {
-			vec x = v_load(BLK(0) + u * VW);
-			p[u] = v_xor(p[u], x);
-			q[u] = G_QSTEP(q[u], x, 0);
-		}
+	gen_pq_cols(nd, d, o, U, p, q);
 	UNROLL for (int u = 0; u < U; u++)
 		acc[u] = v_or(acc[u], v_or(v_xor(p[u], v_load(BLK(nd) + u * VW)),
 		                           v_xor(q[u], v_load(BLK(nd + 1) + u * VW))));

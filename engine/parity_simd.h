@@ -67,16 +67,22 @@ INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
 	for (int i_ = 0; i_ < (n); i_++)            \
 		d[i_] = (uint8_t *)ptrs[i_]
 
+/* The body of a generating kernel: COLS over whole vectors of ND data
+ * blocks (SIMD_UG columns at a time, then one); the last bytes (< VW) go
+ * to the reference kernel REF. */
+#define GENERATE_WHOLE_VECTORS(cols, nd, ref)                        \
+	size_t o = 0;                                                \
+	COPY_PTRS(disks);                                            \
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)         \
+		cols(nd, d, o, SIMD_UG);                             \
+	for (; o + VW <= bytes; o += VW)                             \
+		cols(nd, d, o, 1);                                   \
+	if (o < bytes)                                               \
+		ref(disks, o, bytes - o, ptrs)
+
 static void s_xor_gen(int disks, size_t bytes, void **ptrs)
 {
-	size_t o = 0;
-	COPY_PTRS(disks);
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		xor_cols(disks - 1, d, o, SIMD_UG);
-	for (; o + VW <= bytes; o += VW)
-		xor_cols(disks - 1, d, o, 1);
-	if (o < bytes)
-		rk_ref_xor_at(disks, o, bytes - o, ptrs);
+	GENERATE_WHOLE_VECTORS(xor_cols, disks - 1, rk_ref_xor_at);
 }
 
 /* P and Q of blocks start..stop (skipping fa and fb, which count as zero)
@@ -147,14 +153,7 @@ INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
 
 static void s_gen(int disks, size_t bytes, void **ptrs)
 {
-	size_t o = 0;
-	COPY_PTRS(disks);
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		gen_cols(disks - 2, d, o, SIMD_UG);
-	for (; o + VW <= bytes; o += VW)
-		gen_cols(disks - 2, d, o, 1);
-	if (o < bytes)
-		rk_ref_gen_at(disks, o, bytes - o, ptrs);
+	GENERATE_WHOLE_VECTORS(gen_cols, disks - 2, rk_ref_gen_at);
 }
 
 /* Whether any byte of the vectors is non-zero (once per call: a store). */

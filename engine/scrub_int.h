@@ -76,6 +76,16 @@ struct peeked_range {
 
 struct scrub_state;
 
+/* One role's part of a batch: its buffer, read requests, peeked ranges. */
+struct role_io {
+	uint8_t *buf;
+	uint64_t cap, fill;
+	struct read_extent *extents;
+	uint32_t nextents, extent_cap;
+	struct peeked_range *peeked;     /* ranges peeked with this batch, to release */
+	uint32_t npeeked, peeked_cap;
+};
+
 struct scrub_batch {
 	struct scrub_state *sc;
 	uint64_t first_stripe, col_start, col_end;
@@ -83,13 +93,7 @@ struct scrub_batch {
 	struct scrub_block *blocks;      /* nstripes * width */
 	uint8_t *dirty;                  /* per stripe: a checker found it not clean */
 	uint32_t pieces;                 /* checker jobs per stripe */
-	/* per role: */
-	uint8_t **role_buf;
-	uint64_t *role_cap, *role_fill;
-	struct read_extent **extents;
-	uint32_t *nextents, *extent_cap;
-	struct peeked_range **peeked;    /* ranges peeked with this batch, to release */
-	uint32_t *npeeked, *peeked_cap;
+	struct role_io *roles;           /* per role */
 	/* the first read error other than RK_E_IO */
 	pthread_mutex_t err_lock;
 	int err_lock_ready;

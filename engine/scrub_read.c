@@ -10,21 +10,11 @@
 
 rk_err batch_init(struct scrub_state *sc, struct scrub_batch *b, uint32_t max_stripes)
 {
-	uint32_t n = sc->g->nroles;
 	b->sc = sc;
 	b->blocks = calloc((size_t)max_stripes * sc->width, sizeof *b->blocks);
 	b->dirty = calloc(max_stripes, 1);
-	b->role_buf = calloc(n, sizeof *b->role_buf);
-	b->role_cap = calloc(n, sizeof *b->role_cap);
-	b->role_fill = calloc(n, sizeof *b->role_fill);
-	b->extents = calloc(n, sizeof *b->extents);
-	b->nextents = calloc(n, sizeof *b->nextents);
-	b->extent_cap = calloc(n, sizeof *b->extent_cap);
-	b->peeked = calloc(n, sizeof *b->peeked);
-	b->npeeked = calloc(n, sizeof *b->npeeked);
-	b->peeked_cap = calloc(n, sizeof *b->peeked_cap);
-	if (!b->peeked || !b->npeeked || !b->peeked_cap || !b->blocks || !b->dirty || !b->role_buf || !b->role_cap ||
-	    !b->role_fill || !b->extents || !b->nextents || !b->extent_cap)
+	b->roles = calloc(sc->g->nroles, sizeof *b->roles);
+	if (!b->blocks || !b->dirty || !b->roles)
 		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
 	pthread_mutex_init(&b->err_lock, NULL);
 	b->err_lock_ready = 1;
@@ -33,25 +23,14 @@ rk_err batch_init(struct scrub_state *sc, struct scrub_batch *b, uint32_t max_st
 
 void batch_free(struct scrub_state *sc, struct scrub_batch *b)
 {
-	for (uint32_t r = 0; r < sc->g->nroles; r++) {
-		if (b->role_buf)
-			free(b->role_buf[r]);
-		if (b->extents)
-			free(b->extents[r]);
-		if (b->peeked)
-			free(b->peeked[r]);
+	for (uint32_t r = 0; b->roles && r < sc->g->nroles; r++) {
+		free(b->roles[r].buf);
+		free(b->roles[r].extents);
+		free(b->roles[r].peeked);
 	}
-	free(b->peeked);
-	free(b->npeeked);
-	free(b->peeked_cap);
+	free(b->roles);
 	free(b->blocks);
 	free(b->dirty);
-	free(b->role_buf);
-	free(b->role_cap);
-	free(b->role_fill);
-	free(b->extents);
-	free(b->nextents);
-	free(b->extent_cap);
 	if (b->err_lock_ready)
 		pthread_mutex_destroy(&b->err_lock);
 }
@@ -90,22 +69,25 @@ static rk_err plan_stripe(struct scrub_state *sc, struct scrub_block *out, uint6
 static rk_err size_role_buffers(struct scrub_state *sc, struct scrub_batch *b)
 {
 	uint32_t n = sc->g->nroles;
-	memset(b->role_fill, 0, n * sizeof *b->role_fill);
+	for (uint32_t r = 0; r < n; r++)
+		b->roles[r].fill = 0;
 	for (size_t i = 0; i < (size_t)b->nstripes * sc->width; i++) {
 		struct scrub_block *k = &b->blocks[i];
 		if (k->len && sc->devs[k->role])
-			b->role_fill[k->role] += scrub_align_up(k->len);
+			b->roles[k->role].fill += scrub_align_up(k->len);
 	}
-	for (uint32_t r = 0; r < n; r++)
-		if (b->role_fill[r] > b->role_cap[r]) {
-			free(b->role_buf[r]);
-			if (!(b->role_buf[r] = scrub_alloc_aligned((size_t)b->role_fill[r]))) {
-				b->role_cap[r] = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		struct role_io *io = &b->roles[r];
+		if (io->fill > io->cap) {
+			free(io->buf);
+			if (!(io->buf = scrub_alloc_aligned((size_t)io->fill))) {
+				io->cap = 0;
 				return rk_fail(RK_E_NOMEM, "scrub: out of memory");
 			}
-			b->role_cap[r] = b->role_fill[r];
+			io->cap = io->fill;
 		}
-	memset(b->role_fill, 0, n * sizeof *b->role_fill);
+		io->fill = 0;
+	}
 	return RK_OK;
 }
 
@@ -113,21 +95,21 @@ static rk_err size_role_buffers(struct scrub_state *sc, struct scrub_batch *b)
  * both the member bytes and the buffer follow on). */
 static rk_err add_extent(struct scrub_batch *b, const struct scrub_block *x)
 {
-	uint32_t r = x->role;
-	struct read_extent *last = b->nextents[r] ? &b->extents[r][b->nextents[r] - 1] : NULL;
+	struct role_io *io = &b->roles[x->role];
+	struct read_extent *last = io->nextents ? &io->extents[io->nextents - 1] : NULL;
 	if (last && last->member_off + last->len == x->member_off && last->buf + last->len == x->buf) {
 		last->len += x->len;
 		return RK_OK;
 	}
-	if (b->nextents[r] == b->extent_cap[r]) {
-		uint32_t nc = b->extent_cap[r] ? 2 * b->extent_cap[r] : 8;
-		struct read_extent *ne = realloc(b->extents[r], nc * sizeof *ne);
+	if (io->nextents == io->extent_cap) {
+		uint32_t nc = io->extent_cap ? 2 * io->extent_cap : 8;
+		struct read_extent *ne = realloc(io->extents, nc * sizeof *ne);
 		if (!ne)
 			return rk_fail(RK_E_NOMEM, "scrub: out of memory");
-		b->extents[r] = ne;
-		b->extent_cap[r] = nc;
+		io->extents = ne;
+		io->extent_cap = nc;
 	}
-	b->extents[r][b->nextents[r]++] = (struct read_extent){ .member_off = x->member_off, .len = x->len, .buf = x->buf };
+	io->extents[io->nextents++] = (struct read_extent){ .member_off = x->member_off, .len = x->len, .buf = x->buf };
 	return RK_OK;
 }
 
@@ -140,7 +122,8 @@ rk_err batch_plan(struct scrub_state *sc, struct scrub_batch *b, uint64_t s0, ui
 	b->col_start = c0;
 	b->col_end = c1;
 	memset(b->dirty, 0, ns);
-	memset(b->nextents, 0, sc->g->nroles * sizeof *b->nextents);
+	for (uint32_t r = 0; r < sc->g->nroles; r++)
+		b->roles[r].nextents = 0;
 	for (uint32_t i = 0; i < ns; i++)
 		if ((e = plan_stripe(sc, &b->blocks[(size_t)i * w], s0 + i, c0, c1)))
 			return e;
@@ -155,27 +138,28 @@ rk_err batch_plan(struct scrub_state *sc, struct scrub_batch *b, uint64_t s0, ui
 			x->read_failed = 0;
 			if (!x->len || !sc->devs[x->role])
 				continue;
-			x->buf = b->role_buf[x->role] + b->role_fill[x->role];
+			struct role_io *io = &b->roles[x->role];
+			x->buf = io->buf + io->fill;
 			if ((e = add_extent(b, x)))
 				return e;
-			b->role_fill[x->role] += scrub_align_up(x->len);
+			io->fill += scrub_align_up(x->len);
 			sc->stats->bytes_read += x->len;
 		}
 	return RK_OK;
 }
 
-/* Remembers a peeked range of role R, to release with the batch's next use. */
-static void remember_peeked(struct scrub_batch *b, uint32_t r, uint64_t off, uint64_t len)
+/* Remembers a peeked range of IO, to release with the batch's next use. */
+static void remember_peeked(struct role_io *io, uint64_t off, uint64_t len)
 {
-	if (b->npeeked[r] == b->peeked_cap[r]) {
-		uint32_t nc = b->peeked_cap[r] ? 2 * b->peeked_cap[r] : 8;
-		struct peeked_range *nv = realloc(b->peeked[r], nc * sizeof *nv);
+	if (io->npeeked == io->peeked_cap) {
+		uint32_t nc = io->peeked_cap ? 2 * io->peeked_cap : 8;
+		struct peeked_range *nv = realloc(io->peeked, nc * sizeof *nv);
 		if (!nv)
 			return;   /* released at the close instead */
-		b->peeked[r] = nv;
-		b->peeked_cap[r] = nc;
+		io->peeked = nv;
+		io->peeked_cap = nc;
 	}
-	b->peeked[r][b->npeeked[r]++] = (struct peeked_range){ off, len };
+	io->peeked[io->npeeked++] = (struct peeked_range){ off, len };
 }
 
 /* Reader job: role R's extents of the batch. */
@@ -183,20 +167,21 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 {
 	struct scrub_batch *b = ctx;
 	struct scrub_state *sc = b->sc;
+	struct role_io *io = &b->roles[r];
 	rk_dev *dev = sc->devs[r];
 	(void)worker;
 	/* the page tables of the batch this one held before are dropped here,
 	 * beside the checking, not all at once at the close */
-	for (uint32_t i = 0; i < b->npeeked[r]; i++)
-		rk_dev_advise(dev, b->peeked[r][i].off, b->peeked[r][i].len, RK_DEV_ADV_DONTNEED);
-	b->npeeked[r] = 0;
-	for (uint32_t i = 0; i < b->nextents[r]; i++) {
-		struct read_extent *x = &b->extents[r][i];
+	for (uint32_t i = 0; i < io->npeeked; i++)
+		rk_dev_advise(dev, io->peeked[i].off, io->peeked[i].len, RK_DEV_ADV_DONTNEED);
+	io->npeeked = 0;
+	for (uint32_t i = 0; i < io->nextents; i++) {
+		struct read_extent *x = &io->extents[i];
 		x->mapped = NULL;
 		x->read_failed = 0;
 		/* Page-cache data is checked in place (see rk_dev_peek). */
 		if (!sc->opts->no_map && rk_dev_peek(dev, x->member_off, x->len, &x->mapped)) {
-			remember_peeked(b, r, x->member_off, x->len);
+			remember_peeked(io, x->member_off, x->len);
 			continue;
 		}
 		rk_err e = rk_dev_pread(dev, x->buf, (size_t)x->len, x->member_off);
@@ -235,12 +220,12 @@ static void point_mapped(struct scrub_state *sc, struct scrub_batch *b)
 			if (!x->buf)
 				continue;
 			uint32_t r = x->role;
-			while (cursor[r] < b->nextents[r] &&
-			       x->buf >= b->extents[r][cursor[r]].buf + b->extents[r][cursor[r]].len)
+			const struct role_io *io = &b->roles[r];
+			while (cursor[r] < io->nextents && x->buf >= io->extents[cursor[r]].buf + io->extents[cursor[r]].len)
 				cursor[r]++;
-			if (cursor[r] >= b->nextents[r])
+			if (cursor[r] >= io->nextents)
 				continue;
-			const struct read_extent *ext = &b->extents[r][cursor[r]];
+			const struct read_extent *ext = &io->extents[cursor[r]];
 			if (ext->mapped)
 				x->buf = (uint8_t *)(uintptr_t)(ext->mapped + (x->buf - ext->buf));
 			else if (ext->read_failed)

@@ -178,20 +178,26 @@ INL void xchk_cols(int disks, uint8_t *const *d, size_t o, int U, vec *acc)
 		acc[u] = v_or(acc[u], p[u]);
 }
 
+/* The body of a checking kernel: COLS over whole vectors of ND blocks,
+ * the differences ORed into acc; the last bytes (< VW) go to the reference
+ * check REF when the vectors found none. */
+#define CHECK_WHOLE_VECTORS(cols, nd, ref)                           \
+	vec acc[SIMD_UMAX];                                          \
+	size_t o = 0;                                                \
+	COPY_PTRS(disks);                                            \
+	UNROLL for (int u = 0; u < SIMD_UMAX; u++)                   \
+		acc[u] = v_zero();                                   \
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)         \
+		cols(nd, d, o, SIMD_UG, acc);                        \
+	for (; o + VW <= bytes; o += VW)                             \
+		cols(nd, d, o, 1, acc);                              \
+	if (any_set(acc, SIMD_UMAX))                                 \
+		return 1;                                            \
+	return o < bytes ? ref(disks, o, bytes - o, ptrs) : 0
+
 static int s_xor_check(int disks, size_t bytes, void **ptrs)
 {
-	vec acc[SIMD_UMAX];
-	size_t o = 0;
-	COPY_PTRS(disks);
-	UNROLL for (int u = 0; u < SIMD_UMAX; u++)
-		acc[u] = v_zero();
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		xchk_cols(disks, d, o, SIMD_UG, acc);
-	for (; o + VW <= bytes; o += VW)
-		xchk_cols(disks, d, o, 1, acc);
-	if (any_set(acc, SIMD_UMAX))
-		return 1;
-	return o < bytes ? rk_ref_xor_check_at(disks, o, bytes - o, ptrs) : 0;
+	CHECK_WHOLE_VECTORS(xchk_cols, disks, rk_ref_xor_check_at);
 }
 
 /* gen_cols with the results compared to the stored P and Q instead of
@@ -207,18 +213,7 @@ INL void chk_cols(int nd, uint8_t *const *d, size_t o, int U, vec *acc)
 
 static int s_check(int disks, size_t bytes, void **ptrs)
 {
-	vec acc[SIMD_UMAX];
-	size_t o = 0;
-	COPY_PTRS(disks);
-	UNROLL for (int u = 0; u < SIMD_UMAX; u++)
-		acc[u] = v_zero();
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		chk_cols(disks - 2, d, o, SIMD_UG, acc);
-	for (; o + VW <= bytes; o += VW)
-		chk_cols(disks - 2, d, o, 1, acc);
-	if (any_set(acc, SIMD_UMAX))
-		return 1;
-	return o < bytes ? rk_ref_check_at(disks, o, bytes - o, ptrs) : 0;
+	CHECK_WHOLE_VECTORS(chk_cols, disks - 2, rk_ref_check_at);
 }
 
 INL void partial_cols(int nd, int start, int stop, uint8_t *const *d, size_t o, int U,

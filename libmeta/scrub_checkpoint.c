@@ -31,6 +31,20 @@ rk_err rk_scrub_ckpt_save(const char *path, const struct rk_scrub_ckpt *c)
 	return RK_OK;
 }
 
+/* The lines a checkpoint must have (unreadable and unrecoverable may be
+ * absent: older files). */
+enum checkpoint_line {
+	HAVE_VERSION = 1 << 0,
+	HAVE_UUID = 1 << 1,
+	HAVE_FIRST = 1 << 2,
+	HAVE_LAST = 1 << 3,
+	HAVE_NEXT = 1 << 4,
+	HAVE_MISMATCHES = 1 << 5,
+	HAVE_REPAIRED = 1 << 6,
+	HAVE_REPAIR = 1 << 7,
+	HAVE_ALL = (1 << 8) - 1,
+};
+
 rk_err rk_scrub_ckpt_load(const char *path, struct rk_scrub_ckpt *c)
 {
 	memset(c, 0, sizeof *c);
@@ -40,28 +54,28 @@ rk_err rk_scrub_ckpt_load(const char *path, struct rk_scrub_ckpt *c)
 	char line[256], uuid[64] = "";
 	int have = 0, ver = 0;
 	if (fgets(line, sizeof line, f) && sscanf(line, "raid-scrub checkpoint %d", &ver) == 1 && ver == 1)
-		have |= 1;
+		have |= HAVE_VERSION;
 	while (fgets(line, sizeof line, f)) {
 		if (sscanf(line, "uuid %40s", uuid) == 1)
-			have |= 2;
+			have |= HAVE_UUID;
 		else if (sscanf(line, "first %" SCNu64, &c->first) == 1)
-			have |= 4;
+			have |= HAVE_FIRST;
 		else if (sscanf(line, "last %" SCNu64, &c->last) == 1)
-			have |= 8;
+			have |= HAVE_LAST;
 		else if (sscanf(line, "next %" SCNu64, &c->next) == 1)
-			have |= 16;
+			have |= HAVE_NEXT;
 		else if (sscanf(line, "mismatches %" SCNu64, &c->mismatches) == 1)
-			have |= 32;
+			have |= HAVE_MISMATCHES;
 		else if (sscanf(line, "repaired %" SCNu64, &c->repaired) == 1)
-			have |= 64;
+			have |= HAVE_REPAIRED;
 		else if (sscanf(line, "repair %d", &c->repair) == 1)
-			have |= 128;
+			have |= HAVE_REPAIR;
 		else if (sscanf(line, "unreadable %" SCNu64, &c->unreadable) == 1 ||
 		         sscanf(line, "unrecoverable %" SCNu64, &c->unrecoverable) == 1)
 			continue;
 	}
 	fclose(f);
-	if (have != 255 || strlen(uuid) != 32 || c->first > c->last || c->next < c->first || c->next > c->last)
+	if (have != HAVE_ALL || strlen(uuid) != 32 || c->first > c->last || c->next < c->first || c->next > c->last)
 		return rk_fail(RK_E_CORRUPT, "%s: not a raid-scrub checkpoint (or damaged)", path);
 	for (int i = 0; i < 16; i++) {
 		unsigned v;

@@ -1,19 +1,15 @@
 /* raid-scrub: verify an array's redundancy offline and optionally repair it.
- * Policy and presentation only: discovery is rk_discover(), the checking
- * and repairing rk_scrub_run() (engine/rk_scrub.h), the write protocol
- * (array marked open for writing before the first repair, clean after)
- * rk_array.  Members are opened read-only unless --repair is given. */
-#include <errno.h>
+ * Options, policy and presentation only: discovery is rk_discover(); the
+ * scrub of the assembled array -- members opened read-only unless --repair,
+ * the write protocol around a repair, range, checkpoint and resume -- is
+ * rk_scrub_array() (libmeta/rk_scrub_array.h) over rk_scrub_run()
+ * (engine/rk_scrub.h). */
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "cli.h"

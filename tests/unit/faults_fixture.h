@@ -150,19 +150,26 @@ FIXTURE void teardown(void)
 	rmdir(dir);
 }
 
-FIXTURE void create_plain(const struct cfg *c, const char *from)
+/* Create options for configuration C over paths[] (old member files
+ * removed), the volume from FROM (may be NULL). */
+FIXTURE void create_opts(const struct cfg *c, const char *from, struct rk_create_opts *o)
 {
 	for (uint32_t i = 0; i < c->n; i++)
 		unlink(paths[i]);
+	memset(o, 0, sizeof *o);
+	o->level = c->level;
+	o->layout = RK_CREATE_LAYOUT_DEFAULT;
+	o->chunk = c->chunk ? c->chunk : 4096;
+	o->create_size = MEMBER_BYTES;
+	o->nmembers = c->n;
+	o->paths = (const char *const *)paths;
+	o->from = from;
+}
+
+FIXTURE void create_plain(const struct cfg *c, const char *from)
+{
 	struct rk_create_opts o;
-	memset(&o, 0, sizeof o);
-	o.level = c->level;
-	o.layout = RK_CREATE_LAYOUT_DEFAULT;
-	o.chunk = c->chunk ? c->chunk : 4096;
-	o.create_size = MEMBER_BYTES;
-	o.nmembers = c->n;
-	o.paths = (const char *const *)paths;
-	o.from = from;
+	create_opts(c, from, &o);
 	ck_assert_msg(rk_create(&o, NULL) == RK_OK, "create: %s", rk_errmsg());
 }
 
@@ -392,21 +399,32 @@ struct wrap_ctx {
 	rk_fault_plan *plan;
 };
 
-/* The main() of a suite of the loop test T over every configuration. */
-#define FAULTS_MAIN(name, t)                                                  \
-	int main(void)                                                        \
-	{                                                                     \
-		Suite *s = suite_create(name);                                \
-		TCase *tc = tcase_create("enumeration");                      \
-		tcase_add_checked_fixture(tc, setup, teardown);               \
-		tcase_set_timeout(tc, 3600);                                  \
-		tcase_add_loop_test(tc, t, 0, (int)NCFG);                     \
-		suite_add_tcase(s, tc);                                       \
-		SRunner *sr = srunner_create(s);                              \
-		srunner_run_all(sr, CK_NORMAL);                               \
-		int nf = srunner_ntests_failed(sr);                           \
-		srunner_free(sr);                                             \
-		return nf ? EXIT_FAILURE : EXIT_SUCCESS;                      \
-	}
+/* Reports a run made with setup_run, frees it, and fails the test on a
+ * violation or too few fault points. */
+FIXTURE void finish_run(struct run *R, const char *what)
+{
+	report(R, what);
+	uint64_t v = R->violations, pts = R->points;
+	free_run(R);
+	ck_assert_uint_gt(pts, 10);
+	ck_assert_msg(v == 0, "%llu violations (see above)", (unsigned long long)v);
+}
+
+/* Runs a suite NAME of one test case whose tests ADD_TESTS adds (each
+ * with a fresh member folder); the exit status of main(). */
+FIXTURE int faults_main(const char *name, void (*add_tests)(TCase *tc))
+{
+	Suite *s = suite_create(name);
+	TCase *tc = tcase_create("enumeration");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 3600);
+	add_tests(tc);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
 
 #endif

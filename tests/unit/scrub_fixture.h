@@ -155,4 +155,20 @@ FIXTURE int locatable(const struct rk_geom *g)
 }
 
 
+/* Runs a suite NAME of one test case whose tests ADD_TESTS adds; the exit
+ * status of main(). */
+FIXTURE int scrub_main(const char *name, void (*add_tests)(TCase *t))
+{
+	Suite *s = suite_create(name);
+	TCase *t = tcase_create(name);
+	tcase_set_timeout(t, 120);
+	add_tests(t);
+	suite_add_tcase(s, t);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
 #endif

@@ -14,19 +14,10 @@ static rk_err wrap_fault(void *ctx, uint32_t role, rk_dev **dev)
 static uint64_t run_mkraid(struct run *R, const struct rk_fault_spec *spec, rk_err *last)
 {
 	const struct cfg *c = R->c;
-	for (uint32_t i = 0; i < c->n; i++)
-		unlink(paths[i]);
 	struct wrap_ctx w = { NULL };
 	ck_assert_int_eq(rk_fault_plan_create(&w.plan, spec), RK_OK);
 	struct rk_create_opts o;
-	memset(&o, 0, sizeof o);
-	o.level = c->level;
-	o.layout = RK_CREATE_LAYOUT_DEFAULT;
-	o.chunk = c->chunk ? c->chunk : 4096;
-	o.create_size = MEMBER_BYTES;
-	o.nmembers = c->n;
-	o.paths = (const char *const *)paths;
-	o.from = from_path;
+	create_opts(c, from_path, &o);
 	o.wrap_dev = wrap_fault;
 	o.wrap_ctx = &w;
 	*last = rk_create(&o, NULL);
@@ -130,4 +121,12 @@ START_TEST(t_mkraid)
 END_TEST
 
 
-FAULTS_MAIN("faults_mkraid", t_mkraid)
+static void add_tests(TCase *tc)
+{
+	tcase_add_loop_test(tc, t_mkraid, 0, (int)NCFG);
+}
+
+int main(void)
+{
+	return faults_main("faults_mkraid", add_tests);
+}

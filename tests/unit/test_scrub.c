@@ -482,11 +482,8 @@ START_TEST(test_checkers_agree)
 END_TEST
 
 
-static Suite *suite(void)
+static void add_tests(TCase *t)
 {
-	Suite *s = suite_create("scrub");
-	TCase *t = tcase_create("scrub");
-	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, test_clean, 0, NLEVELS);
 	tcase_add_loop_test(t, test_flip_each_level, 0, NLEVELS);
 	tcase_add_test(t, test_raid6_roles);
@@ -500,15 +497,9 @@ static Suite *suite(void)
 	tcase_add_test(t, test_files_mapped);
 	tcase_add_test(t, test_check_kernels);
 	tcase_add_test(t, test_checkers_agree);
-	suite_add_tcase(s, t);
-	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return scrub_main("scrub", add_tests);
 }

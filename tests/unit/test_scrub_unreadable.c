@@ -271,24 +271,15 @@ START_TEST(test_unreadable_mirror_and_pull)
 END_TEST
 
 
-static Suite *suite(void)
+static void add_tests(TCase *t)
 {
-	Suite *s = suite_create("scrub_unreadable");
-	TCase *t = tcase_create("scrub_unreadable");
-	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_unreadable_raid6);
 	tcase_add_test(t, test_unreadable_degraded);
 	tcase_add_test(t, test_unreadable_parity_and_mismatch);
 	tcase_add_test(t, test_unreadable_mirror_and_pull);
-	suite_add_tcase(s, t);
-	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return scrub_main("scrub_unreadable", add_tests);
 }

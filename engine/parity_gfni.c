@@ -4,7 +4,6 @@
  * q ^= g^z * D_z with no Horner dependency chain in the recovery kernels,
  * and the two-erasure solution costs two multiplications per vector. */
 #include <immintrin.h>
-#include "parity_int.h"
 
 typedef __m512i vec;
 #define VW 64
@@ -15,12 +14,10 @@ typedef __m512i vec;
 #define SIMD_STR "gfni"
 #define SIMD_PRIO 40
 
-static inline vec v_load(const void *p) { return _mm512_loadu_si512(p); }
-static inline void v_store(void *p, vec v) { _mm512_storeu_si512(p, v); }
-static inline vec v_xor(vec a, vec b) { return _mm512_xor_si512(a, b); }
-static inline vec v_or(vec a, vec b) { return _mm512_or_si512(a, b); }
-static inline vec v_xor3(vec a, vec b, vec c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
-static inline vec v_zero(void) { return _mm512_setzero_si512(); }
+#define SIMD_MM _mm512
+#define SIMD_SI si512
+#define SIMD_TERNLOG 1
+#include "parity_simd_ops.h"
 
 static inline vec mulpow(vec x, int z)
 {
@@ -45,9 +42,7 @@ static inline vec v_qskip(vec q, int z)
 static inline vec h_step(vec q, vec x, int z)
 {
 	(void)z;
-	__mmask64 top = _mm512_movepi8_mask(q);
-	vec red = _mm512_maskz_mov_epi8(top, _mm512_set1_epi8(0x1d));
-	return v_xor3(_mm512_add_epi8(q, q), red, x);
+	return mask_horner_step(q, x);
 }
 static inline vec h_step2(vec q, vec x1, int z1, vec x2, int z2)
 {

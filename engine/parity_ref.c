@@ -59,18 +59,27 @@ void rk_ref_xor_at(int disks, size_t off, size_t len, void **ptrs)
 	}
 }
 
+/* P and Q of the N bytes (at most a word) at O of data blocks 0..nd-1:
+ * Horner from the highest block down, Q = sum g^z D_z. */
+static inline void pq_word(int nd, size_t o, size_t n, void **ptrs, uint64_t *pp, uint64_t *qq)
+{
+	uint64_t p = 0, q = 0;
+	for (int z = nd - 1; z >= 0; z--) {
+		uint64_t d = ldn(B(z), n);
+		p ^= d;
+		q = mul2(q) ^ d;
+	}
+	*pp = p;
+	*qq = q;
+}
+
 void rk_ref_gen_at(int disks, size_t off, size_t len, void **ptrs)
 {
 	int nd = disks - 2;
 	for (size_t o = off; o < off + len; o += W) {
 		size_t n = off + len - o < W ? off + len - o : W;
-		uint64_t p = 0, q = 0;
-		/* Horner from the highest block down: Q = sum g^z D_z. */
-		for (int z = nd - 1; z >= 0; z--) {
-			uint64_t d = ldn(B(z), n);
-			p ^= d;
-			q = mul2(q) ^ d;
-		}
+		uint64_t p, q;
+		pq_word(nd, o, n, ptrs, &p, &q);
 		stn(B(nd), p, n);
 		stn(B(nd + 1), q, n);
 	}
@@ -156,12 +165,8 @@ int rk_ref_check_at(int disks, size_t off, size_t len, void **ptrs)
 	uint64_t acc = 0;
 	for (size_t o = off; o < off + len; o += W) {
 		size_t n = off + len - o < W ? off + len - o : W;
-		uint64_t p = 0, q = 0;
-		for (int z = nd - 1; z >= 0; z--) {
-			uint64_t d = ldn(B(z), n);
-			p ^= d;
-			q = mul2(q) ^ d;
-		}
+		uint64_t p, q;
+		pq_word(nd, o, n, ptrs, &p, &q);
 		acc |= (p ^ ldn(B(nd), n)) | (q ^ ldn(B(nd + 1), n));
 	}
 	return acc != 0;

@@ -39,18 +39,24 @@
 #endif
 #define SIMD_UMAX (SIMD_U > SIMD_UG ? SIMD_U : SIMD_UG)
 
-INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
+/* P[] = the XOR of blocks 0..n-1 (xor_gen, xor_check). */
+INL void xor_sum_cols(int n, uint8_t *const *d, size_t o, int U, vec *p)
 {
-	vec p[SIMD_UMAX];
 	UNROLL for (int u = 0; u < U; u++)
 		p[u] = v_load(BLK(0) + u * VW);
 	int z = 1;
-	for (; z + 1 < nd; z += 2)
+	for (; z + 1 < n; z += 2)
 		UNROLL for (int u = 0; u < U; u++)
 			p[u] = v_xor3(p[u], v_load(BLK(z) + u * VW), v_load(BLK(z + 1) + u * VW));
-	if (z < nd)
+	if (z < n)
 		UNROLL for (int u = 0; u < U; u++)
 			p[u] = v_xor(p[u], v_load(BLK(z) + u * VW));
+}
+
+INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
+{
+	vec p[SIMD_UMAX];
+	xor_sum_cols(nd, d, o, U, p);
 	UNROLL for (int u = 0; u < U; u++)
 		v_store(BLK(nd) + u * VW, p[u]);
 }
@@ -61,16 +67,22 @@ INL void xor_cols(int nd, uint8_t *const *d, size_t o, int U)
 	for (int i_ = 0; i_ < (n); i_++)            \
 		d[i_] = (uint8_t *)ptrs[i_]
 
+/* The body of a generating kernel: COLS over whole vectors of ND data
+ * blocks (SIMD_UG columns at a time, then one); the last bytes (< VW) go
+ * to the reference kernel REF. */
+#define GENERATE_WHOLE_VECTORS(cols, nd, ref)                        \
+	size_t o = 0;                                                \
+	COPY_PTRS(disks);                                            \
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)         \
+		cols(nd, d, o, SIMD_UG);                             \
+	for (; o + VW <= bytes; o += VW)                             \
+		cols(nd, d, o, 1);                                   \
+	if (o < bytes)                                               \
+		ref(disks, o, bytes - o, ptrs)
+
 static void s_xor_gen(int disks, size_t bytes, void **ptrs)
 {
-	size_t o = 0;
-	COPY_PTRS(disks);
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		xor_cols(disks - 1, d, o, SIMD_UG);
-	for (; o + VW <= bytes; o += VW)
-		xor_cols(disks - 1, d, o, 1);
-	if (o < bytes)
-		rk_ref_xor_at(disks, o, bytes - o, ptrs);
+	GENERATE_WHOLE_VECTORS(xor_cols, disks - 1, rk_ref_xor_at);
 }
 
 /* P and Q of blocks start..stop (skipping fa and fb, which count as zero)
@@ -105,9 +117,9 @@ INL void pq_cols(uint8_t *const *d, size_t o, int U, int start, int stop, int fa
 	}
 }
 
-INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
+/* P[] and Q[] of data blocks 0..nd-1 (gen, check). */
+INL void gen_pq_cols(int nd, uint8_t *const *d, size_t o, int U, vec *p, vec *q)
 {
-	vec p[SIMD_UMAX], q[SIMD_UMAX];
 	/* The top block starts both sums (Horner: q = D_top; else its product). */
 	UNROLL for (int u = 0; u < U; u++) {
 		vec x = v_load(BLK(nd - 1) + u * VW);
@@ -127,6 +139,12 @@ INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
 			p[u] = v_xor(p[u], x);
 			q[u] = G_QSTEP(q[u], x, 0);
 		}
+}
+
+INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
+{
+	vec p[SIMD_UMAX], q[SIMD_UMAX];
+	gen_pq_cols(nd, d, o, U, p, q);
 	UNROLL for (int u = 0; u < U; u++) {
 		v_store(BLK(nd) + u * VW, p[u]);
 		v_store(BLK(nd + 1) + u * VW, q[u]);
@@ -135,14 +153,7 @@ INL void gen_cols(int nd, uint8_t *const *d, size_t o, int U)
 
 static void s_gen(int disks, size_t bytes, void **ptrs)
 {
-	size_t o = 0;
-	COPY_PTRS(disks);
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		gen_cols(disks - 2, d, o, SIMD_UG);
-	for (; o + VW <= bytes; o += VW)
-		gen_cols(disks - 2, d, o, 1);
-	if (o < bytes)
-		rk_ref_gen_at(disks, o, bytes - o, ptrs);
+	GENERATE_WHOLE_VECTORS(gen_cols, disks - 2, rk_ref_gen_at);
 }
 
 /* Whether any byte of the vectors is non-zero (once per call: a store). */
@@ -162,33 +173,31 @@ INL int any_set(const vec *acc, int U)
 INL void xchk_cols(int disks, uint8_t *const *d, size_t o, int U, vec *acc)
 {
 	vec p[SIMD_UMAX];
-	UNROLL for (int u = 0; u < U; u++)
-		p[u] = v_load(BLK(0) + u * VW);
-	int z = 1;
-	for (; z + 1 < disks; z += 2)
-		UNROLL for (int u = 0; u < U; u++)
-			p[u] = v_xor3(p[u], v_load(BLK(z) + u * VW), v_load(BLK(z + 1) + u * VW));
-	if (z < disks)
-		UNROLL for (int u = 0; u < U; u++)
-			p[u] = v_xor(p[u], v_load(BLK(z) + u * VW));
+	xor_sum_cols(disks, d, o, U, p);
 	UNROLL for (int u = 0; u < U; u++)
 		acc[u] = v_or(acc[u], p[u]);
 }
 
+/* The body of a checking kernel: COLS over whole vectors of ND blocks,
+ * the differences ORed into acc; the last bytes (< VW) go to the reference
+ * check REF when the vectors found none. */
+#define CHECK_WHOLE_VECTORS(cols, nd, ref)                           \
+	vec acc[SIMD_UMAX];                                          \
+	size_t o = 0;                                                \
+	COPY_PTRS(disks);                                            \
+	UNROLL for (int u = 0; u < SIMD_UMAX; u++)                   \
+		acc[u] = v_zero();                                   \
+	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)         \
+		cols(nd, d, o, SIMD_UG, acc);                        \
+	for (; o + VW <= bytes; o += VW)                             \
+		cols(nd, d, o, 1, acc);                              \
+	if (any_set(acc, SIMD_UMAX))                                 \
+		return 1;                                            \
+	return o < bytes ? ref(disks, o, bytes - o, ptrs) : 0
+
 static int s_xor_check(int disks, size_t bytes, void **ptrs)
 {
-	vec acc[SIMD_UMAX];
-	size_t o = 0;
-	COPY_PTRS(disks);
-	UNROLL for (int u = 0; u < SIMD_UMAX; u++)
-		acc[u] = v_zero();
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		xchk_cols(disks, d, o, SIMD_UG, acc);
-	for (; o + VW <= bytes; o += VW)
-		xchk_cols(disks, d, o, 1, acc);
-	if (any_set(acc, SIMD_UMAX))
-		return 1;
-	return o < bytes ? rk_ref_xor_check_at(disks, o, bytes - o, ptrs) : 0;
+	CHECK_WHOLE_VECTORS(xchk_cols, disks, rk_ref_xor_check_at);
 }
 
 /* gen_cols with the results compared to the stored P and Q instead of
@@ -196,24 +205,7 @@ static int s_xor_check(int disks, size_t bytes, void **ptrs)
 INL void chk_cols(int nd, uint8_t *const *d, size_t o, int U, vec *acc)
 {
 	vec p[SIMD_UMAX], q[SIMD_UMAX];
-	UNROLL for (int u = 0; u < U; u++) {
-		vec x = v_load(BLK(nd - 1) + u * VW);
-		p[u] = x;
-		q[u] = G_QSTEP(v_zero(), x, nd - 1);
-	}
-	int z = nd - 2;
-	for (; z >= 1; z -= 2)
-		UNROLL for (int u = 0; u < U; u++) {
-			vec x1 = v_load(BLK(z) + u * VW), x2 = v_load(BLK(z - 1) + u * VW);
-			p[u] = v_xor3(p[u], x1, x2);
-			q[u] = G_QSTEP2(q[u], x1, z, x2, z - 1);
-		}
-	if (z == 0)
-		UNROLL for (int u = 0; u < U; u++) {
-			vec x = v_load(BLK(0) + u * VW);
-			p[u] = v_xor(p[u], x);
-			q[u] = G_QSTEP(q[u], x, 0);
-		}
+	gen_pq_cols(nd, d, o, U, p, q);
 	UNROLL for (int u = 0; u < U; u++)
 		acc[u] = v_or(acc[u], v_or(v_xor(p[u], v_load(BLK(nd) + u * VW)),
 		                           v_xor(q[u], v_load(BLK(nd + 1) + u * VW))));
@@ -221,18 +213,7 @@ INL void chk_cols(int nd, uint8_t *const *d, size_t o, int U, vec *acc)
 
 static int s_check(int disks, size_t bytes, void **ptrs)
 {
-	vec acc[SIMD_UMAX];
-	size_t o = 0;
-	COPY_PTRS(disks);
-	UNROLL for (int u = 0; u < SIMD_UMAX; u++)
-		acc[u] = v_zero();
-	for (; o + SIMD_UG * VW <= bytes; o += SIMD_UG * VW)
-		chk_cols(disks - 2, d, o, SIMD_UG, acc);
-	for (; o + VW <= bytes; o += VW)
-		chk_cols(disks - 2, d, o, 1, acc);
-	if (any_set(acc, SIMD_UMAX))
-		return 1;
-	return o < bytes ? rk_ref_check_at(disks, o, bytes - o, ptrs) : 0;
+	CHECK_WHOLE_VECTORS(chk_cols, disks - 2, rk_ref_check_at);
 }
 
 INL void partial_cols(int nd, int start, int stop, uint8_t *const *d, size_t o, int U,

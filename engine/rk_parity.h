@@ -75,4 +75,36 @@ uint8_t rk_gf_inv(uint8_t a);          /* a != 0 */
 uint8_t rk_gf_exp(unsigned i);         /* g^i, i taken mod 255 */
 int     rk_gf_log(uint8_t a);          /* -1 for 0 */
 
+/* ---- stripe-level kernels (as SnapRAID's raid_scan, Linux lib/raid6) ---- */
+
+/* Fills the syndrome pointer array PTRS of one stripe, NSLOTS entries
+ * (RAID-6: q_slots+2, data < q_slots, P q_slots, Q q_slots+1; RAID-4/5:
+ * ndata+1, P ndata), from per-role buffers: every slot first points at
+ * ZERO (a zero block: the DDF layouts' slots without a role, and missing
+ * roles), then for each role r < NROLES with ROLE_BUF[r] not NULL and
+ * SLOT[r] < NSLOTS (SLOT as rk_geom_stripe_map gives it), slot SLOT[r]
+ * points at ROLE_BUF[r] + COL.  ZERO must hold as many bytes as the
+ * kernel is then asked for. */
+void rk_parity_stripe_ptrs(void **ptrs, uint32_t nslots, const uint32_t *slot, uint32_t nroles,
+                           uint8_t *const *role_buf, size_t col, const uint8_t *zero);
+
+/* Which single block of a RAID-6 stripe is bad, from the syndromes (as
+ * mdadm's raid6check): P_CALC and Q_CALC are P and Q recomputed from the
+ * data as stored, P and Q the stored ones, BYTES long.  Per byte, with
+ * Pd = P_CALC ^ P and Qd = Q_CALC ^ Q: only Pd set names P, only Qd names Q,
+ * both name data slot log(Qd) - log(Pd); when every differing byte names
+ * the same block that block is the culprit, otherwise none is.  A data
+ * slot at or past Q_SLOTS is not a data block: not located.  A located
+ * data block's content is D ^ Pd. */
+enum rk_parity_culprit {
+	RK_CULPRIT_NONE = 0,      /* P and Q agree with the data */
+	RK_CULPRIT_DATA,          /* *DATA_SLOT is the bad data block */
+	RK_CULPRIT_P,             /* P is bad; Q agrees */
+	RK_CULPRIT_Q,             /* Q is bad; P agrees */
+	RK_CULPRIT_UNLOCATED,     /* no single bad block explains the syndromes */
+};
+enum rk_parity_culprit rk_parity_r6_locate(const uint8_t *p_calc, const uint8_t *p, const uint8_t *q_calc,
+                                           const uint8_t *q, size_t bytes, uint32_t q_slots,
+                                           uint32_t *data_slot);
+
 #endif

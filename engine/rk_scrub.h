@@ -187,21 +187,4 @@ rk_err rk_scrub_run(const struct rk_geom *g, rk_dev *const *devs, const uint64_t
  * the end).  RK_E_RANGE when OFF or OFF+LEN is past the volume. */
 rk_err rk_scrub_range(const struct rk_geom *g, uint64_t off, uint64_t len, uint64_t *first, uint64_t *last);
 
-/* ---- checkpoint file ----
- * A scrub's resume point lives in a small text file outside the members
- * (plain scrub must not write to them): written to PATH.tmp then renamed,
- * so a crash leaves the old or the new point. */
-struct rk_scrub_ckpt {
-	uint8_t  uuid[16];           /* array */
-	uint64_t first, last;        /* the stripe range asked for */
-	uint64_t next;               /* next stripe to check */
-	uint64_t mismatches, repaired;   /* counted so far */
-	uint64_t unreadable, unrecoverable; /* likewise (absent from older files: 0) */
-	int repair;
-};
-rk_err rk_scrub_ckpt_save(const char *path, const struct rk_scrub_ckpt *c);
-/* RK_E_OPEN when PATH does not exist; RK_E_CORRUPT when it does not parse
- * or next is outside [first, last]. */
-rk_err rk_scrub_ckpt_load(const char *path, struct rk_scrub_ckpt *c);
-
 #endif

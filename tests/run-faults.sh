@@ -1,7 +1,7 @@
 #!/bin/bash
 # The crash-safety fault enumeration (issue 6, spec/journal.md).
 #   tests/run-faults.sh [full|sample]
-# full (make check-faults): every fault point of tests/unit/test_faults.c,
+# full (make check-faults): every fault point of tests/unit/test_faults*.c,
 # power cuts with four seeds; sample: the stride make check runs.  Prints
 # every violation, then the total count of fault points and violations.
 # Exits non-zero on any violation or failed check.  O is the build dir.
@@ -23,6 +23,10 @@ export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-3600}
 start=$(date +%s)
 "$bin" >"$out" 2>&1
 rc=$?
+for b in "$bin"_*; do   # the suites split from test_faults (test_faults_mkraid, ...)
+	[ -x "$b" ] || continue
+	"$b" >>"$out" 2>&1 || rc=1
+done
 secs=$(( $(date +%s) - start ))
 grep '^VIOLATION' "$out"
 grep -E ':[EF]:' "$out" | sed 's/^/    /'

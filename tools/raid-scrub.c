@@ -1,19 +1,15 @@
 /* raid-scrub: verify an array's redundancy offline and optionally repair it.
- * Policy and presentation only: discovery is rk_discover(), the checking
- * and repairing rk_scrub_run() (engine/rk_scrub.h), the write protocol
- * (array marked open for writing before the first repair, clean after)
- * rk_array.  Members are opened read-only unless --repair is given. */
-#include <errno.h>
+ * Options, policy and presentation only: discovery is rk_discover(); the
+ * scrub of the assembled array -- members opened read-only unless --repair,
+ * the write protocol around a repair, range, checkpoint and resume -- is
+ * rk_scrub_array() (libmeta/rk_scrub_array.h) over rk_scrub_run()
+ * (engine/rk_scrub.h). */
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "cli.h"
@@ -23,6 +19,7 @@
 #include "rk_geom.h"
 #include "rk_json.h"
 #include "rk_scrub.h"
+#include "rk_scrub_array.h"
 #include "rk_sb.h"
 
 #define MAX_KEPT 100000u   /* regions kept for --json; the count goes on */
@@ -81,6 +78,8 @@ struct opts {
 	uuid_t uuid;
 	uint64_t at, len, stop_after;
 	const char *ckpt;
+	char **paths;                /* the members */
+	int nmem;
 };
 
 struct kept {
@@ -99,7 +98,6 @@ struct run {
 	const struct opts *o;
 	const struct rk_array_info *ai;
 	const struct rk_geom *g;
-	rk_array *arr;               /* --repair only */
 	FILE *out;                   /* words: stdout; NULL with --json */
 	struct kept *kept;
 	size_t nkept, capkept;
@@ -108,14 +106,7 @@ struct run {
 	size_t nukept, capukept;
 	int udropped;
 	struct cli_progress *pg;
-	uint64_t first, done_base;
-	struct rk_scrub_ckpt ck;
-	const char *ckpt_path;
-	int ckpt_warned;
-	time_t last_save;
-	uint64_t prev_mism, prev_rep, prev_unr, prev_unrec;
-	struct rk_scrub_stats *st;   /* live stats (for checkpoints) */
-	uint64_t stop_stripes;       /* 0: no limit */
+	const char *uuid;            /* the array's, as text */
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -286,40 +277,6 @@ static void json_unreadable(rk_json *j, const struct run *R, const struct ukept 
 	rk_json_obj_end(j);
 }
 
-static void save_ckpt(struct run *R, uint64_t next)
-{
-	if (!R->ckpt_path)
-		return;
-	R->ck.next = next;
-	R->ck.mismatches = R->prev_mism + R->st->mismatches;
-	R->ck.repaired = R->prev_rep + R->st->repaired;
-	R->ck.unreadable = R->prev_unr + R->st->unreadable;
-	R->ck.unrecoverable = R->prev_unrec + R->st->unrecoverable + R->st->rewrite_failed;
-	if (rk_scrub_ckpt_save(R->ckpt_path, &R->ck) && !R->ckpt_warned) {
-		R->ckpt_warned = 1;
-		cli_err("warning: %s; carrying on without a resume point", rk_errmsg());
-	}
-}
-
-static int on_progress(void *ctx, uint64_t next, uint64_t done)
-{
-	struct run *R = ctx;
-	cli_progress_update(R->pg, (R->done_base + done) * R->g->stripe_data);
-	time_t now = time(NULL);
-	int stop = stop_sig != 0;
-	if (stop || now != R->last_save) {
-		R->last_save = now;
-		save_ckpt(R, next);
-	}
-	return stop;
-}
-
-static rk_err on_begin_write(void *ctx)
-{
-	struct run *R = ctx;
-	return rk_array_begin_write(R->arr);
-}
-
 static void json_region(rk_json *j, const struct run *R, const struct kept *k)
 {
 	const struct rk_scrub_region *r = &k->r;
@@ -369,26 +326,10 @@ static int pick_array(const struct opts *o, const struct rk_discovery *d)
 	return d->narrays == 1 ? 0 : -1;
 }
 
-static char *default_ckpt(const char *member, const uint8_t *uuid)
+/* Parses the command line into O and the members; returns -1 to go on,
+ * else the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
-	char *cp = strdup(member), u[37];
-	if (!cp)
-		return NULL;
-	uuid_unparse_lower(uuid, u);
-	const char *dir = dirname(cp);
-	size_t n = strlen(dir) + 64;
-	char *p = malloc(n);
-	if (p)
-		snprintf(p, n, "%s/.raid-scrub-%s", dir, u);
-	free(cp);
-	return p;
-}
-
-int main(int argc, char **argv)
-{
-	cli_init("raid-scrub");
-	struct opts o;
-	memset(&o, 0, sizeof o);
 	enum { O_REPAIR = 256, O_UNCONF, O_JSON, O_PROGRESS, O_AT, O_LENGTH, O_UUID, O_CKPT, O_NOCKPT, O_RESUME, O_STOP,
 	       O_HELP, O_VERSION };
 	static const struct option lo[] = {
@@ -407,40 +348,41 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
+	memset(o, 0, sizeof *o);
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
 		switch (c) {
-		case O_REPAIR: o.repair = 1; break;
-		case O_UNCONF: o.unconfirmed = 1; break;
-		case O_JSON: o.json = 1; break;
-		case O_PROGRESS: o.progress = 1; break;
-		case O_RESUME: o.resume = 1; break;
-		case O_NOCKPT: o.no_ckpt = 1; break;
+		case O_REPAIR: o->repair = 1; break;
+		case O_UNCONF: o->unconfirmed = 1; break;
+		case O_JSON: o->json = 1; break;
+		case O_PROGRESS: o->progress = 1; break;
+		case O_RESUME: o->resume = 1; break;
+		case O_NOCKPT: o->no_ckpt = 1; break;
 		case O_AT:
-			if (cli_parse_size(optarg, &o.at))
+			if (cli_parse_size(optarg, &o->at))
 				return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", optarg);
-			o.have_at = 1;
+			o->have_at = 1;
 			break;
 		case O_LENGTH:
-			if (cli_parse_size(optarg, &o.len) || o.len == 0)
+			if (cli_parse_size(optarg, &o->len) || o->len == 0)
 				return cli_usage_error("--length: '%s' is not a size above 0 (bytes, or with K, M, G, T)", optarg);
-			o.have_len = 1;
+			o->have_len = 1;
 			break;
 		case O_STOP:
-			if (cli_parse_size(optarg, &o.stop_after) || o.stop_after == 0)
+			if (cli_parse_size(optarg, &o->stop_after) || o->stop_after == 0)
 				return cli_usage_error("--stop-after: '%s' is not a size above 0", optarg);
-			o.have_stop = 1;
+			o->have_stop = 1;
 			break;
 		case O_UUID:
-			if (uuid_parse(optarg, o.uuid))
+			if (uuid_parse(optarg, o->uuid))
 				return cli_usage_error("--uuid: '%s' is not a UUID", optarg);
-			o.have_uuid = 1;
+			o->have_uuid = 1;
 			break;
 		case O_CKPT:
 			if (!*optarg)
 				return cli_usage_error("--checkpoint: empty file name");
-			o.ckpt = optarg;
+			o->ckpt = optarg;
 			break;
 		case O_HELP: usage(stdout); return EX_DONE;
 		case O_VERSION: cli_version(); return EX_DONE;
@@ -451,345 +393,369 @@ int main(int argc, char **argv)
 			return cli_usage_error("%s: unknown option", argv[optind - 1]);
 		}
 	}
-	int nmem = argc - optind;
-	if (nmem <= 0)
+	o->nmem = argc - optind;
+	o->paths = argv + optind;
+	if (o->nmem <= 0)
 		return cli_usage_error("no MEMBER given");
-	if (o.no_ckpt && (o.ckpt || o.resume || o.have_stop))
+	if (o->no_ckpt && (o->ckpt || o->resume || o->have_stop))
 		return cli_usage_error("--no-checkpoint: cannot go with --checkpoint, --resume or --stop-after");
-	if (o.unconfirmed && !o.repair)
+	if (o->unconfirmed && !o->repair)
 		return cli_usage_error("--rewrite-unconfirmed goes with --repair");
-	if (o.resume && (o.have_at || o.have_len))
+	if (o->resume && (o->have_at || o->have_len))
 		return cli_usage_error("--resume continues the recorded range: leave out --at and --length");
-	char **paths = argv + optind;
-	for (int i = 0; i < nmem; i++)
-		if (!*paths[i])
+	for (int i = 0; i < o->nmem; i++)
+		if (!*o->paths[i])
 			return cli_usage_error("empty MEMBER name");
+	return -1;
+}
 
-	struct rk_discovery *d = NULL;
-	if (rk_discover(&d, paths, (uint32_t)nmem, o.have_uuid ? o.uuid : NULL)) {
+/* Discovers the members and picks the array to scrub (*AI, its geometry
+ * *G, its UUID in U); returns -1 to go on, else the exit status. */
+static int find_array(const struct opts *o, struct rk_discovery **d, const struct rk_array_info **ai,
+                      struct rk_geom *g, char *u)
+{
+	if (rk_discover(d, o->paths, (uint32_t)o->nmem, o->have_uuid ? o->uuid : NULL)) {
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}
-	int pick = pick_array(&o, d);
+	int pick = pick_array(o, *d);
 	if (pick < 0) {
-		int rc = EX_FAIL;
-		if (!d->narrays) {
-			cli_err("no array found among the %d path%s given", nmem, nmem == 1 ? "" : "s");
-		} else if (o.have_uuid) {
-			char u[37];
-			uuid_unparse_lower(o.uuid, u);
+		if (!(*d)->narrays) {
+			cli_err("no array found among the %d path%s given", o->nmem, o->nmem == 1 ? "" : "s");
+		} else if (o->have_uuid) {
+			uuid_unparse_lower(o->uuid, u);
 			cli_err("--uuid: no array %s among the members given", u);
 		} else {
 			cli_err("several arrays among the members: pick one with --uuid");
-			rc = EX_USAGE;
+			return EX_USAGE;
 		}
-		rk_discovery_free(d);
-		return rc;
-	}
-	const struct rk_array_info *ai = &d->arrays[pick];
-	const struct rk_sb *sb = ai->sb;
-	char u[37];
-	uuid_unparse_lower(ai->uuid, u);
-	if (!sb || ai->state == RK_ASTATE_FAILED || ai->state == RK_ASTATE_CONFLICT) {
-		cli_err("array %s: cannot scrub: %s", u, ai->why[0] ? ai->why : "too few members");
-		rk_discovery_free(d);
 		return EX_FAIL;
 	}
-	struct rk_geom g;
-	if (rk_geom_init(&g, sb->level, sb->layout, sb->chunk, sb->nroles, sb->data_size)) {
+	*ai = &(*d)->arrays[pick];
+	const struct rk_sb *sb = (*ai)->sb;
+	uuid_unparse_lower((*ai)->uuid, u);
+	if (!sb || (*ai)->state == RK_ASTATE_FAILED || (*ai)->state == RK_ASTATE_CONFLICT) {
+		cli_err("array %s: cannot scrub: %s", u, (*ai)->why[0] ? (*ai)->why : "too few members");
+		return EX_FAIL;
+	}
+	if (rk_geom_init(g, sb->level, sb->layout, sb->chunk, sb->nroles, sb->data_size)) {
 		cli_err("array %s: %s", u, rk_errmsg());
-		rk_discovery_free(d);
 		return EX_FAIL;
 	}
-	if (g.level == 0 || g.level == RK_LEVEL_LINEAR) {
-		cli_err("array %s: %s has no redundancy to verify", u, g.level == 0 ? "RAID-0" : "a linear array");
-		rk_discovery_free(d);
+	if (g->level == 0 || g->level == RK_LEVEL_LINEAR) {
+		cli_err("array %s: %s has no redundancy to verify", u, g->level == 0 ? "RAID-0" : "a linear array");
 		return EX_FAIL;
 	}
+	return -1;
+}
 
-	/* members: read-only unless repairing */
-	int rc = EX_DONE;
-	rk_dev **devs = calloc(ai->nroles, sizeof *devs);
-	uint64_t *doff = calloc(ai->nroles, sizeof *doff);
-	const struct rk_sb **sbs = calloc(ai->nroles, sizeof *sbs);
-	if (!devs || !doff || !sbs) {
-		cli_err("out of memory");
-		rk_discovery_free(d);
+/* ---- tests only (rk_array.h): members behind the fault-injecting
+ * backend, read-only opens included (read errors are what a scrub meets) */
+
+struct test_fault {
+	rk_fault_plan *plan;
+	int crash;                   /* power-cut: the post-crash image at the end */
+};
+
+/* RAIDKIT_TEST_FAULT's plan, if set; -1 to go on, else the exit status. */
+static int test_fault_setup(struct test_fault *tf)
+{
+	const char *spec_text = getenv("RAIDKIT_TEST_FAULT");
+	memset(tf, 0, sizeof *tf);
+	if (!spec_text || !*spec_text)
+		return -1;
+	struct rk_fault_spec sp;
+	if (rk_fault_spec_parse(spec_text, &sp) || rk_fault_plan_create(&tf->plan, &sp)) {
+		cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
 		return EX_FAIL;
 	}
-	const char *first_path = NULL;
-	/* tests only (rk_array.h): members behind the fault-injecting backend,
-	 * read-only opens included (read errors are what a scrub meets) */
-	const char *tfault = getenv("RAIDKIT_TEST_FAULT");
-	rk_fault_plan *tplan = NULL;
-	int tcrash = 0;
-	if (tfault && *tfault) {
-		struct rk_fault_spec sp;
-		if (rk_fault_spec_parse(tfault, &sp) || rk_fault_plan_create(&tplan, &sp)) {
-			cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
-			rc = EX_FAIL;
-		}
-		tcrash = sp.model == RK_FAULT_POWER_CUT;
-	}
-	for (uint32_t r = 0; r < ai->nroles && rc == EX_DONE; r++) {
-		const struct rk_member *m = &ai->roles[r];
-		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)
-			continue;
-		if (rk_dev_open(&devs[r], m->path, o.repair ? RK_DEV_RDWR : RK_DEV_RDONLY)) {
-			cli_err("%s", rk_errmsg());
-			rc = EX_FAIL;
-			break;
-		}
-		if (tplan) {
-			rk_dev *w = NULL;
-			rk_err we = rk_dev_fault(&w, devs[r], tplan, (int)r);
-			devs[r] = w;   /* the wrapper owns the member now, also on failure */
-			if (we) {
-				cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
-				rc = EX_FAIL;
-				break;
-			}
-		}
-		doff[r] = m->sb->data_offset;
-		sbs[r] = m->sb;
-		if (!first_path)
-			first_path = m->path;
-	}
+	tf->crash = sp.model == RK_FAULT_POWER_CUT;
+	return -1;
+}
 
-	struct run R;
-	memset(&R, 0, sizeof R);
-	R.o = &o;
-	R.ai = ai;
-	R.g = &g;
-	R.out = o.json ? NULL : stdout;
-	struct rk_scrub_stats st;
-	memset(&st, 0, sizeof st);
-	R.st = &st;
-	char *ckpt_alloc = NULL;
-	uint64_t first = 0, last = g.nstripes;
-	int resumed = 0;
-	rk_err se = RK_OK;
-	char errbuf[512] = "";
+static rk_err test_fault_wrap(void *ctx, uint32_t role, rk_dev **dev)
+{
+	struct test_fault *tf = ctx;
+	rk_dev *w = NULL;
+	rk_err e = rk_dev_fault(&w, *dev, tf->plan, (int)role);
+	*dev = w;   /* the wrapper owns the member now, also on failure */
+	if (e) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", rk_errmsg());
+		return rk_fail(e, "RAIDKIT_TEST_FAULT: %s", msg);
+	}
+	return RK_OK;
+}
 
-	if (rc == EX_DONE && o.repair &&
-	    rk_array_open_devs(&R.arr, sb, devs, (const struct rk_sb *const *)sbs, RK_ARRAY_RDWR)) {
-		cli_err("array %s: %s", u, rk_errmsg());
-		rc = EX_FAIL;
-	}
-	if (rc == EX_DONE && rk_scrub_range(&g, o.at, o.have_len ? o.len : 0, &first, &last)) {
-		rc = cli_usage_error("%s", rk_errmsg());
-	}
-	if (rc == EX_DONE && !o.no_ckpt && (o.ckpt || first_path)) {
-		R.ckpt_path = o.ckpt ? o.ckpt : (ckpt_alloc = default_ckpt(first_path, ai->uuid));
-		memcpy(R.ck.uuid, ai->uuid, 16);
-		R.ck.first = first;
-		R.ck.last = last;
-		R.ck.repair = o.repair;
-	}
-	uint64_t start = first;
-	if (rc == EX_DONE && o.resume) {
-		struct rk_scrub_ckpt ck;
-		rk_err le = rk_scrub_ckpt_load(R.ckpt_path, &ck);
-		if (le == RK_E_OPEN) {
-			cli_err("--resume: no checkpoint at %s: starting from the beginning", R.ckpt_path);
-		} else if (le) {
-			cli_err("--resume: %s", rk_errmsg());
-			rc = EX_FAIL;
-		} else if (memcmp(ck.uuid, ai->uuid, 16)) {
-			cli_err("--resume: %s records another array's scrub", R.ckpt_path);
-			rc = EX_FAIL;
-		} else if (ck.last > g.nstripes) {
-			cli_err("--resume: %s records stripes past the array's end", R.ckpt_path);
-			rc = EX_FAIL;
-		} else {
-			first = ck.first;
-			last = ck.last;
-			start = ck.next;
-			R.ck.first = first;
-			R.ck.last = last;
-			R.prev_mism = ck.mismatches;
-			R.prev_rep = ck.repaired;
-			R.prev_unr = ck.unreadable;
-			R.prev_unrec = ck.unrecoverable;
-			resumed = 1;
-		}
-	}
-	if (rc == EX_DONE && o.have_stop)
-		R.stop_stripes = o.stop_after / g.stripe_data + (o.stop_after % g.stripe_data != 0);
+/* ---- the run ---- */
 
-	if (rc == EX_DONE && !o.json) {
+static struct sigaction old_int, old_term, old_hup;
+static int signals_set;
+
+static void on_start(void *ctx, const struct rk_scrub_array_start *s)
+{
+	struct run *R = ctx;
+	const struct opts *o = R->o;
+	const struct rk_array_info *ai = R->ai;
+	const struct rk_geom *g = R->g;
+	if (s->resume_missing)
+		cli_err("--resume: no checkpoint at %s: starting from the beginning", s->checkpoint);
+	if (!o->json) {
 		char lay[64];
-		printf("array %s%s%s%s: RAID-%s %s, %u roles (%u present), volume %" PRIu64 " bytes\n", u,
-		       ai->name[0] ? " \"" : "", ai->name, ai->name[0] ? "\"" : "", rk_level_name(g.level),
-		       rk_layout_name(g.level, g.layout, lay, sizeof lay), ai->nroles, ai->nactive, g.volume_size);
+		printf("array %s%s%s%s: RAID-%s %s, %u roles (%u present), volume %" PRIu64 " bytes\n", R->uuid,
+		       ai->name[0] ? " \"" : "", ai->name, ai->name[0] ? "\"" : "", rk_level_name(g->level),
+		       rk_layout_name(g->level, g->layout, lay, sizeof lay), ai->nroles, ai->nactive, g->volume_size);
 		if (ai->state == RK_ASTATE_DEGRADED)
 			printf("degraded: %s\n", ai->why[0] ? ai->why : "members missing");
-		printf("checking stripes %" PRIu64 "..%" PRIu64 " of %" PRIu64 "%s%s\n", start, last ? last - 1 : 0,
-		       g.nstripes, resumed ? " (resumed)" : "", o.repair ? ", repairing" : " (read-only)");
+		printf("checking stripes %" PRIu64 "..%" PRIu64 " of %" PRIu64 "%s%s\n", s->start, s->last ? s->last - 1 : 0,
+		       g->nstripes, s->resumed ? " (resumed)" : "", o->repair ? ", repairing" : " (read-only)");
 		fflush(stdout);
 	}
-	if (rc == EX_DONE) {
-		struct sigaction sa, old_int, old_term, old_hup;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_stop;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-		sigaction(SIGHUP, &sa, &old_hup);
-		struct rk_scrub_opts so = {
-			.repair = o.repair,
-			.rewrite_unconfirmed = o.unconfirmed,
-			.on_region = on_region,
-			.on_progress = on_progress,
-			.on_begin_write = on_begin_write,
-			.on_unreadable = on_unreadable,
-			.ctx = &R,
-		};
-		R.first = first;
-		R.done_base = start - first;
-		R.last_save = time(NULL);
-		R.pg = cli_progress_start(o.repair ? "raid-scrub: repair" : "raid-scrub", (last - first) * g.stripe_data,
-		                          o.progress, o.json);
-		/* --stop-after: a shorter run, then a stop like an interruption */
-		uint64_t end = last;
-		if (R.stop_stripes && R.stop_stripes < last - start)
-			end = start + R.stop_stripes;
-		se = rk_scrub_run(&g, devs, doff, start, end, &so, &st);
-		if (!se && !st.stopped && end < last)
-			st.stopped = 1;
-		if (!se && !st.stopped)
-			cli_progress_end(R.pg);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	signals_set = 1;
+	R->pg = cli_progress_start(o->repair ? "raid-scrub: repair" : "raid-scrub", (s->last - s->first) * g->stripe_data,
+	                           o->progress, o->json);
+}
+
+static int on_progress(void *ctx, uint64_t next, uint64_t bytes_done)
+{
+	struct run *R = ctx;
+	(void)next;
+	cli_progress_update(R->pg, bytes_done);
+	return stop_sig != 0;
+}
+
+static void on_checkpoint_error(void *ctx, const char *msg)
+{
+	(void)ctx;
+	cli_err("warning: %s; carrying on without a resume point", msg);
+}
+
+/* Scrubs the opened members; prints what went wrong; returns the status so
+ * far (EX_DONE or a failure). */
+static int scrub(struct run *R, const struct rk_scrub_members *m, struct rk_scrub_array_result *res)
+{
+	const struct opts *o = R->o;
+	struct rk_scrub_array_opts so = {
+		.repair = o->repair,
+		.rewrite_unconfirmed = o->unconfirmed,
+		.at = o->at,
+		.length = o->have_len ? o->len : 0,
+		.resume = o->resume,
+		.stop_after = o->have_stop ? o->stop_after : 0,
+		.checkpoint_mode = o->no_ckpt ? RK_SCRUB_CKPT_NONE : o->ckpt ? RK_SCRUB_CKPT_PATH : RK_SCRUB_CKPT_DEFAULT,
+		.checkpoint = o->ckpt,
+		.ctx = R,
+		.on_start = on_start,
+		.on_region = on_region,
+		.on_unreadable = on_unreadable,
+		.on_progress = on_progress,
+		.on_checkpoint_error = on_checkpoint_error,
+	};
+	int rc = EX_DONE;
+	rk_scrub_array(m, &so, res);
+	if (R->pg) {
+		if (res->failed != RK_SCRUB_STEP_RUN && !res->stats.stopped)
+			cli_progress_end(R->pg);
 		else
-			free(R.pg);
+			free(R->pg);
+		R->pg = NULL;
+	}
+	if (signals_set) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 		sigaction(SIGHUP, &old_hup, NULL);
-		if (se) {
-			snprintf(errbuf, sizeof errbuf, "%s", rk_errmsg());
-			cli_err("%s", errbuf);
-			rc = EX_FAIL;
-			save_ckpt(&R, st.next);
-		} else if (st.stopped) {
-			save_ckpt(&R, st.next);
-			if (R.ckpt_path)
-				cli_err("stopped at stripe %" PRIu64 " of %" PRIu64 "; continue with --resume (checkpoint %s)",
-				        st.next, last, R.ckpt_path);
-			else
-				cli_err("stopped at stripe %" PRIu64 " of %" PRIu64, st.next, last);
-			if (stop_sig)
-				rc = EX_FAIL;   /* interrupted: not done */
-		} else if (R.ckpt_path) {
-			unlink(R.ckpt_path);   /* finished: nothing to resume */
-		}
 	}
-	if (R.arr) {
-		if (rk_array_close(R.arr)) {
-			cli_err("array %s: closing after repair: %s", u, rk_errmsg());
-			rc = EX_FAIL;
-		}
-		R.arr = NULL;
+	switch (res->failed) {
+	case RK_SCRUB_STEP_OPEN: cli_err("array %s: %s", R->uuid, res->errmsg); rc = EX_FAIL; break;
+	case RK_SCRUB_STEP_RANGE: rc = cli_usage_error("%s", res->errmsg); break;
+	case RK_SCRUB_STEP_RESUME: cli_err("--resume: %s", res->errmsg); rc = EX_FAIL; break;
+	case RK_SCRUB_STEP_RUN: cli_err("%s", res->errmsg); rc = EX_FAIL; break;
+	default:
+		if (!res->stats.stopped)
+			break;
+		if (res->checkpoint[0])
+			cli_err("stopped at stripe %" PRIu64 " of %" PRIu64 "; continue with --resume (checkpoint %s)",
+			        res->stats.next, res->last, res->checkpoint);
+		else
+			cli_err("stopped at stripe %" PRIu64 " of %" PRIu64, res->stats.next, res->last);
+		if (stop_sig)
+			rc = EX_FAIL;   /* interrupted: not done */
 	}
-	if (tplan && tcrash)
-		rk_fault_crash(tplan);   /* the "power" comes back when the tool is done */
-	uint64_t mism = R.prev_mism + st.mismatches, rep = R.prev_rep + st.repaired;
-	uint64_t unr = R.prev_unr + st.unreadable, unrec = R.prev_unrec + st.unrecoverable + st.rewrite_failed;
-	if (rc == EX_DONE && (mism || rep || unr || ai->state == RK_ASTATE_DEGRADED || st.unchecked))
+	if (res->close_err) {
+		cli_err("array %s: closing after repair: %s", R->uuid, res->close_msg);
+		rc = EX_FAIL;
+	}
+	return rc;
+}
+
+/* Totals of the whole range (the run resumed from included). */
+struct totals {
+	uint64_t mismatches, repaired, unreadable, unrecoverable;
+};
+
+static struct totals totals_of(const struct rk_scrub_array_result *res)
+{
+	const struct rk_scrub_stats *st = &res->stats;
+	return (struct totals){
+		.mismatches = res->before.mismatches + st->mismatches,
+		.repaired = res->before.repaired + st->repaired,
+		.unreadable = res->before.unreadable + st->unreadable,
+		.unrecoverable = res->before.unrecoverable + st->unrecoverable + st->rewrite_failed,
+	};
+}
+
+static void print_summary(const struct run *R, const struct rk_scrub_array_result *res)
+{
+	const struct rk_scrub_stats *st = &res->stats;
+	struct totals t = totals_of(res);
+	printf("checked %" PRIu64 " stripe%s, read %" PRIu64 " member bytes", st->stripes, st->stripes == 1 ? "" : "s",
+	       st->bytes_read);
+	if (st->unchecked)
+		printf("; %" PRIu64 " stripe%s with no redundancy left could not be checked", st->unchecked,
+		       st->unchecked == 1 ? "" : "s");
+	printf("\n");
+	printf("%" PRIu64 " mismatch%s (%" PRIu64 " located), %" PRIu64 " repaired%s\n", t.mismatches,
+	       t.mismatches == 1 ? "" : "es", st->located, t.repaired,
+	       res->resumed ? " (counts include the run resumed from)" : "");
+	if (t.unreadable)
+		printf("%" PRIu64 " unreadable range%s (%" PRIu64 " that cannot be rebuilt), %" PRIu64 " rewritten%s%s\n",
+		       t.unreadable, t.unreadable == 1 ? "" : "s", res->before.unrecoverable + st->unrecoverable,
+		       st->rewritten, st->rewrite_failed ? ", rewrite failed for some (see above)" : "",
+		       res->resumed ? " (counts include the run resumed from)" : "");
+	if (st->consistent)
+		printf("note: %" PRIu64 " region%s could not be located; redundancy was made consistent but the data "
+		       "there may be wrong (ranges above)\n", st->consistent, st->consistent == 1 ? "" : "s");
+	else if (t.mismatches && !R->o->repair && st->located < st->mismatches)
+		printf("note: faults that cannot be located would only be made consistent by --repair; the data "
+		       "there may be wrong\n");
+}
+
+static void print_json(const struct run *R, const struct rk_scrub_array_result *res, int rc)
+{
+	const struct rk_geom *g = R->g;
+	const struct rk_scrub_stats *st = &res->stats;
+	struct totals t = totals_of(res);
+	int run_failed = res->failed == RK_SCRUB_STEP_RUN;
+	rk_json *j = rk_json_new(stdout);
+	if (!j)
+		return;
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "uuid", R->uuid);
+	rk_json_kstr(j, "level", rk_level_name(g->level));
+	rk_json_kstr(j, "state", R->ai->state == RK_ASTATE_DEGRADED ? "degraded" : "clean");
+	rk_json_kbool(j, "repair", R->o->repair);
+	rk_json_ku64(j, "first_stripe", res->first);
+	rk_json_ku64(j, "last_stripe", res->last);
+	rk_json_ku64(j, "start_stripe", res->start);
+	rk_json_ku64(j, "offset", res->first * g->stripe_data);
+	uint64_t end = res->last * g->stripe_data < g->volume_size ? res->last * g->stripe_data : g->volume_size;
+	rk_json_ku64(j, "length", end - res->first * g->stripe_data);
+	rk_json_ku64(j, "stripes_checked", st->stripes);
+	rk_json_ku64(j, "stripes_unchecked", st->unchecked);
+	rk_json_ku64(j, "bytes_read", st->bytes_read);
+	rk_json_ku64(j, "mismatches", t.mismatches);
+	rk_json_ku64(j, "located", st->located);
+	rk_json_ku64(j, "repaired", t.repaired);
+	rk_json_ku64(j, "made_consistent", st->consistent);
+	rk_json_key(j, "regions");
+	rk_json_arr_begin(j);
+	for (size_t i = 0; i < R->nkept; i++)
+		json_region(j, R, &R->kept[i]);
+	rk_json_arr_end(j);
+	rk_json_kbool(j, "regions_truncated", R->dropped);
+	rk_json_ku64(j, "unreadable_regions", t.unreadable);
+	rk_json_ku64(j, "unrecoverable_regions", t.unrecoverable);
+	rk_json_ku64(j, "rewritten", st->rewritten);
+	rk_json_key(j, "unreadable");
+	rk_json_arr_begin(j);
+	for (size_t i = 0; i < R->nukept; i++)
+		json_unreadable(j, R, &R->ukept[i]);
+	rk_json_arr_end(j);
+	rk_json_kbool(j, "unreadable_truncated", R->udropped);
+	if (st->consistent)
+		rk_json_kstr(j, "note", "some faults could not be located: redundancy was made consistent but "
+		             "the data in those regions may be wrong");
+	int complete = !run_failed && !st->stopped && rc != EX_FAIL;
+	rk_json_kbool(j, "complete", complete);
+	rk_json_key(j, "resume_stripe");
+	if (!complete && st->next < res->last)
+		rk_json_u64(j, st->next);
+	else
+		rk_json_null(j);
+	rk_json_kstr(j, "error", run_failed ? res->errmsg : NULL);
+	rk_json_ku64(j, "exit", (uint64_t)rc);
+	rk_json_obj_end(j);
+	rk_json_free(j);
+}
+
+static void free_kept(struct run *R)
+{
+	for (size_t i = 0; i < R->nkept; i++) {
+		free(R->kept[i].fault);
+		free(R->kept[i].locs);
+		free(R->kept[i].why);
+	}
+	free(R->kept);
+	for (size_t i = 0; i < R->nukept; i++)
+		free(R->ukept[i].why);
+	free(R->ukept);
+}
+
+int main(int argc, char **argv)
+{
+	cli_init("raid-scrub");
+	struct opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct rk_discovery *d = NULL;
+	const struct rk_array_info *ai = NULL;
+	struct rk_geom g;
+	char u[37];
+	rc = find_array(&o, &d, &ai, &g, u);
+	if (rc >= 0) {
+		rk_discovery_free(d);
+		return rc;
+	}
+	/* members: read-only unless repairing */
+	struct test_fault tf;
+	struct rk_scrub_members m;
+	memset(&m, 0, sizeof m);
+	rc = test_fault_setup(&tf);
+	if (rc < 0 && rk_scrub_array_open_members(&m, ai, o.repair, tf.plan ? test_fault_wrap : NULL, &tf)) {
+		cli_err("%s", rk_errmsg());
+		rc = EX_FAIL;
+	}
+	struct run R = { .o = &o, .ai = ai, .g = &g, .out = o.json ? NULL : stdout, .uuid = u };
+	struct rk_scrub_array_result res;
+	memset(&res, 0, sizeof res);
+	res.last = g.nstripes;
+	if (rc < 0)
+		rc = scrub(&R, &m, &res);
+	if (tf.plan && tf.crash)
+		rk_fault_crash(tf.plan);   /* the "power" comes back when the tool is done */
+	struct totals t = totals_of(&res);
+	if (rc == EX_DONE && (t.mismatches || t.repaired || t.unreadable || ai->state == RK_ASTATE_DEGRADED ||
+	                      res.stats.unchecked))
 		rc = EX_REPORT;
 	/* unreadable bytes that could not be rebuilt (or rewritten): data or
 	 * redundancy is lost there */
-	if (rc == EX_REPORT && unrec)
+	if (rc == EX_REPORT && t.unrecoverable)
 		rc = EX_FAIL;
-
-	if (!o.json && (se == RK_OK || st.stripes)) {
-		printf("checked %" PRIu64 " stripe%s, read %" PRIu64 " member bytes", st.stripes,
-		       st.stripes == 1 ? "" : "s", st.bytes_read);
-		if (st.unchecked)
-			printf("; %" PRIu64 " stripe%s with no redundancy left could not be checked", st.unchecked,
-			       st.unchecked == 1 ? "" : "s");
-		printf("\n");
-		printf("%" PRIu64 " mismatch%s (%" PRIu64 " located), %" PRIu64 " repaired%s\n", mism,
-		       mism == 1 ? "" : "es", st.located, rep,
-		       resumed ? " (counts include the run resumed from)" : "");
-		if (unr)
-			printf("%" PRIu64 " unreadable range%s (%" PRIu64 " that cannot be rebuilt), %" PRIu64 " rewritten%s%s\n",
-			       unr, unr == 1 ? "" : "s", R.prev_unrec + st.unrecoverable, st.rewritten,
-			       st.rewrite_failed ? ", rewrite failed for some (see above)" : "",
-			       resumed ? " (counts include the run resumed from)" : "");
-		if (st.consistent)
-			printf("note: %" PRIu64 " region%s could not be located; redundancy was made consistent but the data "
-			       "there may be wrong (ranges above)\n", st.consistent, st.consistent == 1 ? "" : "s");
-		else if (mism && !o.repair && st.located < st.mismatches)
-			printf("note: faults that cannot be located would only be made consistent by --repair; the data "
-			       "there may be wrong\n");
-	}
-	if (o.json) {
-		rk_json *j = rk_json_new(stdout);
-		if (j) {
-			rk_json_obj_begin(j);
-			rk_json_kstr(j, "uuid", u);
-			rk_json_kstr(j, "level", rk_level_name(g.level));
-			rk_json_kstr(j, "state", ai->state == RK_ASTATE_DEGRADED ? "degraded" : "clean");
-			rk_json_kbool(j, "repair", o.repair);
-			rk_json_ku64(j, "first_stripe", first);
-			rk_json_ku64(j, "last_stripe", last);
-			rk_json_ku64(j, "start_stripe", start);
-			rk_json_ku64(j, "offset", first * g.stripe_data);
-			uint64_t end = last * g.stripe_data < g.volume_size ? last * g.stripe_data : g.volume_size;
-			rk_json_ku64(j, "length", end - first * g.stripe_data);
-			rk_json_ku64(j, "stripes_checked", st.stripes);
-			rk_json_ku64(j, "stripes_unchecked", st.unchecked);
-			rk_json_ku64(j, "bytes_read", st.bytes_read);
-			rk_json_ku64(j, "mismatches", mism);
-			rk_json_ku64(j, "located", st.located);
-			rk_json_ku64(j, "repaired", rep);
-			rk_json_ku64(j, "made_consistent", st.consistent);
-			rk_json_key(j, "regions");
-			rk_json_arr_begin(j);
-			for (size_t i = 0; i < R.nkept; i++)
-				json_region(j, &R, &R.kept[i]);
-			rk_json_arr_end(j);
-			rk_json_kbool(j, "regions_truncated", R.dropped);
-			rk_json_ku64(j, "unreadable_regions", unr);
-			rk_json_ku64(j, "unrecoverable_regions", unrec);
-			rk_json_ku64(j, "rewritten", st.rewritten);
-			rk_json_key(j, "unreadable");
-			rk_json_arr_begin(j);
-			for (size_t i = 0; i < R.nukept; i++)
-				json_unreadable(j, &R, &R.ukept[i]);
-			rk_json_arr_end(j);
-			rk_json_kbool(j, "unreadable_truncated", R.udropped);
-			if (st.consistent)
-				rk_json_kstr(j, "note", "some faults could not be located: redundancy was made consistent but "
-				             "the data in those regions may be wrong");
-			int complete = !se && !st.stopped && rc != EX_FAIL;
-			rk_json_kbool(j, "complete", complete);
-			rk_json_key(j, "resume_stripe");
-			if (!complete && st.next < last)
-				rk_json_u64(j, st.next);
-			else
-				rk_json_null(j);
-			rk_json_kstr(j, "error", se ? errbuf : NULL);
-			rk_json_ku64(j, "exit", (uint64_t)rc);
-			rk_json_obj_end(j);
-			rk_json_free(j);
-		}
-	}
-	for (size_t i = 0; i < R.nkept; i++) {
-		free(R.kept[i].fault);
-		free(R.kept[i].locs);
-		free(R.kept[i].why);
-	}
-	free(R.kept);
-	for (size_t i = 0; i < R.nukept; i++)
-		free(R.ukept[i].why);
-	free(R.ukept);
-	for (uint32_t r = 0; r < ai->nroles; r++)
-		rk_dev_close(devs[r]);
-	rk_fault_plan_free(tplan);
-	free(devs);
-	free(doff);
-	free(sbs);
-	free(ckpt_alloc);
+	if (!o.json && (res.failed != RK_SCRUB_STEP_RUN || res.stats.stripes))
+		print_summary(&R, &res);
+	if (o.json)
+		print_json(&R, &res, rc);
+	free_kept(&R);
+	rk_scrub_array_close_members(&m);
+	rk_fault_plan_free(tf.plan);
 	rk_discovery_free(d);
 	if (fflush(stdout) || ferror(stdout))
 		return EX_FAIL;

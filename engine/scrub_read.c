@@ -1,0 +1,243 @@
+/* scrub_read.c: reading a scrub batch: its plan (every live block of the
+ * batch as member extents, one buffer per role), the reader jobs on the
+ * reader pool (one job per role), and page-cache peeking (ranges that
+ * rk_dev_peek serves are checked in place). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scrub_int.h"
+
+rk_err batch_init(struct scrub_state *sc, struct scrub_batch *b, uint32_t max_stripes)
+{
+	b->sc = sc;
+	b->blocks = calloc((size_t)max_stripes * sc->width, sizeof *b->blocks);
+	b->dirty = calloc(max_stripes, 1);
+	b->roles = calloc(sc->g->nroles, sizeof *b->roles);
+	if (!b->blocks || !b->dirty || !b->roles)
+		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
+	pthread_mutex_init(&b->err_lock, NULL);
+	b->err_lock_ready = 1;
+	return RK_OK;
+}
+
+void batch_free(struct scrub_state *sc, struct scrub_batch *b)
+{
+	for (uint32_t r = 0; b->roles && r < sc->g->nroles; r++) {
+		free(b->roles[r].buf);
+		free(b->roles[r].extents);
+		free(b->roles[r].peeked);
+	}
+	free(b->roles);
+	free(b->blocks);
+	free(b->dirty);
+	if (b->err_lock_ready)
+		pthread_mutex_destroy(&b->err_lock);
+}
+
+/* The blocks of stripe S, column [c0, c1): parity levels one per role,
+ * mirrors one per copy. */
+static rk_err plan_stripe(struct scrub_state *sc, struct scrub_block *out, uint64_t s, uint64_t c0, uint64_t c1)
+{
+	const struct rk_geom *g = sc->g;
+	if (sc->family == SCRUB_PARITY) {
+		struct rk_stripe_map m = { .vol_role = sc->analysis->vol_role, .slot = NULL };
+		rk_err e = rk_geom_stripe_map(g, s, &m);
+		if (e)
+			return e;
+		for (uint32_t r = 0; r < g->nroles; r++)
+			out[r] = (struct scrub_block){ .role = r, .member_off = sc->data_offset[r] + m.member_off + c0,
+			                               .len = c1 - c0 };
+		return RK_OK;
+	}
+	uint64_t v = s * g->stripe_data + c0, len = c1 - c0;
+	memset(out, 0, sc->width * sizeof *out);
+	if (v >= g->volume_size)
+		return RK_OK;
+	if (len > g->volume_size - v)
+		len = g->volume_size - v;
+	uint32_t k = rk_geom_copies(g, v, sc->copy_locs, sc->width);
+	for (uint32_t c = 0; c < k; c++) {
+		uint32_t role = sc->copy_locs[c].role;
+		out[c] = (struct scrub_block){ .role = role, .member_off = sc->data_offset[role] + sc->copy_locs[c].member_off,
+		                               .len = len };
+	}
+	return RK_OK;
+}
+
+/* Gives each role a buffer for its blocks of the batch. */
+static rk_err size_role_buffers(struct scrub_state *sc, struct scrub_batch *b)
+{
+	uint32_t n = sc->g->nroles;
+	for (uint32_t r = 0; r < n; r++)
+		b->roles[r].fill = 0;
+	for (size_t i = 0; i < (size_t)b->nstripes * sc->width; i++) {
+		struct scrub_block *k = &b->blocks[i];
+		if (k->len && sc->devs[k->role])
+			b->roles[k->role].fill += scrub_align_up(k->len);
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		struct role_io *io = &b->roles[r];
+		if (io->fill > io->cap) {
+			free(io->buf);
+			if (!(io->buf = scrub_alloc_aligned((size_t)io->fill))) {
+				io->cap = 0;
+				return rk_fail(RK_E_NOMEM, "scrub: out of memory");
+			}
+			io->cap = io->fill;
+		}
+		io->fill = 0;
+	}
+	return RK_OK;
+}
+
+/* Appends block X to its role's extents (merged with the last one when
+ * both the member bytes and the buffer follow on). */
+static rk_err add_extent(struct scrub_batch *b, const struct scrub_block *x)
+{
+	struct role_io *io = &b->roles[x->role];
+	struct read_extent *last = io->nextents ? &io->extents[io->nextents - 1] : NULL;
+	if (last && last->member_off + last->len == x->member_off && last->buf + last->len == x->buf) {
+		last->len += x->len;
+		return RK_OK;
+	}
+	if (io->nextents == io->extent_cap) {
+		uint32_t nc = io->extent_cap ? 2 * io->extent_cap : 8;
+		struct read_extent *ne = realloc(io->extents, nc * sizeof *ne);
+		if (!ne)
+			return rk_fail(RK_E_NOMEM, "scrub: out of memory");
+		io->extents = ne;
+		io->extent_cap = nc;
+	}
+	io->extents[io->nextents++] = (struct read_extent){ .member_off = x->member_off, .len = x->len, .buf = x->buf };
+	return RK_OK;
+}
+
+rk_err batch_plan(struct scrub_state *sc, struct scrub_batch *b, uint64_t s0, uint32_t ns, uint64_t c0, uint64_t c1)
+{
+	uint32_t w = sc->width;
+	rk_err e;
+	b->first_stripe = s0;
+	b->nstripes = ns;
+	b->col_start = c0;
+	b->col_end = c1;
+	memset(b->dirty, 0, ns);
+	for (uint32_t r = 0; r < sc->g->nroles; r++)
+		b->roles[r].nextents = 0;
+	for (uint32_t i = 0; i < ns; i++)
+		if ((e = plan_stripe(sc, &b->blocks[(size_t)i * w], s0 + i, c0, c1)))
+			return e;
+	if ((e = size_role_buffers(sc, b)))
+		return e;
+	/* Lay out role by role in (copy, stripe) order so that each role's
+	 * blocks are consecutive on the member as well as in its buffer. */
+	for (uint32_t k = 0; k < w; k++)
+		for (uint32_t i = 0; i < ns; i++) {
+			struct scrub_block *x = &b->blocks[(size_t)i * w + k];
+			x->buf = NULL;
+			x->read_failed = 0;
+			if (!x->len || !sc->devs[x->role])
+				continue;
+			struct role_io *io = &b->roles[x->role];
+			x->buf = io->buf + io->fill;
+			if ((e = add_extent(b, x)))
+				return e;
+			io->fill += scrub_align_up(x->len);
+			sc->stats->bytes_read += x->len;
+		}
+	return RK_OK;
+}
+
+/* Remembers a peeked range of IO, to release with the batch's next use. */
+static void remember_peeked(struct role_io *io, uint64_t off, uint64_t len)
+{
+	if (io->npeeked == io->peeked_cap) {
+		uint32_t nc = io->peeked_cap ? 2 * io->peeked_cap : 8;
+		struct peeked_range *nv = realloc(io->peeked, nc * sizeof *nv);
+		if (!nv)
+			return;   /* released at the close instead */
+		io->peeked = nv;
+		io->peeked_cap = nc;
+	}
+	io->peeked[io->npeeked++] = (struct peeked_range){ off, len };
+}
+
+/* Reader job: role R's extents of the batch. */
+static void read_role(void *ctx, uint32_t worker, uint32_t r)
+{
+	struct scrub_batch *b = ctx;
+	struct scrub_state *sc = b->sc;
+	struct role_io *io = &b->roles[r];
+	rk_dev *dev = sc->devs[r];
+	(void)worker;
+	/* the page tables of the batch this one held before are dropped here,
+	 * beside the checking, not all at once at the close */
+	for (uint32_t i = 0; i < io->npeeked; i++)
+		rk_dev_advise(dev, io->peeked[i].off, io->peeked[i].len, RK_DEV_ADV_DONTNEED);
+	io->npeeked = 0;
+	for (uint32_t i = 0; i < io->nextents; i++) {
+		struct read_extent *x = &io->extents[i];
+		x->mapped = NULL;
+		x->read_failed = 0;
+		/* Page-cache data is checked in place (see rk_dev_peek). */
+		if (!sc->opts->no_map && rk_dev_peek(dev, x->member_off, x->len, &x->mapped)) {
+			remember_peeked(io, x->member_off, x->len);
+			continue;
+		}
+		rk_err e = rk_dev_pread(dev, x->buf, (size_t)x->len, x->member_off);
+		if (e == RK_E_IO) {
+			/* a bad sector: the blocks are probed and checked around it */
+			x->read_failed = 1;
+		} else if (e) {
+			pthread_mutex_lock(&b->err_lock);
+			if (!b->err) {
+				b->err = e;
+				snprintf(b->errmsg, sizeof b->errmsg, "%s", rk_errmsg());
+			}
+			pthread_mutex_unlock(&b->err_lock);
+			return;
+		}
+	}
+}
+
+void batch_read_submit(struct scrub_state *sc, struct scrub_batch *b)
+{
+	b->err = RK_OK;
+	b->errmsg[0] = 0;
+	rk_pool_submit(sc->readers, sc->g->nroles, read_role, b);
+}
+
+/* Points the blocks of extents served from the page cache into it, and
+ * marks the blocks of extents whose read failed. */
+static void point_mapped(struct scrub_state *sc, struct scrub_batch *b)
+{
+	uint32_t *cursor = sc->extent_cursor, w = sc->width;
+	memset(cursor, 0, sc->g->nroles * sizeof *cursor);
+	for (uint32_t k = 0; k < w; k++)
+		for (uint32_t i = 0; i < b->nstripes; i++) {
+			struct scrub_block *x = &b->blocks[(size_t)i * w + k];
+			x->read_failed = 0;
+			if (!x->buf)
+				continue;
+			uint32_t r = x->role;
+			const struct role_io *io = &b->roles[r];
+			while (cursor[r] < io->nextents && x->buf >= io->extents[cursor[r]].buf + io->extents[cursor[r]].len)
+				cursor[r]++;
+			if (cursor[r] >= io->nextents)
+				continue;
+			const struct read_extent *ext = &io->extents[cursor[r]];
+			if (ext->mapped)
+				x->buf = (uint8_t *)(uintptr_t)(ext->mapped + (x->buf - ext->buf));
+			else if (ext->read_failed)
+				x->read_failed = 1;
+		}
+}
+
+rk_err batch_read_wait(struct scrub_state *sc, struct scrub_batch *b)
+{
+	rk_pool_wait(sc->readers);
+	if (b->err)
+		return rk_fail(b->err, "%s", b->errmsg);
+	point_mapped(sc, b);
+	return RK_OK;
+}

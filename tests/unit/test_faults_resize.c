@@ -1,0 +1,157 @@
+/* test_faults_resize.c: crash safety of raid-resize adding a member
+ * (rk_resize_reshape, then --continue), proven by enumeration (the method:
+ * test_faults.c) */
+#include "faults_fixture.h"
+
+/* ---- raid-resize: adding a member (a reshape) ---- */
+
+/* One reshape of the n-member array onto paths[n] under SPEC. */
+static uint64_t run_resize(struct run *R, const struct rk_fault_spec *spec, rk_err *last)
+{
+	uint32_t n = R->c->n;
+	rk_fault_plan *plan = NULL;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	rk_dev *devs[MAXM + 1] = { 0 };
+	for (uint32_t r = 0; r <= n; r++) {
+		rk_dev *d = NULL;
+		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
+		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
+	}
+	struct rk_resize_opts o;
+	memset(&o, 0, sizeof o);
+	o.layout = RK_RESIZE_LAYOUT_KEEP;
+	o.batch_max = 2 * R->stripe_data;   /* many checkpoints */
+	struct rk_resize_result res;
+	*last = rk_resize_reshape(devs, n, &devs[n], 1, &o, &res);
+	uint64_t w = rk_fault_writes(plan);
+	if (spec->model == RK_FAULT_POWER_CUT)
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	for (uint32_t r = 0; r <= n; r++)
+		rk_dev_close(devs[r]);
+	rk_fault_plan_free(plan);
+	return w;
+}
+
+/* After the fault: raid-resize --continue on the members as left (with and
+ * then without the new one), then the volume holds the old data, and with
+ * any member left out reads the same. */
+static void verify_resize(struct run *R, const struct rk_fault_spec *spec, rk_err last)
+{
+	uint32_t n = R->c->n;
+	char why[600];
+	int state;
+	rk_err e = RK_OK;
+	for (uint32_t k = n + 1; k >= n; k--) {
+		rk_dev *devs[MAXM + 1] = { 0 };
+		for (uint32_t r = 0; r < k; r++)
+			ck_assert_int_eq(rk_dev_open(&devs[r], paths[r], RK_DEV_RDWR), RK_OK);
+		struct rk_resize_opts o;
+		memset(&o, 0, sizeof o);
+		o.layout = RK_RESIZE_LAYOUT_KEEP;
+		struct rk_resize_result res;
+		e = rk_resize_continue(devs, k, &o, &res);
+		for (uint32_t r = 0; r < k; r++)
+			rk_dev_close(devs[r]);
+		if (!e)
+			break;
+	}
+	if (e) {
+		violation(R, spec, "raid-resize --continue fails: %s (the reshape returned %s)", rk_errmsg(), rk_strerror(last));
+		return;
+	}
+	struct rk_discovery *d = discover_skip(n + 1, 0);
+	uint64_t vs = d->narrays ? d->arrays[0].sb->volume_size : 0;
+	uint32_t used = d->narrays ? d->arrays[0].nroles : 0;
+	rk_discovery_free(d);
+	if (vs < R->vsize) {
+		violation(R, spec, "after --continue the volume is %llu bytes (was %llu)", (unsigned long long)vs,
+		          (unsigned long long)R->vsize);
+		return;
+	}
+	uint8_t *v = malloc(vs), *w = malloc(vs);
+	if (read_volume(n + 1, 0, v, vs, &state, why, sizeof why)) {
+		violation(R, spec, "after --continue: %s", why);
+		goto out;
+	}
+	if (memcmp(v, R->oldv, R->vsize)) {
+		violation(R, spec, "the reshape changed the data");
+		goto out;
+	}
+	for (uint32_t x = 0; x < used; x++) {
+		if (read_volume(n + 1, 1u << x, w, vs, &state, why, sizeof why))
+			continue;
+		if (memcmp(v, w, vs)) {
+			violation(R, spec, "after the reshape, without role %u the volume differs", x);
+			goto out;
+		}
+	}
+out:
+	free(v);
+	free(w);
+}
+
+static void enumerate_resize(struct run *R)
+{
+	const struct cfg *c = R->c;
+	static uint8_t zero[MEMBER_BYTES];
+	struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+	rk_err last;
+	restore_base(R);
+	put_file(paths[c->n], zero, MEMBER_BYTES);
+	uint64_t W = run_resize(R, &none, &last);
+	ck_assert_msg(last == RK_OK, "fault-free reshape: %s", rk_errmsg());
+	verify_resize(R, &none, last);
+	uint64_t step = full_mode ? 1 : 8;
+	int seeds = full_mode ? 2 : 1;
+	for (uint64_t n = 0; n <= W; n += step)
+		for (int sd = 0; sd < seeds; sd++) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 17 + (uint64_t)sd * 313 + 3 };
+			restore_base(R);
+			put_file(paths[c->n], zero, MEMBER_BYTES);
+			run_resize(R, &sp, &last);
+			R->points++;
+			verify_resize(R, &sp, last);
+		}
+	for (uint64_t n = 1; n < W; n += step) {
+		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n };
+		restore_base(R);
+		put_file(paths[c->n], zero, MEMBER_BYTES);
+		run_resize(R, &sp, &last);
+		R->points++;
+		verify_resize(R, &sp, last);
+	}
+	uint64_t per = W / (c->n + 1) + 8;
+	for (uint32_t m = 0; m <= c->n; m++)
+		for (uint64_t n = m % step; n < per; n += step) {
+			struct rk_fault_spec sp = { .model = RK_FAULT_PULL, .member = (int)m, .n = n };
+			restore_base(R);
+			put_file(paths[c->n], zero, MEMBER_BYTES);
+			run_resize(R, &sp, &last);
+			R->points++;
+			verify_resize(R, &sp, last);
+		}
+}
+
+START_TEST(t_resize)
+{
+	const struct cfg *c = &cfgs[_i];
+	if ((c->level != 4 && c->level != 5 && c->level != 6) || c->n + 1 > MAXM)
+		return;
+	struct run R;
+	setup_run(&R, c, P_FULL);
+	R.p = P_RESIZE;
+	enumerate_resize(&R);
+	finish_run(&R, path_names[P_RESIZE]);
+}
+END_TEST
+
+
+static void add_tests(TCase *tc)
+{
+	tcase_add_loop_test(tc, t_resize, 0, (int)NCFG);
+}
+
+int main(void)
+{
+	return faults_main("faults_resize", add_tests);
+}

@@ -12,13 +12,18 @@
 #include "rk_geom.h"
 #include "rk_util.h"
 
-#define WHY_LEN 512   /* bytes of one member's "why it is out" */
-
 /* A member's standing in the freshest member's view. */
 enum member_verdict {
 	VERDICT_IN = 0,          /* listed active at its role (or as a spare) */
 	VERDICT_OUT,             /* marked out, replaced, rebuilding, ... */
 	VERDICT_OTHER_SIDE,      /* out, and it marks the freshest side out in turn: split brain */
+};
+
+/* One candidate as the freshest member's table sees it. */
+struct judgement {
+	enum member_verdict verdict;
+	int marked;              /* marked faulty or missing (not replaced): only that can be split brain */
+	char why[512];           /* why it is out */
 };
 
 /* Does superblock S mark role R as out (faulty or missing) for a member with
@@ -136,12 +141,20 @@ static int same_geometry(const struct rk_sb *a, const struct rk_sb *b, char *why
 	return 1;
 }
 
-/* Appends "0, 2, 3" (the roles flagged in SET) to BUF. */
-static void list_roles(char *buf, size_t cap, const unsigned char *set, uint32_t n)
+/* What discovery notes about a role of the array being built (bits). */
+enum role_flag {
+	ROLE_PRESENT = 1,        /* served by an active member */
+	ROLE_MISSING = 2,        /* no active member */
+	ROLE_SIDE1 = 4,          /* the other side of a split brain marks its member out */
+	ROLE_SIDE2 = 8,          /* its member is on the other side */
+};
+
+/* Appends "0, 2, 3" (the roles of the N in FLAGS with FLAG set) to BUF. */
+static void list_roles(char *buf, size_t cap, const unsigned char *flags, uint32_t n, enum role_flag flag)
 {
 	int first = 1;
 	for (uint32_t r = 0; r < n; r++)
-		if (set[r]) {
+		if (flags[r] & flag) {
 			rk_strcatf(buf, cap, "%s%u", first ? "" : ", ", r);
 			first = 0;
 		}
@@ -151,14 +164,14 @@ static void list_roles(char *buf, size_t cap, const unsigned char *set, uint32_t
 /* Is the data readable without the roles missing from PRESENT?  *TOL gets
  * how many missing roles the level tolerates in the best case.  Where the
  * superblock's geometry does not init, the level alone answers. */
-static int still_readable(const struct rk_sb *sb, const unsigned char *present, uint32_t nmissing, uint32_t *tol)
+static int still_readable(const struct rk_sb *sb, const unsigned char *flags, uint32_t nmissing, uint32_t *tol)
 {
 	struct rk_geom g;
 	if (rk_geom_init(&g, sb->level, sb->layout, sb->chunk, sb->nroles, sb->data_size) == RK_OK) {
 		*tol = rk_geom_redundancy(&g);
 		uint8_t down[RK_SB_MAX_ROLES];
 		for (uint32_t r = 0; r < sb->nroles && r < RK_SB_MAX_ROLES; r++)
-			down[r] = !present[r];
+			down[r] = !(flags[r] & ROLE_PRESENT);
 		return rk_geom_readable(&g, down);
 	}
 	switch (sb->level) {
@@ -190,13 +203,8 @@ struct array_build {
 	struct rk_array_info *a;
 	int64_t freshest;            /* candidate index of F, the freshest member */
 	const struct rk_sb *f;       /* F's superblock: its table judges the others */
-	char *why;                   /* n x WHY_LEN: why each member is out */
-	unsigned char *verdict;      /* n: enum member_verdict */
-	unsigned char *marked;       /* n: F marks it faulty or missing (not a replacement) */
-	unsigned char *present;      /* nroles: role served by an active member */
-	unsigned char *side1_roles;  /* nroles: F's side members the other side marks out */
-	unsigned char *side2_roles;  /* nroles: the other side's members */
-	unsigned char *missing;      /* nroles: no active member */
+	struct judgement *judged;    /* n: each candidate in F's view */
+	unsigned char *roles;        /* nroles: enum role_flag bits */
 	uint32_t nmissing;
 	int conflict;                /* split brain */
 	int geometry_conflict;       /* equally fresh members disagree on the geometry */
@@ -273,13 +281,8 @@ static int64_t pick_freshest(const struct array_build *b)
 
 static void free_build(struct array_build *b)
 {
-	free(b->why);
-	free(b->verdict);
-	free(b->marked);
-	free(b->present);
-	free(b->side1_roles);
-	free(b->side2_roles);
-	free(b->missing);
+	free(b->judged);
+	free(b->roles);
 }
 
 /* The array takes F's identity; the work arrays.  Errors only for memory. */
@@ -292,15 +295,9 @@ static rk_err start_array(struct array_build *b)
 	b->a->sb = b->c[b->freshest].m.sb;
 	b->a->nroles = f->nroles;
 	b->a->roles = calloc(nr, sizeof *b->a->roles);
-	b->why = calloc(b->n ? b->n : 1, WHY_LEN);
-	b->verdict = calloc(b->n ? b->n : 1, 1);
-	b->marked = calloc(b->n ? b->n : 1, 1);
-	b->present = calloc(nr, 1);
-	b->side1_roles = calloc(nr, 1);
-	b->side2_roles = calloc(nr, 1);
-	b->missing = calloc(nr, 1);
-	if (!b->a->roles || !b->why || !b->verdict || !b->marked || !b->present || !b->side1_roles ||
-	    !b->side2_roles || !b->missing)
+	b->judged = calloc(b->n ? b->n : 1, sizeof *b->judged);
+	b->roles = calloc(nr, 1);
+	if (!b->a->roles || !b->judged || !b->roles)
 		return rk_fail(RK_E_NOMEM, "discovery: out of memory");
 	return RK_OK;
 }
@@ -311,10 +308,8 @@ static void judge_members(struct array_build *b)
 	for (uint32_t i = 0; i < b->n; i++) {
 		if (!open_in_group(b, i))
 			continue;
-		int marked = 0;
-		b->verdict[i] = judged_out(b->f, &b->c[i].m, b->why + (size_t)i * WHY_LEN, WHY_LEN, &marked)
-		              ? VERDICT_OUT : VERDICT_IN;
-		b->marked[i] = (unsigned char)marked;
+		struct judgement *jd = &b->judged[i];
+		jd->verdict = judged_out(b->f, &b->c[i].m, jd->why, sizeof jd->why, &jd->marked) ? VERDICT_OUT : VERDICT_IN;
 	}
 }
 
@@ -324,16 +319,16 @@ static void find_split_brain(struct array_build *b)
 	const struct candidate *c = b->c;
 	uint32_t nroles = b->f->nroles;
 	for (uint32_t y = 0; y < b->n; y++) {
-		if (!open_in_group(b, y) || b->verdict[y] == VERDICT_IN || !b->marked[y])
+		if (!open_in_group(b, y) || b->judged[y].verdict == VERDICT_IN || !b->judged[y].marked)
 			continue;
 		int hits = 0;
 		for (uint32_t x = 0; x < b->n; x++) {
-			if (!open_in_group(b, x) || b->verdict[x] != VERDICT_IN)
+			if (!open_in_group(b, x) || b->judged[x].verdict != VERDICT_IN)
 				continue;
 			if (marks_out(c[y].m.sb, c[x].m.role, c[x].m.member_uuid)) {
 				hits = 1;
 				if (c[x].m.role >= 0 && (uint64_t)c[x].m.role < nroles)
-					b->side2_roles[c[x].m.role] = 1;
+					b->roles[c[x].m.role] |= ROLE_SIDE2;
 			}
 		}
 		if (hits) {
@@ -341,18 +336,18 @@ static void find_split_brain(struct array_build *b)
 			rk_strcatf(b->side2, sizeof b->side2, "%s%s (events %llu)", b->side2[0] ? ", " : "", c[y].m.path,
 			           (unsigned long long)c[y].m.events);
 			if (c[y].m.role >= 0 && (uint64_t)c[y].m.role < nroles)
-				b->side1_roles[c[y].m.role] = 1;
-			b->verdict[y] = VERDICT_OTHER_SIDE;
+				b->roles[c[y].m.role] |= ROLE_SIDE1;
+			b->judged[y].verdict = VERDICT_OTHER_SIDE;
 		}
 	}
 	if (!b->conflict)
 		return;
 	for (uint32_t x = 0; x < b->n; x++)
-		if (open_in_group(b, x) && b->verdict[x] == VERDICT_IN)
+		if (open_in_group(b, x) && b->judged[x].verdict == VERDICT_IN)
 			rk_strcatf(b->side1, sizeof b->side1, "%s%s (events %llu)", b->side1[0] ? ", " : "", c[x].m.path,
 			           (unsigned long long)c[x].m.events);
-	list_roles(b->side1_marks, sizeof b->side1_marks, b->side1_roles, nroles);
-	list_roles(b->side2_marks, sizeof b->side2_marks, b->side2_roles, nroles);
+	list_roles(b->side1_marks, sizeof b->side1_marks, b->roles, nroles, ROLE_SIDE1);
+	list_roles(b->side2_marks, sizeof b->side2_marks, b->roles, nroles, ROLE_SIDE2);
 }
 
 /* Candidate I's class: stale, spare, duplicate or active (placed in its
@@ -365,13 +360,14 @@ static void classify_member(struct array_build *b, uint32_t i)
 	char geometry_why[512];
 	m->array_idx = b->index;
 	c->decided = 1;
-	if (b->verdict[i] == VERDICT_OTHER_SIDE) {
+	const struct judgement *jd = &b->judged[i];
+	if (jd->verdict == VERDICT_OTHER_SIDE) {
 		m->cls = RK_MEMBER_STALE;
 		rk_discover_set_reason(m, "the other side of a split brain: %s; it marks role(s) %s faulty or missing",
-		                       b->why + (size_t)i * WHY_LEN, b->side2_marks);
-	} else if (b->verdict[i] == VERDICT_OUT) {
+		                       jd->why, b->side2_marks);
+	} else if (jd->verdict == VERDICT_OUT) {
 		m->cls = RK_MEMBER_STALE;
-		rk_discover_set_reason(m, "%s", b->why + (size_t)i * WHY_LEN);
+		rk_discover_set_reason(m, "%s", jd->why);
 	} else if (m->events < f->events && !one_behind(f, m)) {
 		m->cls = RK_MEMBER_STALE;
 		rk_discover_set_reason(m, "events %llu, the array is at %llu", (unsigned long long)m->events,
@@ -390,7 +386,7 @@ static void classify_member(struct array_build *b, uint32_t i)
 	} else if (m->role < 0) {
 		m->cls = RK_MEMBER_SPARE;
 		rk_discover_set_reason(m, "a spare of this array (events %llu)", (unsigned long long)m->events);
-	} else if (b->present[m->role]) {
+	} else if (b->roles[m->role] & ROLE_PRESENT) {
 		/* Two different members claiming one role with the same events:
 		 * F's table names one UUID, so judged_out() took the other. */
 		m->cls = RK_MEMBER_DUPLICATE;
@@ -403,7 +399,7 @@ static void classify_member(struct array_build *b, uint32_t i)
 			                       (unsigned long long)f->events);
 		else
 			rk_discover_set_reason(m, "role %lld, events %llu", (long long)m->role, (unsigned long long)m->events);
-		b->present[m->role] = 1;
+		b->roles[m->role] |= ROLE_PRESENT;
 		b->a->roles[m->role] = *m;
 		c->in_role = 1;
 		b->a->nactive++;
@@ -416,9 +412,9 @@ static void mark_missing_roles(struct array_build *b)
 {
 	const struct rk_sb *f = b->f;
 	for (uint32_t r = 0; r < f->nroles; r++) {
-		if (b->present[r])
+		if (b->roles[r] & ROLE_PRESENT)
 			continue;
-		b->missing[r] = 1;
+		b->roles[r] |= ROLE_MISSING;
 		b->nmissing++;
 		struct rk_member *m = &b->a->roles[r];
 		memset(m, 0, sizeof *m);
@@ -450,7 +446,7 @@ static void set_state(struct array_build *b)
 	const struct rk_sb *f = b->f;
 	uint32_t tol = 0, nmissing = b->nmissing;
 	char roles_txt[256] = "";
-	list_roles(roles_txt, sizeof roles_txt, b->missing, f->nroles);
+	list_roles(roles_txt, sizeof roles_txt, b->roles, f->nroles, ROLE_MISSING);
 	if (b->conflict) {
 		a->state = RK_ASTATE_CONFLICT;
 		a->why[0] = 0;
@@ -471,7 +467,7 @@ static void set_state(struct array_build *b)
 			         "(not shut down cleanly): redundancy may lag where a write was in flight", f->nroles);
 		else
 			snprintf(a->why, sizeof a->why, "all %u roles present", f->nroles);
-	} else if (still_readable(f, b->present, nmissing, &tol)) {
+	} else if (still_readable(f, b->roles, nmissing, &tol)) {
 		a->state = RK_ASTATE_DEGRADED;
 		snprintf(a->why, sizeof a->why, "role%s %s missing (%u of %u); RAID-%s tolerates %u missing",
 		         nmissing > 1 ? "s" : "", roles_txt, nmissing, f->nroles, rk_level_name(f->level), tol);
@@ -486,13 +482,7 @@ static void set_state(struct array_build *b)
 
 rk_err rk_discover_build_array(struct candidate *c, uint32_t n, int group, struct rk_array_info *a, int32_t index)
 {
-	struct array_build b;
-	memset(&b, 0, sizeof b);
-	b.c = c;
-	b.n = n;
-	b.group = group;
-	b.index = index;
-	b.a = a;
+	struct array_build b = { .c = c, .n = n, .group = group, .index = index, .a = a };
 	drop_duplicate_images(&b);
 	b.freshest = pick_freshest(&b);
 	if (b.freshest < 0)

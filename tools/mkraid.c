@@ -84,14 +84,10 @@ static void report_json(const struct rk_create_plan *p)
 	rk_json_kstr(j, "name", p->name);
 	rk_json_kstr(j, "level", rk_level_name(p->level));
 	rk_json_kstr(j, "layout", rk_layout_name(p->level, p->layout, lb, sizeof lb));
-	rk_json_ku64(j, "chunk", p->chunk);
-	rk_json_ku64(j, "members_total", p->nroles);
-	rk_json_ku64(j, "members_missing", p->nmissing);
-	rk_json_ku64(j, "volume_size", p->volume_size);
-	rk_json_ku64(j, "data_offset", p->data_offset);
-	rk_json_ku64(j, "data_size", p->data_size);
-	rk_json_ku64(j, "stripes_resynced", p->stripes_resynced);
-	rk_json_ku64(j, "from_bytes", p->from_size);
+	CLI_JSON_U64S(j, { "chunk", p->chunk }, { "members_total", p->nroles }, { "members_missing", p->nmissing },
+	              { "volume_size", p->volume_size }, { "data_offset", p->data_offset },
+	              { "data_size", p->data_size }, { "stripes_resynced", p->stripes_resynced },
+	              { "from_bytes", p->from_size });
 	rk_json_key(j, "members");
 	rk_json_arr_begin(j);
 	for (uint32_t i = 0; i < p->nroles; i++) {

@@ -243,9 +243,12 @@ static uint8_t *batch_buffer(void)
 
 /* Copies res->length volume bytes from res->offset to FD (holes for zero
  * runs when SPARSE): EX_DONE or EX_FAIL (said). */
-static int export_copy(rk_array *arr, int fd, int sparse, const char *to, uint8_t *buf, struct cli_progress *pg,
+static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct cli_progress *pg,
                        struct action_result *res)
 {
+	uint8_t *buf = batch_buffer();
+	if (!buf)
+		return EX_FAIL;
 	uint64_t done = 0;
 	int rc = EX_DONE;
 	while (done < res->length) {
@@ -269,6 +272,7 @@ static int export_copy(rk_array *arr, int fd, int sparse, const char *to, uint8_
 	}
 	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length))
 		rc = action_error(res, EX_FAIL, "%s: %s", to, strerror(errno));
+	free(buf);
 	res->done = done;
 	return rc;
 }
@@ -290,16 +294,9 @@ static int do_export(const struct assembly *as, const struct rk_array_info *ai, 
 	}
 	struct stat st;
 	int sparse = !tostdout && !fstat(fd, &st) && S_ISREG(st.st_mode);
-	uint8_t *buf = batch_buffer();
-	if (!buf) {
-		if (!tostdout)
-			close(fd);
-		rk_array_close(arr);
-		return EX_FAIL;
-	}
 	struct cli_progress *pg = cli_progress_start("raid-assemble: export", res->length, o->common.progress,
 	                                             o->common.json);
-	int rc = export_copy(arr, fd, sparse, o->export_to, buf, pg, res);
+	int rc = export_copy(arr, fd, sparse, o->export_to, pg, res);
 	if (rc == EX_DONE && !tostdout && close(fd))
 		rc = action_error(res, EX_FAIL, "%s: %s", o->export_to, strerror(errno));
 	else if (rc != EX_DONE && !tostdout)
@@ -308,7 +305,6 @@ static int do_export(const struct assembly *as, const struct rk_array_info *ai, 
 		cli_progress_end(pg);
 	else
 		free(pg);
-	free(buf);
 	rc = note_failures(arr, ai, res, rc);
 	res->events_after = rk_array_events(arr);
 	rk_array_close(arr);
@@ -346,9 +342,12 @@ static int open_input(const struct assemble_args *o, uint64_t size, int *fd, str
 
 /* Copies FD into the volume from res->offset until the end of input, a
  * stop signal or an error: EX_DONE, EX_USAGE (input too long) or EX_FAIL. */
-static int write_copy(rk_array *arr, int fd, const char *from, uint64_t size, uint8_t *buf, struct cli_progress *pg,
+static int write_copy(rk_array *arr, int fd, const char *from, uint64_t size, struct cli_progress *pg,
                       struct action_result *res)
 {
+	uint8_t *buf = batch_buffer();
+	if (!buf)
+		return EX_FAIL;
 	uint64_t done = 0;
 	int rc = EX_DONE;
 	for (;;) {
@@ -384,6 +383,7 @@ static int write_copy(rk_array *arr, int fd, const char *from, uint64_t size, ui
 		if ((size_t)n < want && !stop_sig)
 			break;
 	}
+	free(buf);
 	res->done = done;
 	res->length = done;
 	return rc;
@@ -419,20 +419,12 @@ static int do_write(const struct assembly *as, const struct rk_array_info *ai, s
 		return EX_FAIL;
 	}
 	say_unclean(arr, ai, 1);
-	uint8_t *buf = batch_buffer();
-	if (!buf) {
-		if (!fromstdin)
-			close(fd);
-		rk_array_close(arr);
-		return EX_FAIL;
-	}
 	struct cli_progress *pg = cli_progress_start("raid-assemble: write", res->length, o->common.progress,
 	                                             o->common.json);
 	catch_stop_signals(1);
-	rc = write_copy(arr, fd, o->write_from, size, buf, pg, res);
+	rc = write_copy(arr, fd, o->write_from, size, pg, res);
 	if (!fromstdin)
 		close(fd);
-	free(buf);
 	rc = say_repairs(arr, rc);
 	rc = note_failures(arr, ai, res, rc);
 	res->events_after = rk_array_events(arr);
@@ -677,9 +669,7 @@ static void action_json(rk_json *j, const struct rk_array_info *ai, const struct
 	rk_json_obj_begin(j);
 	rk_json_kstr(j, "kind", res->kind);
 	rk_json_kstr(j, "path", res->path);
-	rk_json_ku64(j, "offset", res->offset);
-	rk_json_ku64(j, "length", res->length);
-	rk_json_ku64(j, "bytes", res->done);
+	CLI_JSON_U64S(j, { "offset", res->offset }, { "length", res->length }, { "bytes", res->done });
 	rk_json_kbool(j, "ok", res->ok);
 	if (res->events_after)
 		rk_json_ku64(j, "events_after", res->events_after);

@@ -324,14 +324,10 @@ static void map_json(const struct map_answer *ans)
 	if (!j)
 		return;
 	rk_json_obj_begin(j);
-	rk_json_ku64(j, "offset", ans->offset);
-	rk_json_ku64(j, "stripe", ans->loc.stripe);
-	rk_json_ku64(j, "role", ans->loc.role);
+	CLI_JSON_U64S(j, { "offset", ans->offset }, { "stripe", ans->loc.stripe }, { "role", ans->loc.role });
 	rk_json_kstr(j, "path", m->path);
-	rk_json_ku64(j, "member_offset", ans->member_offset);
-	rk_json_ku64(j, "data_offset", ans->data_offset);
-	rk_json_ku64(j, "data_area_offset", ans->loc.member_off);
-	rk_json_ku64(j, "run", ans->run);
+	CLI_JSON_U64S(j, { "member_offset", ans->member_offset }, { "data_offset", ans->data_offset },
+	              { "data_area_offset", ans->loc.member_off }, { "run", ans->run });
 	rk_json_kstr(j, "member_state", rk_member_class_name(m->cls));
 	rk_json_kstr(j, "array_state", rk_astate_name(a->state));
 	rk_json_key(j, "array_uuid");

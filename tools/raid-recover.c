@@ -114,11 +114,8 @@ static int rebuild_json(const char *newpath, rk_err e, const struct rk_rebuild_r
 	rk_json_ku64(j, "size", r->new_size);
 	rk_json_obj_end(j);
 	rk_json_kbool(j, "resumed", r->resumed);
-	rk_json_ku64(j, "start", r->start);
-	rk_json_ku64(j, "done", r->done);
-	rk_json_ku64(j, "total", r->total);
-	rk_json_ku64(j, "events_before", r->events_before);
-	rk_json_ku64(j, "events_after", r->events_after);
+	CLI_JSON_U64S(j, { "start", r->start }, { "done", r->done }, { "total", r->total },
+	              { "events_before", r->events_before }, { "events_after", r->events_after });
 	rk_json_obj_end(j);
 	rk_json_free(j);
 	return 0;

@@ -244,12 +244,9 @@ static void report_json(const char *action, rk_err e, const struct rk_resize_res
 	rk_json_kstr(j, "action", action);
 	rk_json_kbool(j, "done", !e);
 	rk_json_kstr(j, "error", e ? rk_errmsg() : NULL);
-	rk_json_ku64(j, "old_volume_size", res->old_volume);
-	rk_json_ku64(j, "volume_size", res->new_volume);
-	rk_json_ku64(j, "events", res->events);
-	rk_json_ku64(j, "moved", res->moved);
-	rk_json_ku64(j, "checkpoints", res->checkpoints);
-	rk_json_ku64(j, "missing", res->missing);
+	CLI_JSON_U64S(j, { "old_volume_size", res->old_volume }, { "volume_size", res->new_volume },
+	              { "events", res->events }, { "moved", res->moved }, { "checkpoints", res->checkpoints },
+	              { "missing", res->missing });
 	rk_json_kstr(j, "found", res->found[0] ? res->found : NULL);
 	rk_json_kstr(j, "did", res->did);
 	rk_json_obj_end(j);

@@ -238,3 +238,9 @@ int cli_parse_chunk(const char *s, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+void cli_json_u64s(rk_json *j, const struct cli_json_u64 *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rk_json_ku64(j, keys[i].key, keys[i].value);
+}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "rk_err.h"
+#include "rk_json.h"
 
 /* Exit status (../shared/CONTRACT.md). */
 #define EX_DONE     0   /* done; nothing wrong found */
@@ -92,6 +93,19 @@ int  cli_parse_size(const char *s, uint64_t *out);
 int  cli_parse_chunk(const char *s, uint64_t *out);
 /* Parses a decimal unsigned integer in [min, max]. */
 int  cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Number keys of a JSON report, written in the order given: a table reads
+ * better than a run of calls and keeps the reports alike. */
+struct cli_json_u64 {
+	const char *key;
+	uint64_t value;
+};
+void cli_json_u64s(rk_json *j, const struct cli_json_u64 *keys, size_t n);
+#define CLI_JSON_U64S(j, ...) \
+	do { \
+		const struct cli_json_u64 cli_keys_[] = { __VA_ARGS__ }; \
+		cli_json_u64s((j), cli_keys_, sizeof cli_keys_ / sizeof cli_keys_[0]); \
+	} while (0)
 
 /* Progress on stderr (rate and ETA): enabled on a terminal or when forced;
  * never when json output is on unless forced. */

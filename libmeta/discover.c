@@ -14,6 +14,7 @@
  *      brain, state conflict;
  *   5. roles without an active member are missing; the state follows from
  *      what the level can do without them.
+ * Steps 1 and 2 are here; 3 to 5 build one array each (discover_array.c).
  */
 #include "discover_int.h"
 
@@ -38,7 +39,7 @@ const char *rk_member_class_name(enum rk_member_class c)
 	return (unsigned)c < RK_MEMBER__COUNT ? n[c] : "invalid";
 }
 
-const char *rk_astate_name(int state)
+const char *rk_astate_name(enum rk_astate state)
 {
 	switch (state) {
 	case RK_ASTATE_CLEAN: return "clean";

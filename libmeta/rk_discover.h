@@ -48,7 +48,7 @@ enum rk_astate {
 	RK_ASTATE_FAILED,       /* too few members */
 	RK_ASTATE_CONFLICT,     /* split brain: refuse to guess */
 };
-const char *rk_astate_name(int state);  /* "clean", "degraded", "failed", "conflict" */
+const char *rk_astate_name(enum rk_astate state);  /* "clean", "degraded", "failed", "conflict" */
 
 struct rk_array_info {
 	uint8_t  uuid[16];

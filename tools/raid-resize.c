@@ -106,6 +106,14 @@ struct resize_args {
 enum { O_SIZE = 256, O_VSIZE, O_ADD, O_LEVEL, O_LAYOUT, O_CHUNK, O_CONT, O_REVERT, O_EXPORT, O_FORCE, O_BATCH,
        O_STOP_AFTER };
 
+/* A size option (above 0) into *OUT: CLI_GO_ON or bad usage. */
+static int size_option(const char *name, const char *arg, uint64_t *out)
+{
+	if (cli_parse_size(arg, out) || !*out)
+		return cli_usage_error("%s %s: not a size", name, arg);
+	return CLI_GO_ON;
+}
+
 static int on_option(void *ctx, int opt, char *arg)
 {
 	struct resize_args *a = ctx;
@@ -117,9 +125,7 @@ static int on_option(void *ctx, int opt, char *arg)
 			return cli_usage_error("--size %s: not a size", arg);
 		break;
 	case O_VSIZE:
-		if (cli_parse_size(arg, &o->volume_size) || !o->volume_size)
-			return cli_usage_error("--volume-size %s: not a size", arg);
-		break;
+		return size_option("--volume-size", arg, &o->volume_size);
 	case O_ADD:
 		if (a->nadd >= MAX_ADD)
 			return cli_usage_error("--add: at most %d new members at once", MAX_ADD);
@@ -140,13 +146,9 @@ static int on_option(void *ctx, int opt, char *arg)
 	case O_EXPORT: a->export_to = arg; break;
 	case O_FORCE: a->force = 1; break;
 	case O_BATCH:
-		if (cli_parse_size(arg, &o->batch_max) || !o->batch_max)
-			return cli_usage_error("--batch %s: not a size", arg);
-		break;
+		return size_option("--batch", arg, &o->batch_max);
 	case O_STOP_AFTER:
-		if (cli_parse_size(arg, &a->stop_after) || !a->stop_after)
-			return cli_usage_error("--stop-after %s: not a size", arg);
-		break;
+		return size_option("--stop-after", arg, &a->stop_after);
 	}
 	return CLI_GO_ON;
 }

@@ -57,7 +57,7 @@ struct rk_array_info {
 	uint32_t nroles;
 	struct rk_member *roles;     /* nroles entries, role order; cls ACTIVE or MISSING */
 	uint32_t nactive;
-	enum rk_astate state;
+	int      state;              /* enum rk_astate */
 	char     why[512];           /* degraded / failed / split-brain explanation */
 };
 

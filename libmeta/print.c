@@ -8,6 +8,7 @@
 #include <uuid/uuid.h>
 
 #include "rk_geom.h"
+#include "rk_util.h"
 
 static const char *I(const char *ind) { return ind ? ind : ""; }
 
@@ -322,23 +323,40 @@ void rk_print_probe_json(rk_json *j, const struct rk_probe_result *r)
 	rk_json_obj_end(j);
 }
 
+/* ---- a reshape in progress ---- */
+
+void rk_print_reshape_text(FILE *f, const struct rk_sb *sb, const char *ind)
+{
+	if (!sb || !(sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return;
+	ind = I(ind);
+	if (sb->reshape_flags & RK_RESHAPE_REVERTING)
+		fprintf(f, "%sreshape being reverted at %" PRIu64 " of %" PRIu64 " volume bytes (back to RAID-%s, %u roles), "
+		        "finish with raid-resize --continue or --revert; readable and writable meanwhile\n", ind,
+		        sb->reshape_pos, sb->volume_size, rk_level_name(sb->level), sb->nroles);
+	else
+		fprintf(f, "%sreshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), "
+		        "finish with raid-resize --continue; readable and writable meanwhile\n", ind, sb->reshape_pos,
+		        sb->volume_size, rk_level_name(sb->reshape_new.level), sb->reshape_new.nroles);
+}
+
+void rk_print_reshape_json_key(rk_json *j, const struct rk_sb *sb)
+{
+	if (!sb || !(sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return;
+	rk_json_key(j, "reshape");
+	rk_json_obj_begin(j);
+	rk_json_ku64(j, "position", sb->reshape_pos);
+	rk_json_ku64(j, "volume_size", sb->volume_size);
+	rk_json_ki64(j, "new_level", sb->reshape_new.level);
+	rk_json_ku64(j, "new_roles", sb->reshape_new.nroles);
+	rk_json_kstr(j, "state", (sb->reshape_flags & RK_RESHAPE_REVERTING)
+	                         ? "reshape being reverted: finish with raid-resize --continue"
+	                         : "reshape in progress: finish with raid-resize --continue");
+	rk_json_obj_end(j);
+}
+
 /* ---- discovery: members, arrays, the whole set (the raid-assemble report) ---- */
-
-static int uuid_zero(const uint8_t *u)
-{
-	for (int i = 0; i < 16; i++)
-		if (u[i])
-			return 0;
-	return 1;
-}
-
-static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
-{
-	for (uint32_t i = 0; i < d->narrays; i++)
-		if (!memcmp(d->arrays[i].uuid, uuid, 16))
-			return (int)i;
-	return -1;
-}
 
 int rk_print_lists_left(const struct rk_discovery *d, uint32_t a, const struct rk_member *m)
 {
@@ -347,7 +365,7 @@ int rk_print_lists_left(const struct rk_discovery *d, uint32_t a, const struct r
 	if (m->array_idx >= 0 && (uint32_t)m->array_idx < d->narrays)
 		return (uint32_t)m->array_idx == a;
 	if (m->has_sb) {
-		int i = array_index_of(d, m->array_uuid);
+		int i = rk_discovery_find_uuid(d, m->array_uuid);
 		if (i >= 0 && (uint32_t)i != a)
 			return 0;
 	}
@@ -377,7 +395,7 @@ static void member_json(rk_json *j, const struct rk_member *m, int64_t role, con
 		rk_json_null(j);
 	rk_json_kstr(j, "path", m->path);
 	rk_json_key(j, "uuid");
-	if (m->sb && !uuid_zero(m->member_uuid))
+	if (m->sb && !rk_buf_is_zero(m->member_uuid, 16))
 		rk_json_uuid(j, m->member_uuid);
 	else
 		rk_json_null(j);
@@ -405,7 +423,7 @@ static void missing_json(rk_json *j, const struct rk_array_info *a, uint32_t r)
 	rk_json_ki64(j, "role", r);
 	rk_json_kstr(j, "path", NULL);
 	rk_json_key(j, "uuid");
-	if (sb && r < sb->nentries && !uuid_zero(sb->roles[r].member_uuid))
+	if (sb && r < sb->nentries && !rk_buf_is_zero(sb->roles[r].member_uuid, 16))
 		rk_json_uuid(j, sb->roles[r].member_uuid);
 	else
 		rk_json_null(j);

@@ -41,6 +41,15 @@ struct rk_member {
 	uint8_t  array_uuid[16];     /* valid when has_sb */
 };
 
+/* What an array found by discovery can do. */
+enum rk_astate {
+	RK_ASTATE_CLEAN = 0,
+	RK_ASTATE_DEGRADED,     /* roles missing, the data still readable */
+	RK_ASTATE_FAILED,       /* too few members */
+	RK_ASTATE_CONFLICT,     /* split brain: refuse to guess */
+};
+const char *rk_astate_name(enum rk_astate state);  /* "clean", "degraded", "failed", "conflict" */
+
 struct rk_array_info {
 	uint8_t  uuid[16];
 	char     name[RK_SB_NAME_LEN + 1];
@@ -48,14 +57,9 @@ struct rk_array_info {
 	uint32_t nroles;
 	struct rk_member *roles;     /* nroles entries, role order; cls ACTIVE or MISSING */
 	uint32_t nactive;
-	int      state;              /* RK_ASTATE_* */
+	int      state;              /* enum rk_astate */
 	char     why[512];           /* degraded / failed / split-brain explanation */
 };
-#define RK_ASTATE_CLEAN    0
-#define RK_ASTATE_DEGRADED 1
-#define RK_ASTATE_FAILED   2     /* too few members */
-#define RK_ASTATE_CONFLICT 3     /* split brain: refuse to guess */
-const char *rk_astate_name(int state);  /* "clean", "degraded", "failed", "conflict" */
 
 struct rk_discovery {
 	uint32_t narrays;
@@ -79,6 +83,26 @@ struct rk_discovery {
 rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npaths,
                    const uint8_t *uuid);
 void   rk_discovery_free(struct rk_discovery *d);
+
+/* The index of the array with UUID in D, or -1. */
+int rk_discovery_find_uuid(const struct rk_discovery *d, const uint8_t *uuid);
+/* The array a tool means: the one with UUID (when not NULL), else the only
+ * one found; -1 when there is no such array or several. */
+int rk_discovery_pick(const struct rk_discovery *d, const uint8_t *uuid);
+/* The member discovery made of path ARGI (its index in the paths given):
+ * a role's member or a left-over path; NULL when not found. */
+const struct rk_member *rk_discovery_find_path(const struct rk_discovery *d, int32_t argi);
+
+/* --force: array A, FAILED for want of members, takes stale members of its
+ * own (from D->left, the freshest first) for the roles it lacks, until it
+ * can run or none is left.  Each forced member moves into its role as
+ * ACTIVE (the entry it replaces moves to left), with the reason "forced in
+ * (stale: events N)"; FORCED (may be NULL) is called for each, after the
+ * move.  When enough were found the state becomes DEGRADED or CLEAN with
+ * why saying so.  Does nothing to an array that is not FAILED or has no
+ * geometry.  Returns how many members were forced in. */
+typedef void rk_forced_fn(void *ctx, const struct rk_array_info *a, uint32_t role);
+uint32_t rk_discovery_force_stale(struct rk_discovery *d, uint32_t a, rk_forced_fn *forced, void *ctx);
 
 /* 1 when M (a member with a superblock) was added by the reshape in
  * progress of the array whose freshest superblock is T: at T's events, of

@@ -41,6 +41,15 @@ void rk_print_copies_json_keys(rk_json *j, const struct rk_sb_read *rd);
 void rk_print_probe_text(FILE *f, const struct rk_probe_result *r, const char *ind);
 void rk_print_probe_json(rk_json *j, const struct rk_probe_result *r);
 
+/* A reshape in progress (or being reverted) of the array whose freshest
+ * superblock is SB, for the assembly report; nothing when there is none.
+ * Text: one line, "IND" then "reshape in progress at X of Y volume bytes (to
+ * RAID-L, N roles), finish with raid-resize --continue; ...".  JSON: key
+ * "reshape": {"position", "volume_size", "new_level", "new_roles", "state"}
+ * into the object J is in. */
+void rk_print_reshape_text(FILE *f, const struct rk_sb *sb, const char *ind);
+void rk_print_reshape_json_key(rk_json *j, const struct rk_sb *sb);
+
 /* The raid-assemble report of a discovery, shared by every tool that shows
  * how members group into arrays.
  *

@@ -20,9 +20,9 @@
 #include "rk_print.h"
 #include "rk_sb.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	printf("Usage: mkraid -l LEVEL [-c CHUNK] [--layout NAME] [--name NAME] [--size BYTES]\n"
+	fprintf(f, "Usage: mkraid -l LEVEL [-c CHUNK] [--layout NAME] [--name NAME] [--size BYTES]\n"
 	       "              [--create-size BYTES] [--from FILE] [--force] [--json] [--progress]\n"
 	       "              MEMBER...\n"
 	       "Create a raidkit array over MEMBER files or block devices, in role order.\n"
@@ -84,14 +84,10 @@ static void report_json(const struct rk_create_plan *p)
 	rk_json_kstr(j, "name", p->name);
 	rk_json_kstr(j, "level", rk_level_name(p->level));
 	rk_json_kstr(j, "layout", rk_layout_name(p->level, p->layout, lb, sizeof lb));
-	rk_json_ku64(j, "chunk", p->chunk);
-	rk_json_ku64(j, "members_total", p->nroles);
-	rk_json_ku64(j, "members_missing", p->nmissing);
-	rk_json_ku64(j, "volume_size", p->volume_size);
-	rk_json_ku64(j, "data_offset", p->data_offset);
-	rk_json_ku64(j, "data_size", p->data_size);
-	rk_json_ku64(j, "stripes_resynced", p->stripes_resynced);
-	rk_json_ku64(j, "from_bytes", p->from_size);
+	CLI_JSON_U64S(j, { "chunk", p->chunk }, { "members_total", p->nroles }, { "members_missing", p->nmissing },
+	              { "volume_size", p->volume_size }, { "data_offset", p->data_offset },
+	              { "data_size", p->data_size }, { "stripes_resynced", p->stripes_resynced },
+	              { "from_bytes", p->from_size });
 	rk_json_key(j, "members");
 	rk_json_arr_begin(j);
 	for (uint32_t i = 0; i < p->nroles; i++) {
@@ -163,150 +159,159 @@ static void report_human(const struct rk_create_plan *p)
 	}
 }
 
+/* The command line as given, before it is checked. */
+struct mkraid_args {
+	const char *level, *layout, *chunk;
+	struct rk_create_opts create;
+	struct cli_common common;
+};
+
+enum { O_LAYOUT = 256, O_NAME, O_SIZE, O_CREATE_SIZE, O_FROM, O_FORCE };
+
+static int on_option(void *ctx, int opt, char *arg)
+{
+	struct mkraid_args *a = ctx;
+	struct rk_create_opts *o = &a->create;
+	switch (opt) {
+	case 'l': a->level = arg; break;
+	case 'c': a->chunk = arg; break;
+	case O_LAYOUT: a->layout = arg; break;
+	case O_NAME: o->name = arg; break;
+	case O_SIZE:
+		if (cli_parse_size(arg, &o->size) || o->size == 0)
+			return cli_usage_error("--size %s: not a size (bytes, or with K, M, G, T)", arg);
+		break;
+	case O_CREATE_SIZE:
+		if (cli_parse_size(arg, &o->create_size) || o->create_size == 0)
+			return cli_usage_error("--create-size %s: not a size (bytes, or with K, M, G, T)", arg);
+		break;
+	case O_FROM: o->from = arg; break;
+	case O_FORCE: o->force = 1; break;
+	}
+	return CLI_GO_ON;
+}
+
+/* Level, chunk, layout, name and --from: CLI_GO_ON when they make sense. */
+static int check_options(struct mkraid_args *a)
+{
+	struct rk_create_opts *o = &a->create;
+	if (!a->level)
+		return cli_usage_error("-l LEVEL is required (linear, 0, 1, 4, 5, 6, 10)");
+	if (rk_level_parse(a->level, &o->level) != 0)
+		return cli_usage_error("-l %s: not a level (linear, 0, 1, 4, 5, 6, 10)", a->level);
+	if (a->chunk && cli_parse_chunk(a->chunk, &o->chunk))
+		return cli_usage_error("-c %s: the chunk must be a power of two from 4K to 16M", a->chunk);
+	if (a->layout && rk_layout_parse(o->level, a->layout, &o->layout) != 0)
+		return cli_usage_error("--layout %s: not a layout of level %s", a->layout, rk_level_name(o->level));
+	if (o->name && strlen(o->name) > RK_SB_NAME_LEN)
+		return cli_usage_error("--name %s: at most %u bytes", o->name, RK_SB_NAME_LEN);
+	if (o->from) {
+		/* A FILE that cannot be read is a bad argument, like one too large. */
+		struct stat st;
+		if (stat(o->from, &st) != 0)
+			return cli_usage_error("--from %s: %s", o->from, strerror(errno));
+		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+			return cli_usage_error("--from %s: not a regular file or block device", o->from);
+	}
+	return CLI_GO_ON;
+}
+
+/* The MEMBERs into PATHS (NULL for `missing`): CLI_GO_ON when their count
+ * suits the level. */
+static int check_members(const struct rk_create_opts *o, char **argv, uint32_t n, const char **paths)
+{
+	uint32_t minr = rk_level_min_roles(o->level);
+	if (n < minr || n == 0)
+		return cli_usage_error("level %s needs at least %u member%s, %u given", rk_level_name(o->level), minr,
+		                       minr == 1 ? "" : "s", n);
+	uint32_t nmissing = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!strcmp(argv[i], "missing")) {
+			nmissing++;
+			continue;
+		}
+		if (!*argv[i])
+			return cli_usage_error("member %u: empty path", i);
+		paths[i] = argv[i];
+	}
+	/* Too many `missing` is bad usage, told before any member is opened:
+	 * the geometry's redundancy (it does not depend on the sizes, so a
+	 * nominal one serves; rk_create checks again with the real ones). */
+	uint32_t lay = o->layout == RK_CREATE_LAYOUT_DEFAULT ? rk_layout_default(o->level) : o->layout;
+	struct rk_geom g;
+	if (nmissing && !rk_geom_init(&g, o->level, lay, RK_CREATE_CHUNK_DEFAULT, n, 1024ull * RK_CREATE_CHUNK_DEFAULT) &&
+	    nmissing > rk_geom_redundancy(&g))
+		return cli_usage_error("%u members `missing`: level %s on %u members can lack at most %u", nmissing,
+		                       rk_level_name(o->level), n, rk_geom_redundancy(&g));
+	return CLI_GO_ON;
+}
+
+/* Checks the members, writes the array and prints it: the exit status. */
+static int create(struct rk_create_opts *o, const struct cli_common *common)
+{
+	struct prog pg = { .force = common->progress, .json = common->json, .p = NULL };
+	o->progress = on_progress;
+	o->progress_ctx = &pg;
+	rk_creator *c = NULL;
+	int from_big = 0;
+	if (rk_create_prepare(&c, o, &from_big)) {
+		if (from_big)
+			return cli_usage_error("%s", rk_errmsg());
+		cli_err("%s; nothing was written", rk_errmsg());
+		return EX_FAIL;
+	}
+	rk_err e = rk_create_commit(c);
+	cli_progress_end(pg.p);
+	if (e) {
+		cli_err("%s", rk_errmsg());
+		rk_create_free(c);
+		return EX_FAIL;
+	}
+	if (common->json)
+		report_json(rk_create_get_plan(c));
+	else
+		report_human(rk_create_get_plan(c));
+	rk_create_free(c);
+	return EX_DONE;
+}
+
 int main(int argc, char **argv)
 {
-	enum { O_LAYOUT = 256, O_NAME, O_SIZE, O_CSIZE, O_FROM, O_FORCE, O_JSON, O_PROGRESS };
 	static const struct option longopts[] = {
 		{"level", required_argument, NULL, 'l'},
 		{"chunk", required_argument, NULL, 'c'},
 		{"layout", required_argument, NULL, O_LAYOUT},
 		{"name", required_argument, NULL, O_NAME},
 		{"size", required_argument, NULL, O_SIZE},
-		{"create-size", required_argument, NULL, O_CSIZE},
+		{"create-size", required_argument, NULL, O_CREATE_SIZE},
 		{"from", required_argument, NULL, O_FROM},
 		{"force", no_argument, NULL, O_FORCE},
-		{"json", no_argument, NULL, O_JSON},
-		{"progress", no_argument, NULL, O_PROGRESS},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
-	const char *level_s = NULL, *layout_s = NULL, *chunk_s = NULL;
-	struct rk_create_opts o;
-	struct prog pg = {0};
-	int json = 0, force_progress = 0;
-
+	struct mkraid_args a;
+	memset(&a, 0, sizeof a);
+	a.create.layout = RK_CREATE_LAYOUT_DEFAULT;
 	cli_init(argv[0]);
-	memset(&o, 0, sizeof o);
-	o.layout = RK_CREATE_LAYOUT_DEFAULT;
-	opterr = 0;
-	int ch;
-	while ((ch = getopt_long(argc, argv, ":l:c:hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'l': level_s = optarg; break;
-		case 'c': chunk_s = optarg; break;
-		case O_LAYOUT: layout_s = optarg; break;
-		case O_NAME: o.name = optarg; break;
-		case O_SIZE:
-			if (cli_parse_size(optarg, &o.size) || o.size == 0)
-				return cli_usage_error("--size %s: not a size (bytes, or with K, M, G, T)", optarg);
-			break;
-		case O_CSIZE:
-			if (cli_parse_size(optarg, &o.create_size) || o.create_size == 0)
-				return cli_usage_error("--create-size %s: not a size (bytes, or with K, M, G, T)", optarg);
-			break;
-		case O_FROM: o.from = optarg; break;
-		case O_FORCE: o.force = 1; break;
-		case O_JSON: json = 1; break;
-		case O_PROGRESS: force_progress = 1; break;
-		case 'h': usage(); return EX_DONE;
-		case 'V': cli_version(); return EX_DONE;
-		default:
-			return cli_bad_option(ch, argv);
-		}
-	}
-	if (!level_s)
-		return cli_usage_error("-l LEVEL is required (linear, 0, 1, 4, 5, 6, 10)");
-	if (rk_level_parse(level_s, &o.level) != 0)
-		return cli_usage_error("-l %s: not a level (linear, 0, 1, 4, 5, 6, 10)", level_s);
-	if (chunk_s) {
-		if (cli_parse_size(chunk_s, &o.chunk) || o.chunk < RK_CREATE_CHUNK_MIN ||
-		    o.chunk > RK_CREATE_CHUNK_MAX || (o.chunk & (o.chunk - 1)))
-			return cli_usage_error("-c %s: the chunk must be a power of two from 4K to 16M", chunk_s);
-	}
-	if (layout_s) {
-		if (rk_layout_parse(o.level, layout_s, &o.layout) != 0)
-			return cli_usage_error("--layout %s: not a layout of level %s", layout_s, rk_level_name(o.level));
-	}
-	if (o.name && strlen(o.name) > RK_SB_NAME_LEN)
-		return cli_usage_error("--name %s: at most %u bytes", o.name, RK_SB_NAME_LEN);
-
-	if (o.from) {
-		/* A FILE that cannot be read is a bad argument, like one too large. */
-		struct stat st;
-		if (stat(o.from, &st) != 0)
-			return cli_usage_error("--from %s: %s", o.from, strerror(errno));
-		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-			return cli_usage_error("--from %s: not a regular file or block device", o.from);
-	}
-	uint32_t n = (uint32_t)(argc - optind);
+	const struct cli_command cmd = { "l:c:hV", longopts, usage, on_option, &a, &a.common };
+	int rc = cli_parse_options(argc, argv, &cmd);
+	if (rc == CLI_GO_ON)
+		rc = check_options(&a);
+	if (rc != CLI_GO_ON)
+		return rc;
 	if (argc - optind > (int)RK_SB_MAX_ROLES)
 		return cli_usage_error("%d members: at most %u", argc - optind, RK_SB_MAX_ROLES);
-	uint32_t minr = rk_level_min_roles(o.level);
-	if (n < minr || n == 0)
-		return cli_usage_error("level %s needs at least %u member%s, %u given", rk_level_name(o.level), minr,
-		                       minr == 1 ? "" : "s", n);
-	const char **paths = calloc(n, sizeof *paths);
+	uint32_t n = (uint32_t)(argc - optind);
+	const char **paths = calloc(n ? n : 1, sizeof *paths);
 	if (!paths) {
 		cli_err("out of memory");
 		return EX_FAIL;
 	}
-	uint32_t nmissing = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const char *a = argv[optind + (int)i];
-		if (!strcmp(a, "missing")) {
-			nmissing++;
-			continue;
-		}
-		if (!*a) {
-			free(paths);
-			return cli_usage_error("member %u: empty path", i);
-		}
-		paths[i] = a;
+	rc = check_members(&a.create, argv + optind, n, paths);
+	if (rc == CLI_GO_ON) {
+		a.create.nmembers = n;
+		a.create.paths = paths;
+		rc = create(&a.create, &a.common);
 	}
-	/* Too many `missing` is bad usage, told before any member is opened:
-	 * the geometry's redundancy (it does not depend on the sizes, so a
-	 * nominal one serves; rk_create checks again with the real ones). */
-	uint32_t lay = o.layout == RK_CREATE_LAYOUT_DEFAULT ? rk_layout_default(o.level) : o.layout;
-	struct rk_geom g;
-	if (nmissing && !rk_geom_init(&g, o.level, lay, RK_CREATE_CHUNK_DEFAULT, n, 1024ull * RK_CREATE_CHUNK_DEFAULT) &&
-	    nmissing > rk_geom_redundancy(&g)) {
-		free(paths);
-		return cli_usage_error("%u members `missing`: level %s on %u members can lack at most %u", nmissing,
-		                       rk_level_name(o.level), n, rk_geom_redundancy(&g));
-	}
-	o.nmembers = n;
-	o.paths = paths;
-	pg.force = force_progress;
-	pg.json = json;
-	pg.p = NULL;
-	o.progress = on_progress;
-	o.progress_ctx = &pg;
-
-	rk_creator *c = NULL;
-	int from_big = 0;
-	rk_err e = rk_create_prepare(&c, &o, &from_big);
-	if (e) {
-		free(paths);
-		if (from_big)
-			return cli_usage_error("%s", rk_errmsg());
-		cli_err("%s; nothing was written", rk_errmsg());
-		return EX_FAIL;
-	}
-	e = rk_create_commit(c);
-	cli_progress_end(pg.p);
-	pg.p = NULL;
-	if (e) {
-		cli_err("%s", rk_errmsg());
-		rk_create_free(c);
-		free(paths);
-		return EX_FAIL;
-	}
-	if (json)
-		report_json(rk_create_get_plan(c));
-	else
-		report_human(rk_create_get_plan(c));
-	rk_create_free(c);
 	free(paths);
-	return EX_DONE;
+	return rc;
 }

@@ -23,6 +23,7 @@
 #include "rk_json.h"
 #include "rk_print.h"
 #include "rk_sb.h"
+#include "rk_util.h"
 #include "cli_mount.h"
 
 #define BATCH (8u << 20)   /* export/write transfer size: full stripes on any sane geometry */
@@ -57,48 +58,29 @@ static void usage(FILE *f)
 	"or I/O error; 64 bad usage.\n");
 }
 
-struct opts {
-	int json, force, progress;
-	int have_uuid;
-	uuid_t uuid;
+/* The command line. */
+struct assemble_args {
+	int force;
 	const char *export_to, *write_from, *mount_dir;
 	int rw;
 	int have_at, have_len;
 	uint64_t at, len;
+	struct cli_common common;   /* --json, --progress, --uuid */
 };
 
-static int array_index_of(const struct rk_discovery *d, const uint8_t *uuid)
-{
-	for (uint32_t i = 0; i < d->narrays; i++)
-		if (!memcmp(d->arrays[i].uuid, uuid, 16))
-			return (int)i;
-	return -1;
-}
+/* One run: what was asked and what discovery found. */
+struct assembly {
+	const struct assemble_args *args;
+	struct rk_discovery *d;
+	int pick;                   /* the array the actions use, -1 none */
+	FILE *report;               /* the report in words: stderr when stdout carries the volume */
+};
 
-/* The discovery the actions open arrays from (mid-reshape the added
- * members are among its left-out paths). */
-static const struct rk_discovery *disc;
-
-static rk_err open_array(rk_array **arr, const struct rk_array_info *ai, unsigned flags)
+/* Opens array AI for an action (mid-reshape the added members are among
+ * the discovery's left-out paths). */
+static rk_err open_array(const struct assembly *as, rk_array **arr, const struct rk_array_info *ai, unsigned flags)
 {
-	return rk_array_open_members(arr, ai, disc ? disc->left : NULL, disc ? disc->nleft : 0, flags);
-}
-
-/* "reshape in progress at X of Y, finish with raid-resize --continue" */
-static void print_reshape(FILE *f, const struct rk_discovery *d, uint32_t a)
-{
-	const struct rk_array_info *ai = &d->arrays[a];
-	const struct rk_sb *t = ai->sb;
-	if (!t || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
-		return;
-	if (t->reshape_flags & RK_RESHAPE_REVERTING)
-		fprintf(f, "  reshape being reverted at %" PRIu64 " of %" PRIu64 " volume bytes (back to RAID-%s, %u roles), "
-		        "finish with raid-resize --continue or --revert; readable and writable meanwhile\n",
-		        t->reshape_pos, t->volume_size, rk_level_name(t->level), t->nroles);
-	else
-		fprintf(f, "  reshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), "
-		        "finish with raid-resize --continue; readable and writable meanwhile\n", t->reshape_pos,
-		        t->volume_size, rk_level_name(t->reshape_new.level), t->reshape_new.nroles);
+	return rk_array_open_members(arr, ai, as->d->left, as->d->nleft, flags);
 }
 
 static int array_exit(const struct rk_discovery *d, uint32_t a)
@@ -117,57 +99,13 @@ static int array_exit(const struct rk_discovery *d, uint32_t a)
 	return EX_DONE;
 }
 
-/* ---- --force: stale members fill roles the array cannot run without ---- */
-
-static void force_stale(struct rk_discovery *d, uint32_t a)
+/* --force: a stale member taken for a role the array cannot run without. */
+static void on_forced(void *ctx, const struct rk_array_info *a, uint32_t role)
 {
-	struct rk_array_info *ai = &d->arrays[a];
-	if (ai->state != RK_ASTATE_FAILED || !ai->sb)
-		return;
-	struct rk_geom g;
-	if (rk_geom_init(&g, ai->sb->level, ai->sb->layout, ai->sb->chunk, ai->sb->nroles, ai->sb->data_size))
-		return;
-	uint32_t tol = rk_geom_redundancy(&g);
-	for (;;) {
-		uint32_t missing = 0;
-		for (uint32_t r = 0; r < ai->nroles; r++)
-			missing += ai->roles[r].cls != RK_MEMBER_ACTIVE;
-		if (missing <= tol)
-			break;
-		/* The freshest stale member that can serve a missing role. */
-		int best = -1;
-		for (uint32_t i = 0; i < d->nleft; i++) {
-			struct rk_member *m = &d->left[i];
-			if (m->cls != RK_MEMBER_STALE || !m->sb || !m->path || memcmp(m->sb->array_uuid, ai->uuid, 16) ||
-			    m->sb->this_role >= ai->nroles || ai->roles[m->sb->this_role].cls == RK_MEMBER_ACTIVE)
-				continue;
-			if (best < 0 || m->events > d->left[best].events)
-				best = (int)i;
-		}
-		if (best < 0)
-			break;
-		struct rk_member *m = &d->left[best];
-		uint32_t r = m->sb->this_role;
-		cli_err("warning: --force: using stale %s for role %u (events %" PRIu64 ", the others have %" PRIu64
-		        "): blocks written since may be inconsistent", m->path, r, m->events, ai->sb->events);
-		/* Swap so that each entry stays owned exactly once. */
-		struct rk_member tmp = ai->roles[r];
-		ai->roles[r] = *m;
-		*m = tmp;
-		ai->roles[r].cls = RK_MEMBER_ACTIVE;
-		ai->roles[r].role = r;
-		snprintf(ai->roles[r].reason, sizeof ai->roles[r].reason, "forced in (stale: events %" PRIu64 ")",
-		         ai->roles[r].events);
-		ai->nactive++;
-	}
-	uint32_t missing = 0;
-	for (uint32_t r = 0; r < ai->nroles; r++)
-		missing += ai->roles[r].cls != RK_MEMBER_ACTIVE;
-	if (missing <= tol) {
-		ai->state = missing ? RK_ASTATE_DEGRADED : RK_ASTATE_CLEAN;
-		snprintf(ai->why, sizeof ai->why, "forced with stale members; %u role%s missing", missing,
-		         missing == 1 ? "" : "s");
-	}
+	(void)ctx;
+	const struct rk_member *m = &a->roles[role];
+	cli_err("warning: --force: using stale %s for role %u (events %" PRIu64 ", the others have %" PRIu64
+	        "): blocks written since may be inconsistent", m->path, role, m->events, a->sb->events);
 }
 
 /* ---- actions ---- */
@@ -195,19 +133,6 @@ static int action_error(struct action_result *res, int rc, const char *fmt, ...)
 	va_end(ap);
 	cli_err("%s", res->error);
 	return rc;
-}
-
-static int all_zero(const uint8_t *p, size_t n)
-{
-	const uint64_t *q = (const uint64_t *)(const void *)p;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8)
-		if (q[i / 8])
-			return 0;
-	for (; i < n; i++)
-		if (p[i])
-			return 0;
-	return 1;
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -251,8 +176,12 @@ static ssize_t read_full(int fd, uint8_t *p, size_t n)
 	return (ssize_t)got;
 }
 
-static void report_failures(rk_array *arr, const struct rk_array_info *ai, struct action_result *res)
+/* Roles that failed during the action, on stderr and into RES; RC becomes
+ * EX_REPORT (from EX_DONE) when there are any. */
+static int note_failures(rk_array *arr, const struct rk_array_info *ai, struct action_result *res, int rc)
 {
+	if (!rk_array_nfailed(arr))
+		return rc;
 	for (uint32_t r = 0; r < ai->nroles; r++) {
 		const char *why = rk_array_fail_reason(arr, r);
 		if (!*why)
@@ -265,6 +194,7 @@ static void report_failures(rk_array *arr, const struct rk_array_info *ai, struc
 			res->nfailed++;
 		}
 	}
+	return rc == EX_DONE ? EX_REPORT : rc;
 }
 
 /* What an unclean stop left and what the open did about it, on stderr:
@@ -300,12 +230,59 @@ static int say_repairs(rk_array *arr, int rc)
 	return rc == EX_DONE ? EX_REPORT : rc;
 }
 
-static int do_export(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
+/* A 4 KiB-aligned transfer buffer of BATCH bytes, or NULL (said). */
+static uint8_t *batch_buffer(void)
 {
-	rk_array *arr;
-	if (open_array(&arr, ai, RK_ARRAY_RDONLY)) {
-		return action_error(res, EX_FAIL, "%s", rk_errmsg());
+	uint8_t *buf = NULL;
+	if (posix_memalign((void **)&buf, 4096, BATCH)) {
+		cli_err("out of memory");
+		return NULL;
 	}
+	return buf;
+}
+
+/* Copies res->length volume bytes from res->offset to FD (holes for zero
+ * runs when SPARSE): EX_DONE or EX_FAIL (said). */
+static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct cli_progress *pg,
+                       struct action_result *res)
+{
+	uint8_t *buf = batch_buffer();
+	if (!buf)
+		return EX_FAIL;
+	uint64_t done = 0;
+	int rc = EX_DONE;
+	while (done < res->length) {
+		size_t n = res->length - done < BATCH ? (size_t)(res->length - done) : BATCH;
+		if (rk_array_read(arr, buf, n, res->offset + done)) {
+			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s",
+			                  res->offset + done, n, rk_errmsg());
+			break;
+		}
+		int wr;
+		if (sparse && rk_buf_is_zero(buf, n))
+			wr = lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
+		else
+			wr = write_all(fd, buf, n);
+		if (wr) {
+			rc = action_error(res, EX_FAIL, "%s: write failed: %s", to, strerror(errno));
+			break;
+		}
+		done += n;
+		cli_progress_update(pg, done);
+	}
+	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length))
+		rc = action_error(res, EX_FAIL, "%s: %s", to, strerror(errno));
+	free(buf);
+	res->done = done;
+	return rc;
+}
+
+static int do_export(const struct assembly *as, const struct rk_array_info *ai, struct action_result *res)
+{
+	const struct assemble_args *o = as->args;
+	rk_array *arr;
+	if (open_array(as, &arr, ai, RK_ARRAY_RDONLY))
+		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	say_unclean(arr, ai, 0);
 	int tostdout = !strcmp(o->export_to, "-");
 	int fd = tostdout ? STDOUT_FILENO : open(o->export_to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -317,38 +294,9 @@ static int do_export(const struct opts *o, const struct rk_array_info *ai, struc
 	}
 	struct stat st;
 	int sparse = !tostdout && !fstat(fd, &st) && S_ISREG(st.st_mode);
-	uint8_t *buf = NULL;
-	if (posix_memalign((void **)&buf, 4096, BATCH)) {
-		cli_err("out of memory");
-		if (!tostdout)
-			close(fd);
-		rk_array_close(arr);
-		return EX_FAIL;
-	}
-	struct cli_progress *pg = cli_progress_start("raid-assemble: export", res->length, o->progress, o->json);
-	int rc = EX_DONE;
-	uint64_t done = 0;
-	while (done < res->length) {
-		size_t n = res->length - done < BATCH ? (size_t)(res->length - done) : BATCH;
-		if (rk_array_read(arr, buf, n, res->offset + done)) {
-			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s",
-			                  res->offset + done, n, rk_errmsg());
-			break;
-		}
-		int wr;
-		if (sparse && all_zero(buf, n))
-			wr = lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
-		else
-			wr = write_all(fd, buf, n);
-		if (wr) {
-			rc = action_error(res, EX_FAIL, "%s: write failed: %s", o->export_to, strerror(errno));
-			break;
-		}
-		done += n;
-		cli_progress_update(pg, done);
-	}
-	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length))
-		rc = action_error(res, EX_FAIL, "%s: %s", o->export_to, strerror(errno));
+	struct cli_progress *pg = cli_progress_start("raid-assemble: export", res->length, o->common.progress,
+	                                             o->common.json);
+	int rc = export_copy(arr, fd, sparse, o->export_to, pg, res);
 	if (rc == EX_DONE && !tostdout && close(fd))
 		rc = action_error(res, EX_FAIL, "%s: %s", o->export_to, strerror(errno));
 	else if (rc != EX_DONE && !tostdout)
@@ -357,34 +305,30 @@ static int do_export(const struct opts *o, const struct rk_array_info *ai, struc
 		cli_progress_end(pg);
 	else
 		free(pg);
-	free(buf);
-	res->done = done;
-	if (rk_array_nfailed(arr)) {
-		report_failures(arr, ai, res);
-		if (rc == EX_DONE)
-			rc = EX_REPORT;
-	}
+	rc = note_failures(arr, ai, res, rc);
 	res->events_after = rk_array_events(arr);
 	rk_array_close(arr);
 	res->ok = rc != EX_FAIL;
 	return rc;
 }
 
-static int do_write(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
+/* --write FILE: opens it (stdin for '-') into *FD and sets res->length (the
+ * file's size, or at most the room from --at for a stream).  CLI_GO_ON, or
+ * the exit status (said). */
+static int open_input(const struct assemble_args *o, uint64_t size, int *fd, struct action_result *res)
 {
 	int fromstdin = !strcmp(o->write_from, "-");
-	int fd = fromstdin ? STDIN_FILENO : open(o->write_from, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	*fd = fromstdin ? STDIN_FILENO : open(o->write_from, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
 		cli_err("--write: %s: cannot open: %s", o->write_from, strerror(errno));
 		snprintf(res->error, sizeof res->error, "%s: %s", o->write_from, strerror(errno));
 		return EX_USAGE;
 	}
 	struct stat st;
-	uint64_t size = ai->sb->volume_size;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+	if (!fstat(*fd, &st) && S_ISREG(st.st_mode)) {
 		if ((uint64_t)st.st_size > size - res->offset) {
 			if (!fromstdin)
-				close(fd);
+				close(*fd);
 			return cli_usage_error("--write: %s is %" PRIu64 " bytes; from --at %" PRIu64
 			                       " only %" PRIu64 " fit in the %" PRIu64 "-byte volume",
 			                       o->write_from, (uint64_t)st.st_size, res->offset, size - res->offset, size);
@@ -393,32 +337,19 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 	} else {
 		res->length = size - res->offset;   /* at most; the input decides */
 	}
-	rk_array *arr;
-	if (open_array(&arr, ai, RK_ARRAY_RDWR)) {
-		action_error(res, EX_FAIL, "%s", rk_errmsg());
-		if (!fromstdin)
-			close(fd);
+	return CLI_GO_ON;
+}
+
+/* Copies FD into the volume from res->offset until the end of input, a
+ * stop signal or an error: EX_DONE, EX_USAGE (input too long) or EX_FAIL. */
+static int write_copy(rk_array *arr, int fd, const char *from, uint64_t size, struct cli_progress *pg,
+                      struct action_result *res)
+{
+	uint8_t *buf = batch_buffer();
+	if (!buf)
 		return EX_FAIL;
-	}
-	say_unclean(arr, ai, 1);
-	uint8_t *buf = NULL;
-	if (posix_memalign((void **)&buf, 4096, BATCH)) {
-		cli_err("out of memory");
-		if (!fromstdin)
-			close(fd);
-		rk_array_close(arr);
-		return EX_FAIL;
-	}
-	struct cli_progress *pg = cli_progress_start("raid-assemble: write", res->length, o->progress, o->json);
-	int rc = EX_DONE;
 	uint64_t done = 0;
-	struct sigaction sa, old_int, old_term, old_hup;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	int rc = EX_DONE;
 	for (;;) {
 		if (stop_sig) {
 			rc = action_error(res, EX_FAIL, "interrupted by signal %d after %" PRIu64
@@ -430,14 +361,14 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 		size_t want = room < BATCH ? (size_t)room + 1 : BATCH;
 		ssize_t n = read_full(fd, buf, want);
 		if (n < 0) {
-			rc = action_error(res, EX_FAIL, "%s: read failed: %s", o->write_from, strerror(errno));
+			rc = action_error(res, EX_FAIL, "%s: read failed: %s", from, strerror(errno));
 			break;
 		}
 		if (n == 0)
 			break;
 		if ((uint64_t)n > room) {
 			snprintf(res->error, sizeof res->error, "%s: input goes past the end of the %" PRIu64
-			         "-byte volume; the first %" PRIu64 " bytes were written", o->write_from, size, done);
+			         "-byte volume; the first %" PRIu64 " bytes were written", from, size, done);
 			cli_err("--write: %s", res->error);
 			rc = EX_USAGE;
 			break;
@@ -452,25 +383,54 @@ static int do_write(const struct opts *o, const struct rk_array_info *ai, struct
 		if ((size_t)n < want && !stop_sig)
 			break;
 	}
-	if (!fromstdin)
-		close(fd);
 	free(buf);
 	res->done = done;
 	res->length = done;
-	rc = say_repairs(arr, rc);
+	return rc;
+}
 
-	if (rk_array_nfailed(arr)) {
-		report_failures(arr, ai, res);
-		if (rc == EX_DONE)
-			rc = EX_REPORT;
+/* SIGINT, SIGTERM and SIGHUP set stop_sig while a write runs (ON), and get
+ * their old handlers back after it (!ON). */
+static void catch_stop_signals(int on)
+{
+	static struct sigaction old[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], on ? &sa : &old[i], on ? &old[i] : NULL);
+}
+
+static int do_write(const struct assembly *as, const struct rk_array_info *ai, struct action_result *res)
+{
+	const struct assemble_args *o = as->args;
+	int fromstdin = !strcmp(o->write_from, "-"), fd;
+	uint64_t size = ai->sb->volume_size;
+	int rc = open_input(o, size, &fd, res);
+	if (rc != CLI_GO_ON)
+		return rc;
+	rk_array *arr;
+	if (open_array(as, &arr, ai, RK_ARRAY_RDWR)) {
+		action_error(res, EX_FAIL, "%s", rk_errmsg());
+		if (!fromstdin)
+			close(fd);
+		return EX_FAIL;
 	}
+	say_unclean(arr, ai, 1);
+	struct cli_progress *pg = cli_progress_start("raid-assemble: write", res->length, o->common.progress,
+	                                             o->common.json);
+	catch_stop_signals(1);
+	rc = write_copy(arr, fd, o->write_from, size, pg, res);
+	if (!fromstdin)
+		close(fd);
+	rc = say_repairs(arr, rc);
+	rc = note_failures(arr, ai, res, rc);
 	res->events_after = rk_array_events(arr);
-	if (rk_array_close(arr)) {
+	if (rk_array_close(arr))
 		rc = action_error(res, EX_FAIL, "finishing the write: %s", rk_errmsg());
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	catch_stop_signals(0);
 	if (rc == EX_DONE)
 		cli_progress_end(pg);
 	else
@@ -496,16 +456,17 @@ static void mount_ready(void *ctx)
 	fflush(f);
 }
 
-static int do_mount(const struct opts *o, const struct rk_array_info *ai, struct action_result *res)
+static int do_mount(const struct assembly *as, const struct rk_array_info *ai, struct action_result *res)
 {
+	const struct assemble_args *o = as->args;
 	rk_array *arr;
-	if (open_array(&arr, ai, o->rw ? RK_ARRAY_RDWR : RK_ARRAY_RDONLY))
+	if (open_array(as, &arr, ai, o->rw ? RK_ARRAY_RDWR : RK_ARRAY_RDONLY))
 		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	say_unclean(arr, ai, o->rw);
 	char fsname[64], u[37];
 	uuid_unparse_lower(ai->uuid, u);
 	snprintf(fsname, sizeof fsname, "raidkit:%s", u);
-	struct mount_ready mr = { o->mount_dir, rk_array_size(arr), o->rw, o->json };
+	struct mount_ready mr = { o->mount_dir, rk_array_size(arr), o->rw, o->common.json };
 	struct cli_mount_stats st;
 	int rc = EX_DONE;
 	if (cli_mount_serve(arr, o->mount_dir, o->rw, fsname, mount_ready, &mr, &st)) {
@@ -518,11 +479,7 @@ static int do_mount(const struct opts *o, const struct rk_array_info *ai, struct
 	res->done = st.bytes_read + st.bytes_written;
 	res->length = st.bytes_written;
 	rc = say_repairs(arr, rc);
-	if (rk_array_nfailed(arr)) {
-		report_failures(arr, ai, res);
-		if (rc == EX_DONE)
-			rc = EX_REPORT;
-	}
+	rc = note_failures(arr, ai, res, rc);
 	if (o->rw)
 		res->events_after = rk_array_events(arr);
 	if (rk_array_close(arr))
@@ -531,276 +488,284 @@ static int do_mount(const struct opts *o, const struct rk_array_info *ai, struct
 	return rc;
 }
 
-/* Refuses an export target that is one of the given paths. */
-static int same_file(const char *a, const char *b)
+/* ---- command line ---- */
+
+enum { O_FORCE = 256, O_EXPORT, O_AT, O_LENGTH, O_WRITE, O_MOUNT, O_RW };
+
+/* A file name option given once and not empty. */
+static int set_once(const char **slot, const char *name, const char *what, const char *arg)
 {
-	struct stat sa, sb;
-	if (stat(a, &sa) || stat(b, &sb))
-		return 0;
-	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
-		return sa.st_rdev == sb.st_rdev;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (*slot)
+		return cli_usage_error("%s given twice", name);
+	if (!*arg)
+		return cli_usage_error("%s: empty %s name", name, what);
+	*slot = arg;
+	return CLI_GO_ON;
+}
+
+static int on_option(void *ctx, int opt, char *arg)
+{
+	struct assemble_args *o = ctx;
+	switch (opt) {
+	case O_FORCE: o->force = 1; break;
+	case O_EXPORT: return set_once(&o->export_to, "--export", "file", arg);
+	case O_WRITE: return set_once(&o->write_from, "--write", "file", arg);
+	case O_MOUNT: return set_once(&o->mount_dir, "--mount", "directory", arg);
+	case O_AT:
+		if (cli_parse_size(arg, &o->at))
+			return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", arg);
+		o->have_at = 1;
+		break;
+	case O_LENGTH:
+		if (cli_parse_size(arg, &o->len))
+			return cli_usage_error("--length: '%s' is not a size (bytes, or with K, M, G, T)", arg);
+		o->have_len = 1;
+		break;
+	case O_RW: o->rw = 1; break;
+	}
+	return CLI_GO_ON;
+}
+
+/* The options together: CLI_GO_ON when they make sense. */
+static int check_actions(const struct assemble_args *o)
+{
+	if ((o->export_to != NULL) + (o->write_from != NULL) + (o->mount_dir != NULL) > 1)
+		return cli_usage_error("--export, --write and --mount: one action at a time");
+	if (o->rw && !o->mount_dir)
+		return cli_usage_error("--rw: goes with --mount");
+	if (o->mount_dir) {
+		struct stat ms;
+		if (stat(o->mount_dir, &ms))
+			return cli_usage_error("--mount: %s: %s", o->mount_dir, strerror(errno));
+		if (!S_ISDIR(ms.st_mode))
+			return cli_usage_error("--mount: %s is not a directory", o->mount_dir);
+	}
+	if (o->have_at && !o->export_to && !o->write_from)
+		return cli_usage_error("--at: goes with --export or --write");
+	if (o->have_len && !o->export_to)
+		return cli_usage_error("--length: goes with --export");
+	if (o->write_from && !o->have_at)
+		return cli_usage_error("--write: needs --at OFFSET");
+	if (o->common.json && o->export_to && !strcmp(o->export_to, "-"))
+		return cli_usage_error("--json with --export -: stdout cannot carry both the volume and the report");
+	if (o->export_to && !strcmp(o->export_to, "-") && o->write_from && !strcmp(o->write_from, "-"))
+		return cli_usage_error("--write -: stdin and stdout at once");
+	return CLI_GO_ON;
+}
+
+/* No MEMBER may be empty, nor the file --export writes or --write reads. */
+static int check_members(const struct assemble_args *o, char **paths, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!*paths[i])
+			return cli_usage_error("empty MEMBER name");
+		if (o->export_to && strcmp(o->export_to, "-") && rk_path_same_object(o->export_to, paths[i]))
+			return cli_usage_error("--export: %s is one of the members (%s)", o->export_to, paths[i]);
+		if (o->write_from && strcmp(o->write_from, "-") && rk_path_same_object(o->write_from, paths[i]))
+			return cli_usage_error("--write: %s is one of the members (%s)", o->write_from, paths[i]);
+	}
+	return CLI_GO_ON;
+}
+
+/* ---- the run ---- */
+
+static const char *action_kind(const struct assemble_args *o)
+{
+	return o->export_to ? "export" : o->mount_dir ? "mount" : o->write_from ? "write" : NULL;
+}
+
+/* "exported ...", "unmounted ...", "wrote ...": the report's last line. */
+static void print_action_done(FILE *f, const struct assemble_args *o, const struct action_result *res)
+{
+	if (o->export_to)
+		fprintf(f, "exported %" PRIu64 " bytes from volume offset %" PRIu64 " to %s\n", res->done, res->offset,
+		        strcmp(o->export_to, "-") ? o->export_to : "stdout");
+	else if (o->mount_dir && res->events_after)
+		fprintf(f, "unmounted %s: %" PRIu64 " bytes read, %" PRIu64 " written; events now %" PRIu64 "\n",
+		        o->mount_dir, res->done - res->length, res->length, res->events_after);
+	else if (o->mount_dir)
+		fprintf(f, "unmounted %s: %" PRIu64 " bytes read\n", o->mount_dir, res->done);
+	else
+		fprintf(f, "wrote %" PRIu64 " bytes of %s at volume offset %" PRIu64 "; events now %" PRIu64 "\n",
+		        res->done, o->write_from, res->offset, res->events_after);
+}
+
+/* The action on array AI, which can run: its exit status. */
+static int run_action(const struct assembly *as, const struct rk_array_info *ai, struct action_result *res)
+{
+	const struct assemble_args *o = as->args;
+	uint64_t size = ai->sb->volume_size;
+	res->kind = action_kind(o);
+	res->path = o->export_to ? o->export_to : o->mount_dir ? o->mount_dir : o->write_from;
+	res->offset = o->at;
+	int rc;
+	if (o->at > size) {
+		rc = cli_usage_error("--at: %" PRIu64 " is past the end of the %" PRIu64 "-byte volume", o->at, size);
+	} else if (o->export_to) {
+		res->length = o->have_len ? o->len : size - o->at;
+		if (res->length > size - o->at)
+			rc = cli_usage_error("--length: %" PRIu64 " bytes from %" PRIu64
+			                     " go past the end of the %" PRIu64 "-byte volume", res->length, o->at, size);
+		else
+			rc = do_export(as, ai, res);
+	} else if (o->mount_dir) {
+		rc = do_mount(as, ai, res);
+	} else {
+		rc = do_write(as, ai, res);
+	}
+	if (res->ok && !o->common.json)
+		print_action_done(as->report, o, res);
+	return rc;
+}
+
+/* What was found and the action, if any: the exit status. */
+static int assemble(const struct assembly *as, int npaths, struct action_result *res)
+{
+	const struct assemble_args *o = as->args;
+	const struct rk_discovery *d = as->d;
+	int action = action_kind(o) != NULL;
+	if (!d->narrays) {
+		cli_err("no array found among the %d path%s given", npaths, npaths == 1 ? "" : "s");
+		return EX_FAIL;
+	}
+	if (o->common.have_uuid && as->pick < 0) {
+		char u[37];
+		uuid_unparse_lower(o->common.uuid, u);
+		cli_err("--uuid: no array %s among the members given", u);
+		return EX_FAIL;
+	}
+	if (action && as->pick < 0) {
+		cli_err("several arrays: pick one with --uuid");
+		return EX_USAGE;
+	}
+	int rc = EX_DONE;
+	for (uint32_t a = 0; a < d->narrays; a++)
+		if (as->pick < 0 || (uint32_t)as->pick == a) {
+			int e = array_exit(d, a);
+			rc = e > rc ? e : rc;
+		}
+	if (!action)
+		return rc;
+	const struct rk_array_info *ai = &d->arrays[as->pick];
+	if (!ai->sb) {
+		cli_err("the array has no usable superblock");
+		return EX_FAIL;
+	}
+	if (ai->state == RK_ASTATE_FAILED || ai->state == RK_ASTATE_CONFLICT) {
+		cli_err("cannot %s: %s", o->export_to ? "export" : o->mount_dir ? "mount" : "write",
+		        ai->why[0] ? ai->why : "too few members");
+		return EX_FAIL;
+	}
+	int ar = run_action(as, ai, res);
+	if (ar == EX_USAGE || ar == EX_FAIL)
+		return ar;
+	return ar > rc ? ar : rc;
+}
+
+/* The "action" object of the JSON report. */
+static void action_json(rk_json *j, const struct rk_array_info *ai, const struct action_result *res)
+{
+	rk_json_key(j, "action");
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "kind", res->kind);
+	rk_json_kstr(j, "path", res->path);
+	CLI_JSON_U64S(j, { "offset", res->offset }, { "length", res->length }, { "bytes", res->done });
+	rk_json_kbool(j, "ok", res->ok);
+	if (res->events_after)
+		rk_json_ku64(j, "events_after", res->events_after);
+	rk_json_key(j, "failed");
+	rk_json_arr_begin(j);
+	for (uint32_t i = 0; i < res->nfailed; i++) {
+		int64_t r = res->failed_role[i];
+		rk_json_obj_begin(j);
+		rk_json_ki64(j, "role", r);
+		rk_json_kstr(j, "path", ai->roles[r].path);
+		rk_json_kstr(j, "reason", res->failed_why[i]);
+		rk_json_obj_end(j);
+	}
+	rk_json_arr_end(j);
+	rk_json_kstr(j, "error", res->error[0] ? res->error : NULL);
+	rk_json_obj_end(j);
+}
+
+/* The JSON report: the discovery, a reshape in progress, the action and
+ * the exit status RC.  EX_FAIL when out of memory, else RC. */
+static int report_json(const struct assembly *as, const struct action_result *res, int rc)
+{
+	const struct rk_discovery *d = as->d;
+	rk_json *j = rk_json_new(stdout);
+	if (!j) {
+		cli_err("out of memory");
+		return EX_FAIL;
+	}
+	rk_json_obj_begin(j);
+	rk_print_discovery_json_keys(j, d);
+	/* mid-reshape: where it stands (the report's reshape line) */
+	const struct rk_array_info *ri = as->pick >= 0 ? &d->arrays[as->pick] : d->narrays == 1 ? &d->arrays[0] : NULL;
+	if (ri)
+		rk_print_reshape_json_key(j, ri->sb);
+	if (res->kind)
+		action_json(j, &d->arrays[as->pick], res);
+	rk_json_ku64(j, "exit", (uint64_t)rc);
+	rk_json_obj_end(j);
+	rk_json_free(j);
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	cli_init(argv[0]);
-	struct opts o;
-	memset(&o, 0, sizeof o);
-	enum { O_JSON = 256, O_UUID, O_FORCE, O_EXPORT, O_AT, O_LENGTH, O_WRITE, O_PROGRESS, O_MOUNT, O_RW,
-	       O_HELP, O_VERSION };
 	static const struct option lo[] = {
-		{ "json", no_argument, NULL, O_JSON },
-		{ "uuid", required_argument, NULL, O_UUID },
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "export", required_argument, NULL, O_EXPORT },
 		{ "at", required_argument, NULL, O_AT },
 		{ "length", required_argument, NULL, O_LENGTH },
 		{ "write", required_argument, NULL, O_WRITE },
-		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "mount", required_argument, NULL, O_MOUNT },
 		{ "rw", no_argument, NULL, O_RW },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ NULL, 0, NULL, 0 },
+		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-		switch (c) {
-		case O_JSON: o.json = 1; break;
-		case O_FORCE: o.force = 1; break;
-		case O_PROGRESS: o.progress = 1; break;
-		case O_UUID:
-			if (uuid_parse(optarg, o.uuid))
-				return cli_usage_error("--uuid: '%s' is not a UUID", optarg);
-			o.have_uuid = 1;
-			break;
-		case O_EXPORT:
-			if (o.export_to)
-				return cli_usage_error("--export given twice");
-			if (!*optarg)
-				return cli_usage_error("--export: empty file name");
-			o.export_to = optarg;
-			break;
-		case O_WRITE:
-			if (o.write_from)
-				return cli_usage_error("--write given twice");
-			if (!*optarg)
-				return cli_usage_error("--write: empty file name");
-			o.write_from = optarg;
-			break;
-		case O_AT:
-			if (cli_parse_size(optarg, &o.at))
-				return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", optarg);
-			o.have_at = 1;
-			break;
-		case O_LENGTH:
-			if (cli_parse_size(optarg, &o.len))
-				return cli_usage_error("--length: '%s' is not a size (bytes, or with K, M, G, T)", optarg);
-			o.have_len = 1;
-			break;
-		case O_MOUNT:
-			if (o.mount_dir)
-				return cli_usage_error("--mount given twice");
-			if (!*optarg)
-				return cli_usage_error("--mount: empty directory name");
-			o.mount_dir = optarg;
-			break;
-		case O_RW: o.rw = 1; break;
-		case O_HELP: usage(stdout); return EX_DONE;
-		case O_VERSION: cli_version(); return EX_DONE;
-		default:
-			return cli_bad_option(c, argv);
-		}
-	}
+	struct assemble_args o;
+	memset(&o, 0, sizeof o);
+	const struct cli_command cmd = { "", lo, usage, on_option, &o, &o.common };
+	int rc = cli_parse_options(argc, argv, &cmd);
+	if (rc != CLI_GO_ON)
+		return rc;
 	int nmem = argc - optind;
+	char **paths = argv + optind;
 	if (nmem <= 0)
 		return cli_usage_error("no MEMBER given");
-	if ((o.export_to != NULL) + (o.write_from != NULL) + (o.mount_dir != NULL) > 1)
-		return cli_usage_error("--export, --write and --mount: one action at a time");
-	if (o.rw && !o.mount_dir)
-		return cli_usage_error("--rw: goes with --mount");
-	if (o.mount_dir) {
-		struct stat ms;
-		if (stat(o.mount_dir, &ms))
-			return cli_usage_error("--mount: %s: %s", o.mount_dir, strerror(errno));
-		if (!S_ISDIR(ms.st_mode))
-			return cli_usage_error("--mount: %s is not a directory", o.mount_dir);
-	}
-	if (o.have_at && !o.export_to && !o.write_from)
-		return cli_usage_error("--at: goes with --export or --write");
-	if (o.have_len && !o.export_to)
-		return cli_usage_error("--length: goes with --export");
-	if (o.write_from && !o.have_at)
-		return cli_usage_error("--write: needs --at OFFSET");
-	if (o.json && o.export_to && !strcmp(o.export_to, "-"))
-		return cli_usage_error("--json with --export -: stdout cannot carry both the volume and the report");
-	if (o.export_to && !strcmp(o.export_to, "-") && o.write_from && !strcmp(o.write_from, "-"))
-		return cli_usage_error("--write -: stdin and stdout at once");
-	char **paths = argv + optind;
-	for (int i = 0; i < nmem; i++) {
-		if (!*paths[i])
-			return cli_usage_error("empty MEMBER name");
-		if (o.export_to && strcmp(o.export_to, "-") && same_file(o.export_to, paths[i]))
-			return cli_usage_error("--export: %s is one of the members (%s)", o.export_to, paths[i]);
-		if (o.write_from && strcmp(o.write_from, "-") && same_file(o.write_from, paths[i]))
-			return cli_usage_error("--write: %s is one of the members (%s)", o.write_from, paths[i]);
-	}
+	if ((rc = check_actions(&o)) != CLI_GO_ON || (rc = check_members(&o, paths, nmem)) != CLI_GO_ON)
+		return rc;
 
-	struct rk_discovery *d = NULL;
-	if (rk_discover(&d, paths, (uint32_t)nmem, o.have_uuid ? o.uuid : NULL)) {
+	struct assembly as = { &o, NULL, -1, stdout };
+	if (rk_discover(&as.d, paths, (uint32_t)nmem, o.common.have_uuid ? o.common.uuid : NULL)) {
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}
-	int action = o.export_to || o.write_from || o.mount_dir;
-	int pick = -1;
-	if (o.have_uuid) {
-		pick = array_index_of(d, o.uuid);
-	} else if (d->narrays == 1) {
-		pick = 0;
-	}
+	struct rk_discovery *d = as.d;
+	as.pick = rk_discovery_pick(d, o.common.have_uuid ? o.common.uuid : NULL);
 	if (o.force)
 		for (uint32_t a = 0; a < d->narrays; a++)
-			if (pick < 0 || (uint32_t)pick == a)
-				force_stale(d, a);
+			if (as.pick < 0 || (uint32_t)as.pick == a)
+				rk_discovery_force_stale(d, a, on_forced, NULL);
 
 	/* The report in words comes first (before a long action); to stderr
 	 * when stdout carries the volume. */
-	FILE *rep = o.export_to && !strcmp(o.export_to, "-") ? stderr : stdout;
-	disc = d;
-	if (!o.json) {
-		rk_print_discovery_text(rep, d);
+	if (o.export_to && !strcmp(o.export_to, "-"))
+		as.report = stderr;
+	if (!o.common.json) {
+		rk_print_discovery_text(as.report, d);
 		for (uint32_t a = 0; a < d->narrays; a++)
-			if (pick < 0 || (uint32_t)pick == a)
-				print_reshape(rep, d, a);
-		fflush(rep);
+			if (as.pick < 0 || (uint32_t)as.pick == a)
+				rk_print_reshape_text(as.report, d->arrays[a].sb, "  ");
+		fflush(as.report);
 	}
-
-	int rc = EX_DONE;
 	struct action_result res;
 	memset(&res, 0, sizeof res);
-	if (!d->narrays) {
-		cli_err("no array found among the %d path%s given", nmem, nmem == 1 ? "" : "s");
-		rc = EX_FAIL;
-	} else if (o.have_uuid && pick < 0) {
-		char u[37];
-		uuid_unparse_lower(o.uuid, u);
-		cli_err("--uuid: no array %s among the members given", u);
-		rc = EX_FAIL;
-	} else if (action && pick < 0) {
-		cli_err("several arrays: pick one with --uuid");
-		rc = EX_USAGE;
-	} else {
-		for (uint32_t a = 0; a < d->narrays; a++)
-			if (pick < 0 || (uint32_t)pick == a) {
-				int e = array_exit(d, a);
-				rc = e > rc ? e : rc;
-			}
-		const struct rk_array_info *ai = pick >= 0 ? &d->arrays[pick] : NULL;
-		if (ai && !ai->sb && action) {
-			cli_err("the array has no usable superblock");
-			rc = EX_FAIL;
-		} else if (ai && action && (ai->state == RK_ASTATE_FAILED || ai->state == RK_ASTATE_CONFLICT)) {
-			cli_err("cannot %s: %s", o.export_to ? "export" : o.mount_dir ? "mount" : "write",
-			        ai->why[0] ? ai->why : "too few members");
-			rc = EX_FAIL;
-		} else if (ai && action) {
-			uint64_t size = ai->sb->volume_size;
-			res.kind = o.export_to ? "export" : o.mount_dir ? "mount" : "write";
-			res.path = o.export_to ? o.export_to : o.mount_dir ? o.mount_dir : o.write_from;
-			res.offset = o.at;
-			int ar;
-			if (o.at > size) {
-				ar = cli_usage_error("--at: %" PRIu64 " is past the end of the %" PRIu64 "-byte volume",
-				                     o.at, size);
-			} else if (o.export_to) {
-				res.length = o.have_len ? o.len : size - o.at;
-				if (res.length > size - o.at)
-					ar = cli_usage_error("--length: %" PRIu64 " bytes from %" PRIu64
-					                     " go past the end of the %" PRIu64 "-byte volume",
-					                     res.length, o.at, size);
-				else
-					ar = do_export(&o, ai, &res);
-			} else if (o.mount_dir) {
-				ar = do_mount(&o, ai, &res);
-			} else {
-				ar = do_write(&o, ai, &res);
-			}
-			if (ar == EX_USAGE || ar == EX_FAIL)
-				rc = ar;
-			else
-				rc = ar > rc ? ar : rc;
-			if (res.ok && !o.json) {
-				if (o.export_to)
-					fprintf(rep, "exported %" PRIu64 " bytes from volume offset %" PRIu64 " to %s\n",
-					        res.done, res.offset, strcmp(o.export_to, "-") ? o.export_to : "stdout");
-				else if (o.mount_dir && res.events_after)
-					fprintf(rep, "unmounted %s: %" PRIu64 " bytes read, %" PRIu64 " written; events now %"
-					        PRIu64 "\n", o.mount_dir, res.done - res.length, res.length, res.events_after);
-				else if (o.mount_dir)
-					fprintf(rep, "unmounted %s: %" PRIu64 " bytes read\n", o.mount_dir, res.done);
-				else
-					fprintf(rep, "wrote %" PRIu64 " bytes of %s at volume offset %" PRIu64
-					        "; events now %" PRIu64 "\n", res.done, o.write_from, res.offset,
-					        res.events_after);
-			}
-		}
-	}
-
-	if (o.json) {
-		rk_json *j = rk_json_new(stdout);
-		if (!j) {
-			cli_err("out of memory");
-			rk_discovery_free(d);
-			return EX_FAIL;
-		}
-		rk_json_obj_begin(j);
-		rk_print_discovery_json_keys(j, d);
-		/* mid-reshape: where it stands (the report's reshape line) */
-		const struct rk_array_info *ri = pick >= 0 ? &d->arrays[pick] : d->narrays == 1 ? &d->arrays[0] : NULL;
-		if (ri && ri->sb && (ri->sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)) {
-			rk_json_key(j, "reshape");
-			rk_json_obj_begin(j);
-			rk_json_ku64(j, "position", ri->sb->reshape_pos);
-			rk_json_ku64(j, "volume_size", ri->sb->volume_size);
-			rk_json_ki64(j, "new_level", ri->sb->reshape_new.level);
-			rk_json_ku64(j, "new_roles", ri->sb->reshape_new.nroles);
-			rk_json_kstr(j, "state", (ri->sb->reshape_flags & RK_RESHAPE_REVERTING)
-			                         ? "reshape being reverted: finish with raid-resize --continue"
-			                         : "reshape in progress: finish with raid-resize --continue");
-			rk_json_obj_end(j);
-		}
-		if (res.kind) {
-			rk_json_key(j, "action");
-			rk_json_obj_begin(j);
-			rk_json_kstr(j, "kind", res.kind);
-			rk_json_kstr(j, "path", res.path);
-			rk_json_ku64(j, "offset", res.offset);
-			rk_json_ku64(j, "length", res.length);
-			rk_json_ku64(j, "bytes", res.done);
-			rk_json_kbool(j, "ok", res.ok);
-			if (res.events_after)
-				rk_json_ku64(j, "events_after", res.events_after);
-			rk_json_key(j, "failed");
-			rk_json_arr_begin(j);
-			for (uint32_t i = 0; i < res.nfailed; i++) {
-				const struct rk_array_info *fa = &d->arrays[pick];
-				int64_t r = res.failed_role[i];
-				rk_json_obj_begin(j);
-				rk_json_ki64(j, "role", r);
-				rk_json_kstr(j, "path", fa->roles[r].path);
-				rk_json_kstr(j, "reason", res.failed_why[i]);
-				rk_json_obj_end(j);
-			}
-			rk_json_arr_end(j);
-			rk_json_kstr(j, "error", res.error[0] ? res.error : NULL);
-			rk_json_obj_end(j);
-		}
-		rk_json_ku64(j, "exit", (uint64_t)rc);
-		rk_json_obj_end(j);
-		rk_json_free(j);
-	}
+	rc = assemble(&as, nmem, &res);
+	if (o.common.json)
+		rc = report_json(&as, &res, rc);
 	rk_discovery_free(d);
 	if (fflush(stdout) || ferror(stdout)) {
 		if (errno != EPIPE)

@@ -23,9 +23,9 @@
 #include "rk_probe.h"
 #include "rk_sb.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	printf("Usage: raid-examine [--json] MEMBER...\n"
+	fprintf(f, "Usage: raid-examine [--json] MEMBER...\n"
 	       "       raid-examine --map OFFSET [--uuid UUID] [--json] MEMBER...\n"
 	       "\n"
 	       "Shows what is on raidkit members: both superblock copies of each member\n"
@@ -48,129 +48,141 @@ static void usage(void)
 	       "(no member has a valid raidkit superblock); 64 bad usage.\n");
 }
 
-/* The class discovery gave PATH index I (NULL when not found). */
-static const struct rk_member *find_member(const struct rk_discovery *d, int32_t argi)
-{
-	for (uint32_t a = 0; a < d->narrays; a++)
-		for (uint32_t r = 0; r < d->arrays[a].nroles; r++)
-			if (d->arrays[a].roles[r].path && d->arrays[a].roles[r].argi == argi)
-				return &d->arrays[a].roles[r];
-	for (uint32_t i = 0; i < d->nleft; i++)
-		if (d->left[i].argi == argi)
-			return &d->left[i];
-	return NULL;
-}
+/* What one path holds, as read for the report. */
+struct member_exam {
+	const char *path;
+	const struct rk_member *member;    /* how discovery classed it, NULL when not found */
+	struct rk_sb_read rd;              /* both superblock copies */
+	char open_error[512];              /* "" when it could be opened and read */
+	uint64_t size;
+	int nforeign;                      /* foreign metadata decoded natively (md 0.90 / 1.x) */
+	void *foreign[4];
+	const struct rk_meta_fmt *foreign_fmt[4];
+	struct rk_probe_result probe;      /* a foreign signature (probe.found) */
+};
 
+/* What the examination found over all paths. */
 struct exam {
 	int readable;      /* a valid raidkit copy */
 	int report;        /* something to report */
 };
 
-static void examine_one(const char *path, const struct rk_member *m, int json, rk_json *j,
-                        struct exam *ex)
+/* Decodes the foreign formats on D (not raidkit's, not blkid's). */
+static void read_foreign(struct member_exam *x, rk_dev *d)
 {
-	rk_dev *d = NULL;
-	struct rk_sb_read rd;
-	memset(&rd, 0, sizeof rd);
-	rd.chosen = -1;
-	rk_err e = rk_dev_open(&d, path, RK_DEV_RDONLY);
-	char openerr[512] = "";
-	uint64_t size = 0;
-	void *fobj[4];
-	const struct rk_meta_fmt *ffmt[4];
-	int nfor = 0;
-	if (e) {
-		snprintf(openerr, sizeof openerr, "%s", rk_errmsg());
-		if (!json)
-			cli_err("%s", openerr);
-		ex->report = 1;
-	} else {
-		size = rk_dev_size(d);
-		e = rk_sb_read(d, &rd);
-		/* Foreign formats decoded natively (md 0.90 / 1.x). */
-		for (int k = 0; rk_meta_fmts[k] && nfor < 4; k++) {
-			const struct rk_meta_fmt *fm = rk_meta_fmts[k];
-			if (!strcmp(fm->name, "raidkit") || !strcmp(fm->name, "blkid"))
-				continue;
-			void *obj = NULL;
-			if (fm->decode(d, path, &obj) == RK_OK) {
-				fobj[nfor] = obj;
-				ffmt[nfor++] = fm;
-			}
-		}
-		rk_dev_close(d);
-		if (e && e != RK_E_NOSB) {
-			snprintf(openerr, sizeof openerr, "%s", rk_errmsg());
-			if (!json)
-				cli_err("%s", openerr);
+	for (int k = 0; rk_meta_fmts[k] && x->nforeign < 4; k++) {
+		const struct rk_meta_fmt *fm = rk_meta_fmts[k];
+		if (!strcmp(fm->name, "raidkit") || !strcmp(fm->name, "blkid"))
+			continue;
+		void *obj = NULL;
+		if (fm->decode(d, x->path, &obj) == RK_OK) {
+			x->foreign[x->nforeign] = obj;
+			x->foreign_fmt[x->nforeign++] = fm;
 		}
 	}
-	int valid = rd.chosen >= 0;
+}
+
+/* Opens and reads X->path; errors in words go to stderr unless JSON. */
+static void read_member(struct member_exam *x, int json)
+{
+	rk_dev *d = NULL;
+	memset(&x->rd, 0, sizeof x->rd);
+	x->rd.chosen = -1;
+	rk_err e = rk_dev_open(&d, x->path, RK_DEV_RDONLY);
+	if (e) {
+		snprintf(x->open_error, sizeof x->open_error, "%s", rk_errmsg());
+	} else {
+		x->size = rk_dev_size(d);
+		e = rk_sb_read(d, &x->rd);
+		read_foreign(x, d);
+		rk_dev_close(d);
+		if (e && e != RK_E_NOSB)
+			snprintf(x->open_error, sizeof x->open_error, "%s", rk_errmsg());
+	}
+	if (x->open_error[0] && !json)
+		cli_err("%s", x->open_error);
+	memset(&x->probe, 0, sizeof x->probe);
+	if (!x->open_error[0] && rk_probe_foreign(x->path, &x->probe) != RK_OK)
+		memset(&x->probe, 0, sizeof x->probe);
+}
+
+static void member_json(rk_json *j, const struct member_exam *x)
+{
+	int valid = x->rd.chosen >= 0;
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "path", x->path);
+	rk_json_kbool(j, "readable", !x->open_error[0]);
+	rk_json_kstr(j, "error", x->open_error[0] ? x->open_error : NULL);
+	rk_json_ku64(j, "size", x->size);
+	rk_json_kbool(j, "valid", valid);
+	if (!x->open_error[0])
+		rk_print_copies_json_keys(j, &x->rd);
+	rk_json_key(j, "superblock");
+	if (valid)
+		rk_print_sb_json(j, x->rd.copy[x->rd.chosen].sb);
+	else
+		rk_json_null(j);
+	rk_json_key(j, "signatures");
+	rk_json_arr_begin(j);
+	if (x->probe.found)
+		rk_print_probe_json(j, &x->probe);
+	rk_json_arr_end(j);
+	rk_json_key(j, "foreign_metadata");
+	rk_json_arr_begin(j);
+	for (int k = 0; k < x->nforeign; k++)
+		x->foreign_fmt[k]->print_json(j, x->foreign[k]);
+	rk_json_arr_end(j);
+	rk_json_key(j, "discovery");
+	if (x->member)
+		rk_print_member_json(j, x->member);
+	else
+		rk_json_null(j);
+	rk_json_obj_end(j);
+}
+
+static void member_text(const struct member_exam *x)
+{
+	char sz[32];
+	printf("%s", x->path);
+	if (!x->open_error[0])
+		printf(" (%" PRIu64 " bytes, %s)", x->size, rk_size_words(x->size, sz, sizeof sz));
+	printf("\n");
+	if (x->open_error[0])
+		printf("  cannot examine: %s\n", x->open_error);
+	else
+		rk_print_copies_text(stdout, &x->rd, 1, "  ");
+	if (x->probe.found) {
+		printf("  foreign signature: ");
+		rk_print_probe_text(stdout, &x->probe, "");
+	}
+	for (int k = 0; k < x->nforeign; k++)
+		x->foreign_fmt[k]->print_text(stdout, x->foreign[k], "  ");
+	if (x->member)
+		printf("  discovery: %s: %s\n", rk_member_class_name(x->member->cls), x->member->reason);
+	printf("\n");
+}
+
+static void examine_one(const char *path, const struct rk_member *m, rk_json *j, struct exam *ex)
+{
+	struct member_exam x;
+	memset(&x, 0, sizeof x);
+	x.path = path;
+	x.member = m;
+	read_member(&x, j != NULL);
+	int valid = x.rd.chosen >= 0;
 	if (valid)
 		ex->readable = 1;
-	if (!valid || rd.copy[0].status != RK_COPY_OK || rd.copy[1].status != RK_COPY_OK)
+	if (!valid || x.rd.copy[0].status != RK_COPY_OK || x.rd.copy[1].status != RK_COPY_OK)
 		ex->report = 1;
 	if (m && m->cls != RK_MEMBER_ACTIVE && m->cls != RK_MEMBER_SPARE)
 		ex->report = 1;
-	struct rk_probe_result pr;
-	memset(&pr, 0, sizeof pr);
-	if (!openerr[0] && rk_probe_foreign(path, &pr) != RK_OK)
-		memset(&pr, 0, sizeof pr);
-
-	if (json) {
-		rk_json_obj_begin(j);
-		rk_json_kstr(j, "path", path);
-		rk_json_kbool(j, "readable", !openerr[0]);
-		rk_json_kstr(j, "error", openerr[0] ? openerr : NULL);
-		rk_json_ku64(j, "size", size);
-		rk_json_kbool(j, "valid", valid);
-		if (!openerr[0])
-			rk_print_copies_json_keys(j, &rd);
-		rk_json_key(j, "superblock");
-		if (valid)
-			rk_print_sb_json(j, rd.copy[rd.chosen].sb);
-		else
-			rk_json_null(j);
-		rk_json_key(j, "signatures");
-		rk_json_arr_begin(j);
-		if (pr.found)
-			rk_print_probe_json(j, &pr);
-		rk_json_arr_end(j);
-		rk_json_key(j, "foreign_metadata");
-		rk_json_arr_begin(j);
-		for (int k = 0; k < nfor; k++)
-			ffmt[k]->print_json(j, fobj[k]);
-		rk_json_arr_end(j);
-		rk_json_key(j, "discovery");
-		if (m)
-			rk_print_member_json(j, m);
-		else
-			rk_json_null(j);
-		rk_json_obj_end(j);
-	} else {
-		char sz[32];
-		printf("%s", path);
-		if (!openerr[0])
-			printf(" (%" PRIu64 " bytes, %s)", size, rk_size_words(size, sz, sizeof sz));
-		printf("\n");
-		if (openerr[0]) {
-			printf("  cannot examine: %s\n", openerr);
-		} else {
-			rk_print_copies_text(stdout, &rd, 1, "  ");
-		}
-		if (pr.found) {
-			printf("  foreign signature: ");
-			rk_print_probe_text(stdout, &pr, "");
-		}
-		for (int k = 0; k < nfor; k++)
-			ffmt[k]->print_text(stdout, fobj[k], "  ");
-		if (m)
-			printf("  discovery: %s: %s\n", rk_member_class_name(m->cls), m->reason);
-		printf("\n");
-	}
-	rk_sb_read_free(&rd);
-	for (int k = 0; k < nfor; k++)
-		ffmt[k]->release(fobj[k]);
+	if (j)
+		member_json(j, &x);
+	else
+		member_text(&x);
+	rk_sb_read_free(&x.rd);
+	for (int k = 0; k < x.nforeign; k++)
+		x.foreign_fmt[k]->release(x.foreign[k]);
 }
 
 static int do_examine(char **paths, uint32_t n, int json)
@@ -195,7 +207,7 @@ static int do_examine(char **paths, uint32_t n, int json)
 		rk_json_arr_begin(j);
 	}
 	for (uint32_t i = 0; i < n; i++)
-		examine_one(paths[i], find_member(d, (int32_t)i), json, j, &ex);
+		examine_one(paths[i], rk_discovery_find_path(d, (int32_t)i), j, &ex);
 	for (uint32_t a = 0; a < d->narrays; a++)
 		if (d->arrays[a].state == RK_ASTATE_CONFLICT)
 			ex.report = 1;
@@ -226,21 +238,38 @@ static int do_examine(char **paths, uint32_t n, int json)
 	return ex.report ? EX_REPORT : EX_DONE;
 }
 
-static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, int json)
+/* ---- --map ---- */
+
+/* Where volume byte OFFSET lives. */
+struct map_answer {
+	uint64_t offset;
+	const struct rk_array_info *array;
+	struct rk_loc loc;              /* its data copy */
+	uint64_t run;                   /* bytes from there on the same member */
+	const struct rk_member *member; /* the role holding it (path NULL: missing) */
+	uint64_t data_offset;           /* where that member's data area starts */
+	uint64_t member_offset;         /* data_offset + loc.member_off */
+	struct rk_loc copies[16];       /* every copy, the data copy first */
+	uint32_t ncopies;
+};
+
+/* The data offset of ROLE's member (the array's where it has no superblock). */
+static uint64_t role_data_offset(const struct rk_array_info *a, uint32_t role)
 {
-	struct rk_discovery *d = NULL;
-	if (rk_discover(&d, paths, n, uuid)) {
-		cli_err_rk("discovery failed");
-		return EX_FAIL;
-	}
-	int rc = EX_DONE;
+	return a->roles[role].sb ? a->roles[role].sb->data_offset : a->sb->data_offset;
+}
+
+/* The one array of D --map answers for: its index, or -1 with the exit
+ * status in *RC (messages on stderr). */
+static int map_array(const struct rk_discovery *d, int *rc)
+{
 	if (d->narrays == 0) {
 		cli_err("no raidkit array among the members given");
 		for (uint32_t i = 0; i < d->nleft; i++)
 			cli_err("%s: %s: %s", d->left[i].path, rk_member_class_name(d->left[i].cls),
 			        d->left[i].reason);
-		rk_discovery_free(d);
-		return EX_FAIL;
+		*rc = EX_FAIL;
+		return -1;
 	}
 	if (d->narrays > 1) {
 		cli_err("members of %u arrays were given; pick one with --uuid", d->narrays);
@@ -249,151 +278,166 @@ static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, i
 			uuid_unparse_lower(d->arrays[a].uuid, u);
 			cli_err("array %s \"%s\"", u, d->arrays[a].name);
 		}
-		rk_discovery_free(d);
-		return EX_USAGE;
+		*rc = EX_USAGE;
+		return -1;
 	}
-	const struct rk_array_info *a = &d->arrays[0];
+	return 0;
+}
+
+/* Fills ANS for byte OFF of array A: EX_DONE, or the exit status with the
+ * message printed. */
+static int map_locate(const struct rk_array_info *a, uint64_t off, struct map_answer *ans)
+{
 	const struct rk_sb *sb = a->sb;
 	struct rk_geom g;
 	if (rk_geom_init(&g, sb->level, sb->layout, sb->chunk, sb->nroles, sb->data_size)) {
 		cli_err_rk("the array's geometry");
-		rk_discovery_free(d);
 		return EX_FAIL;
 	}
 	if (off >= g.volume_size) {
-		cli_err("--map %" PRIu64 ": beyond the end of the volume (%" PRIu64 " bytes)", off,
-		        g.volume_size);
-		rk_discovery_free(d);
+		cli_err("--map %" PRIu64 ": beyond the end of the volume (%" PRIu64 " bytes)", off, g.volume_size);
 		return EX_USAGE;
 	}
-	struct rk_loc loc;
-	uint64_t run = 0;
-	if (rk_geom_map(&g, off, &loc, &run) || loc.role >= a->nroles) {
+	ans->offset = off;
+	ans->array = a;
+	if (rk_geom_map(&g, off, &ans->loc, &ans->run) || ans->loc.role >= a->nroles) {
 		cli_err_rk("--map %" PRIu64, off);
-		rk_discovery_free(d);
 		return EX_FAIL;
 	}
-	const struct rk_member *m = &a->roles[loc.role];
-	uint64_t doff = m->sb ? m->sb->data_offset : sb->data_offset;
-	uint64_t moff;
-	if (rk_add_ovf(doff, loc.member_off, &moff)) {
+	ans->member = &a->roles[ans->loc.role];
+	ans->data_offset = role_data_offset(a, ans->loc.role);
+	if (rk_add_ovf(ans->data_offset, ans->loc.member_off, &ans->member_offset)) {
 		cli_err("--map %" PRIu64 ": member offset overflows", off);
-		rk_discovery_free(d);
 		return EX_FAIL;
 	}
-	struct rk_loc cp[16];
-	uint32_t ncp = rk_geom_copies(&g, off, cp, 16);
-	if (!m->path || a->state != RK_ASTATE_CLEAN)
-		rc = EX_REPORT;
-	if (a->state == RK_ASTATE_CONFLICT)
-		cli_err("warning: the members disagree (%s)", a->why);
-	if (json) {
-		rk_json *j = rk_json_new(stdout);
-		if (!j) {
-			rk_discovery_free(d);
-			return EX_FAIL;
-		}
+	ans->ncopies = rk_geom_copies(&g, off, ans->copies, 16);
+	if (ans->ncopies > 16)
+		ans->ncopies = 16;
+	return EX_DONE;
+}
+
+static void map_json(const struct map_answer *ans)
+{
+	const struct rk_array_info *a = ans->array;
+	const struct rk_member *m = ans->member;
+	rk_json *j = rk_json_new(stdout);
+	if (!j)
+		return;
+	rk_json_obj_begin(j);
+	CLI_JSON_U64S(j, { "offset", ans->offset }, { "stripe", ans->loc.stripe }, { "role", ans->loc.role });
+	rk_json_kstr(j, "path", m->path);
+	CLI_JSON_U64S(j, { "member_offset", ans->member_offset }, { "data_offset", ans->data_offset },
+	              { "data_area_offset", ans->loc.member_off }, { "run", ans->run });
+	rk_json_kstr(j, "member_state", rk_member_class_name(m->cls));
+	rk_json_kstr(j, "array_state", rk_astate_name(a->state));
+	rk_json_key(j, "array_uuid");
+	rk_json_uuid(j, a->uuid);
+	rk_json_key(j, "copies");
+	rk_json_arr_begin(j);
+	for (uint32_t k = 0; k < ans->ncopies; k++) {
+		const struct rk_loc *cp = &ans->copies[k];
+		if (cp->role >= a->nroles)
+			continue;
+		uint64_t cmo = 0;
 		rk_json_obj_begin(j);
-		rk_json_ku64(j, "offset", off);
-		rk_json_ku64(j, "stripe", loc.stripe);
-		rk_json_ku64(j, "role", loc.role);
-		rk_json_kstr(j, "path", m->path);
-		rk_json_ku64(j, "member_offset", moff);
-		rk_json_ku64(j, "data_offset", doff);
-		rk_json_ku64(j, "data_area_offset", loc.member_off);
-		rk_json_ku64(j, "run", run);
-		rk_json_kstr(j, "member_state", rk_member_class_name(m->cls));
-		rk_json_kstr(j, "array_state", rk_astate_name(a->state));
-		rk_json_key(j, "array_uuid");
-		rk_json_uuid(j, a->uuid);
-		rk_json_key(j, "copies");
-		rk_json_arr_begin(j);
-		for (uint32_t k = 0; k < ncp && k < 16; k++) {
-			if (cp[k].role >= a->nroles)
-				continue;
-			const struct rk_member *cm = &a->roles[cp[k].role];
-			uint64_t cdo = cm->sb ? cm->sb->data_offset : sb->data_offset, cmo = 0;
-			rk_json_obj_begin(j);
-			rk_json_ku64(j, "role", cp[k].role);
-			rk_json_kstr(j, "path", cm->path);
-			if (rk_add_ovf(cdo, cp[k].member_off, &cmo))
-				cmo = UINT64_MAX;
-			rk_json_ku64(j, "member_offset", cmo);
-			rk_json_obj_end(j);
-		}
-		rk_json_arr_end(j);
+		rk_json_ku64(j, "role", cp->role);
+		rk_json_kstr(j, "path", a->roles[cp->role].path);
+		if (rk_add_ovf(role_data_offset(a, cp->role), cp->member_off, &cmo))
+			cmo = UINT64_MAX;
+		rk_json_ku64(j, "member_offset", cmo);
 		rk_json_obj_end(j);
-		rk_json_free(j);
-	} else {
-		printf("volume byte %" PRIu64 ": stripe %" PRIu64 ", role %u, %s, member byte %" PRIu64
-		       " (data offset %" PRIu64 " + %" PRIu64 "); %" PRIu64 " bytes from there stay on it\n",
-		       off, loc.stripe, loc.role, m->path ? m->path : "(missing)", moff, doff,
-		       loc.member_off, run);
-		if (!m->path)
-			printf("  role %u: %s\n", loc.role, m->reason);
-		for (uint32_t k = 1; k < ncp && k < 16; k++)
-			if (cp[k].role < a->nroles)
-				printf("  also on role %u (%s) at member byte %" PRIu64 "\n", cp[k].role,
-				       a->roles[cp[k].role].path ? a->roles[cp[k].role].path : "missing",
-				       (a->roles[cp[k].role].sb ? a->roles[cp[k].role].sb->data_offset
-				                                : sb->data_offset) + cp[k].member_off);
-		printf("  array %s: %s\n", rk_astate_name(a->state), a->why);
+	}
+	rk_json_arr_end(j);
+	rk_json_obj_end(j);
+	rk_json_free(j);
+}
+
+static void map_text(const struct map_answer *ans)
+{
+	const struct rk_array_info *a = ans->array;
+	const struct rk_member *m = ans->member;
+	printf("volume byte %" PRIu64 ": stripe %" PRIu64 ", role %u, %s, member byte %" PRIu64
+	       " (data offset %" PRIu64 " + %" PRIu64 "); %" PRIu64 " bytes from there stay on it\n",
+	       ans->offset, ans->loc.stripe, ans->loc.role, m->path ? m->path : "(missing)", ans->member_offset,
+	       ans->data_offset, ans->loc.member_off, ans->run);
+	if (!m->path)
+		printf("  role %u: %s\n", ans->loc.role, m->reason);
+	for (uint32_t k = 1; k < ans->ncopies; k++) {
+		const struct rk_loc *cp = &ans->copies[k];
+		if (cp->role < a->nroles)
+			printf("  also on role %u (%s) at member byte %" PRIu64 "\n", cp->role,
+			       a->roles[cp->role].path ? a->roles[cp->role].path : "missing",
+			       role_data_offset(a, cp->role) + cp->member_off);
+	}
+	printf("  array %s: %s\n", rk_astate_name(a->state), a->why);
+}
+
+static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, int json)
+{
+	struct rk_discovery *d = NULL;
+	if (rk_discover(&d, paths, n, uuid)) {
+		cli_err_rk("discovery failed");
+		return EX_FAIL;
+	}
+	int rc = EX_DONE;
+	struct map_answer ans;
+	memset(&ans, 0, sizeof ans);
+	if (map_array(d, &rc) == 0 && (rc = map_locate(&d->arrays[0], off, &ans)) == EX_DONE) {
+		const struct rk_array_info *a = ans.array;
+		if (!ans.member->path || a->state != RK_ASTATE_CLEAN)
+			rc = EX_REPORT;
+		if (a->state == RK_ASTATE_CONFLICT)
+			cli_err("warning: the members disagree (%s)", a->why);
+		if (json)
+			map_json(&ans);
+		else
+			map_text(&ans);
 	}
 	rk_discovery_free(d);
 	return rc;
 }
 
+/* ---- command line ---- */
+
+enum { OPT_MAP = 256 };
+
+struct examine_args {
+	int map;
+	uint64_t offset;
+	struct cli_common common;
+};
+
+static int on_option(void *ctx, int opt, char *arg)
+{
+	struct examine_args *a = ctx;
+	if (opt == OPT_MAP) {
+		if (cli_parse_size(arg, &a->offset))
+			return cli_usage_error("--map: '%s' is not an offset (bytes, or with K, M, G, T)", arg);
+		a->map = 1;
+	}
+	return CLI_GO_ON;
+}
+
 int main(int argc, char **argv)
 {
 	cli_init(argv[0]);
-	enum { OPT_MAP = 256, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_UUID };
 	static const struct option opts[] = {
 		{ "map", required_argument, NULL, OPT_MAP },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "uuid", required_argument, NULL, OPT_UUID },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
+		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
-	int json = 0, map = 0, have_uuid = 0;
-	uint64_t off = 0;
-	uint8_t uuid[16];
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MAP:
-			if (cli_parse_size(optarg, &off))
-				return cli_usage_error("--map: '%s' is not an offset (bytes, or with K, M, G, T)",
-				                       optarg);
-			map = 1;
-			break;
-		case OPT_JSON:
-			json = 1;
-			break;
-		case OPT_UUID:
-			if (uuid_parse(optarg, uuid))
-				return cli_usage_error("--uuid: '%s' is not a UUID", optarg);
-			have_uuid = 1;
-			break;
-		case 'h':
-		case OPT_HELP:
-			usage();
-			return EX_DONE;
-		case OPT_VERSION:
-			cli_version();
-			return EX_DONE;
-		default:
-			return cli_bad_option(c, argv);
-		}
-	}
+	struct examine_args a;
+	memset(&a, 0, sizeof a);
+	const struct cli_command cmd = { "+h", opts, usage, on_option, &a, &a.common };
+	int rc = cli_parse_options(argc, argv, &cmd);
+	if (rc != CLI_GO_ON)
+		return rc;
 	if (optind >= argc)
 		return cli_usage_error("no MEMBER given");
-	if (have_uuid && !map)
+	if (a.common.have_uuid && !a.map)
 		return cli_usage_error("--uuid is only used with --map");
 	char **paths = argv + optind;
 	uint32_t n = (uint32_t)(argc - optind);
-	if (map)
-		return do_map(paths, n, off, have_uuid ? uuid : NULL, json);
-	return do_examine(paths, n, json);
+	if (a.map)
+		return do_map(paths, n, a.offset, a.common.have_uuid ? a.common.uuid : NULL, a.common.json);
+	return do_examine(paths, n, a.common.json);
 }

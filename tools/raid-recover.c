@@ -48,20 +48,6 @@ static void usage(FILE *f)
 	"64 bad usage.\n");
 }
 
-static int exit_for(rk_err e)
-{
-	switch (e) {
-	case RK_OK: return EX_DONE;
-	case RK_E_INVAL: return EX_USAGE;
-	default: return EX_FAIL;
-	}
-}
-
-static void size_text(uint64_t b, char *buf, size_t n)
-{
-	rk_size_words(b, buf, n);
-}
-
 /* ---- --rebuild ---- */
 
 struct rb_ui {
@@ -82,8 +68,8 @@ static void on_plan(void *ctx, const struct rk_rebuild_result *r)
 	struct rb_ui *ui = ctx;
 	char a[64], b[64];
 	if (!ui->json) {
-		size_text(r->start, a, sizeof a);
-		size_text(r->total, b, sizeof b);
+		rk_size_words(r->start, a, sizeof a);
+		rk_size_words(r->total, b, sizeof b);
 		printf("rebuilding role %u of %u onto %s (%s)\n", r->role, r->nroles, ui->newpath, r->new_what);
 		if (r->resumed)
 			printf("resuming at %" PRIu64 " (%s of %s of the data area already rebuilt)\n", r->start, a, b);
@@ -99,6 +85,40 @@ static rk_err test_wrap(void *ctx, uint32_t idx, rk_dev **dev)
 {
 	(void)ctx;
 	return rk_dev_fault(dev, *dev, test_plan, (int)idx);
+}
+
+/* The --rebuild JSON report: -1 when out of memory. */
+static int rebuild_json(const char *newpath, rk_err e, const struct rk_rebuild_result *r)
+{
+	char u[37], mu[37];
+	uuid_unparse_lower(r->array_uuid, u);
+	uuid_unparse_lower(r->member_uuid, mu);
+	rk_json *j = rk_json_new(stdout);
+	if (!j)
+		return -1;
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "action", "rebuild");
+	rk_json_kstr(j, "result", e ? "failed" : "done");
+	if (e)
+		rk_json_kstr(j, "error", rk_errmsg());
+	rk_json_kstr(j, "uuid", u);
+	rk_json_kstr(j, "name", r->name);
+	rk_json_kstr(j, "level", rk_level_name(r->level));
+	rk_json_ku64(j, "role", r->role);
+	rk_json_key(j, "new");
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "path", newpath);
+	rk_json_kstr(j, "was", rk_new_kind_name(r->new_kind));
+	rk_json_kstr(j, "what", r->new_what);
+	rk_json_kstr(j, "uuid", mu);
+	rk_json_ku64(j, "size", r->new_size);
+	rk_json_obj_end(j);
+	rk_json_kbool(j, "resumed", r->resumed);
+	CLI_JSON_U64S(j, { "start", r->start }, { "done", r->done }, { "total", r->total },
+	              { "events_before", r->events_before }, { "events_after", r->events_after });
+	rk_json_obj_end(j);
+	rk_json_free(j);
+	return 0;
 }
 
 static int do_rebuild(const char *newpath, char **members, uint32_t n, int64_t role, int force, uint64_t ckpt,
@@ -133,49 +153,19 @@ static int do_rebuild(const char *newpath, char **members, uint32_t n, int64_t r
 				fputc('\n', stderr);
 		}
 	}
-	char u[37], mu[37];
-	uuid_unparse_lower(r.array_uuid, u);
-	uuid_unparse_lower(r.member_uuid, mu);
-	if (json) {
-		rk_json *j = rk_json_new(stdout);
-		if (!j)
-			return EX_FAIL;
-		rk_json_obj_begin(j);
-		rk_json_kstr(j, "action", "rebuild");
-		rk_json_kstr(j, "result", e ? "failed" : "done");
-		if (e)
-			rk_json_kstr(j, "error", rk_errmsg());
-		rk_json_kstr(j, "uuid", u);
-		rk_json_kstr(j, "name", r.name);
-		rk_json_kstr(j, "level", rk_level_name(r.level));
-		rk_json_ku64(j, "role", r.role);
-		rk_json_key(j, "new");
-		rk_json_obj_begin(j);
-		rk_json_kstr(j, "path", newpath);
-		rk_json_kstr(j, "was", rk_new_kind_name(r.new_kind));
-		rk_json_kstr(j, "what", r.new_what);
-		rk_json_kstr(j, "uuid", mu);
-		rk_json_ku64(j, "size", r.new_size);
-		rk_json_obj_end(j);
-		rk_json_kbool(j, "resumed", r.resumed);
-		rk_json_ku64(j, "start", r.start);
-		rk_json_ku64(j, "done", r.done);
-		rk_json_ku64(j, "total", r.total);
-		rk_json_ku64(j, "events_before", r.events_before);
-		rk_json_ku64(j, "events_after", r.events_after);
-		rk_json_obj_end(j);
-		rk_json_free(j);
-	}
+	if (json && rebuild_json(newpath, e, &r))
+		return EX_FAIL;
 	if (e) {
 		cli_err("%s", rk_errmsg());
 		if (r.total && r.done < r.total && (e == RK_E_IO || e == RK_E_FAULT))
 			cli_err("the rebuild of role %u stopped at %" PRIu64 " of %" PRIu64
 			        " bytes; run the same command again to resume", r.role, r.done, r.total);
-		return exit_for(e);
+		return cli_exit_for(e);
 	}
 	if (!json) {
-		char a[64];
-		size_text(r.total, a, sizeof a);
+		char a[64], mu[37];
+		rk_size_words(r.total, a, sizeof a);
+		uuid_unparse_lower(r.member_uuid, mu);
 		if (r.new_kind == RK_NEW_CREATED)
 			printf("created %s (%" PRIu64 " bytes, sparse)\n", newpath, r.new_size);
 		printf("rebuilt role %u: %" PRIu64 " bytes (%s) of data area; member UUID %s\n", r.role, r.total - r.start, a, mu);
@@ -194,7 +184,7 @@ static int do_restore(char **members, uint32_t n, int json)
 	rk_err e = rk_recover_restore(members, n, NULL, &r);
 	if (e) {
 		cli_err("%s", rk_errmsg());
-		return exit_for(e);
+		return cli_exit_for(e);
 	}
 	if (json) {
 		rk_json *j = rk_json_new(stdout);
@@ -248,9 +238,42 @@ static int do_restore(char **members, uint32_t n, int json)
 	return rc;
 }
 
+/* The command line. */
+struct recover_args {
+	const char *newpath;
+	int restore, detect, force;
+	int64_t role;
+	uint64_t checkpoint;
+	struct cli_common common;
+};
+
+enum { O_REBUILD = 256, O_RESTORE, O_DETECT, O_ROLE, O_FORCE, O_CKPT, O_EXPORT };
+
+static int on_option(void *ctx, int opt, char *arg)
+{
+	struct recover_args *a = ctx;
+	uint64_t v;
+	switch (opt) {
+	case O_REBUILD: a->newpath = arg; break;
+	case O_RESTORE: a->restore = 1; break;
+	case O_DETECT: a->detect = 1; break;
+	case O_EXPORT: break;
+	case O_ROLE:
+		if (cli_parse_uint(arg, 0, RK_SB_MAX_ROLES - 1, &v))
+			return cli_usage_error("--role: not a role number: %s", arg);
+		a->role = (int64_t)v;
+		break;
+	case O_FORCE: a->force = 1; break;
+	case O_CKPT:
+		if (cli_parse_size(arg, &a->checkpoint) || a->checkpoint == 0)
+			return cli_usage_error("--checkpoint: not a size: %s", arg);
+		break;
+	}
+	return CLI_GO_ON;
+}
+
 int main(int argc, char **argv)
 {
-	enum { O_REBUILD = 256, O_RESTORE, O_DETECT, O_ROLE, O_FORCE, O_JSON, O_PROGRESS, O_CKPT, O_EXPORT };
 	static const struct option longopts[] = {
 		{ "rebuild", required_argument, NULL, O_REBUILD },
 		{ "restore-superblock", no_argument, NULL, O_RESTORE },
@@ -258,59 +281,33 @@ int main(int argc, char **argv)
 		{ "export", required_argument, NULL, O_EXPORT },
 		{ "role", required_argument, NULL, O_ROLE },
 		{ "force", no_argument, NULL, O_FORCE },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "checkpoint", required_argument, NULL, O_CKPT },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	cli_init("raid-recover");
-	const char *newpath = NULL;
-	int restore = 0, detect = 0, force = 0, json = 0, progress = 0, ch;
-	int64_t role = -1;
-	uint64_t ckpt = 0, v;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case O_REBUILD: newpath = optarg; break;
-		case O_RESTORE: restore = 1; break;
-		case O_DETECT: detect = 1; break;
-		case O_EXPORT: break;
-		case O_ROLE:
-			if (cli_parse_uint(optarg, 0, RK_SB_MAX_ROLES - 1, &v))
-				return cli_usage_error("--role: not a role number: %s", optarg);
-			role = (int64_t)v;
-			break;
-		case O_FORCE: force = 1; break;
-		case O_JSON: json = 1; break;
-		case O_PROGRESS: progress = 1; break;
-		case O_CKPT:
-			if (cli_parse_size(optarg, &ckpt) || ckpt == 0)
-				return cli_usage_error("--checkpoint: not a size: %s", optarg);
-			break;
-		case 'h': usage(stdout); return EX_DONE;
-		case 'V': cli_version(); return EX_DONE;
-		case ':': return cli_usage_error("%s needs an argument", argv[optind - 1]);
-		default: return cli_usage_error("unknown option %s", argv[optind - 1]);
-		}
-	}
-	int modes = (newpath != NULL) + restore + detect;
+	struct recover_args a;
+	memset(&a, 0, sizeof a);
+	a.role = -1;
+	const struct cli_command cmd = { "hV", longopts, usage, on_option, &a, &a.common };
+	int rc = cli_parse_options(argc, argv, &cmd);
+	if (rc != CLI_GO_ON)
+		return rc;
+	int modes = (a.newpath != NULL) + a.restore + a.detect;
 	if (modes != 1)
 		return cli_usage_error("give exactly one of --rebuild NEW, --restore-superblock, --detect");
 	if (optind >= argc)
 		return cli_usage_error("no MEMBER given");
-	if (detect) {
+	if (a.detect) {
 		cli_err("--detect is not supported by this build yet");
 		return EX_FAIL;
 	}
-	if (restore && (role >= 0 || force || ckpt))
+	if (a.restore && (a.role >= 0 || a.force || a.checkpoint))
 		return cli_usage_error("--role, --force and --checkpoint go with --rebuild");
-	if (newpath && !*newpath)
+	if (a.newpath && !*a.newpath)
 		return cli_usage_error("--rebuild: empty path");
 	char **members = argv + optind;
 	uint32_t n = (uint32_t)(argc - optind);
-	if (restore)
-		return do_restore(members, n, json);
-	return do_rebuild(newpath, members, n, role, force, ckpt, json, progress);
+	if (a.restore)
+		return do_restore(members, n, a.common.json);
+	return do_rebuild(a.newpath, members, n, a.role, a.force, a.checkpoint, a.common.json, a.common.progress);
 }

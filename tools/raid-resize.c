@@ -92,205 +92,221 @@ static void close_all(rk_dev **d, uint32_t n)
 		rk_dev_close(d[i]);
 }
 
-static int exit_for(rk_err e)
+/* The command line. */
+struct resize_args {
+	int have_size, cont, revert, force;
+	uint64_t size, stop_after;
+	const char *layout, *export_to;
+	const char *add[MAX_ADD];
+	uint32_t nadd;
+	struct rk_resize_opts resize;
+	struct cli_common common;
+};
+
+enum { O_SIZE = 256, O_VSIZE, O_ADD, O_LEVEL, O_LAYOUT, O_CHUNK, O_CONT, O_REVERT, O_EXPORT, O_FORCE, O_BATCH,
+       O_STOP_AFTER };
+
+/* A size option (above 0) into *OUT: CLI_GO_ON or bad usage. */
+static int size_option(const char *name, const char *arg, uint64_t *out)
 {
-	return e == RK_E_INVAL ? EX_USAGE : EX_FAIL;
+	if (cli_parse_size(arg, out) || !*out)
+		return cli_usage_error("%s %s: not a size", name, arg);
+	return CLI_GO_ON;
 }
 
-int main(int argc, char **argv)
+static int on_option(void *ctx, int opt, char *arg)
 {
-	cli_init("raid-resize");
-	enum { O_SIZE = 256, O_VSIZE, O_ADD, O_LEVEL, O_LAYOUT, O_CHUNK, O_CONT, O_REVERT, O_EXPORT, O_FORCE,
-	       O_JSON, O_PROGRESS, O_HELP, O_VERSION, O_BATCH, O_STOP_AFTER };
-	static const struct option lo[] = {
-		{ "size", required_argument, 0, O_SIZE }, { "volume-size", required_argument, 0, O_VSIZE },
-		{ "add", required_argument, 0, O_ADD }, { "level", required_argument, 0, O_LEVEL },
-		{ "layout", required_argument, 0, O_LAYOUT }, { "chunk", required_argument, 0, O_CHUNK },
-		{ "continue", no_argument, 0, O_CONT }, { "revert", no_argument, 0, O_REVERT },
-		{ "export", required_argument, 0, O_EXPORT }, { "force", no_argument, 0, O_FORCE },
-		{ "json", no_argument, 0, O_JSON }, { "progress", no_argument, 0, O_PROGRESS },
-		{ "help", no_argument, 0, O_HELP }, { "version", no_argument, 0, O_VERSION },
-		{ "batch", required_argument, 0, O_BATCH },   /* tests: small checkpoints */
-		{ "stop-after", required_argument, 0, O_STOP_AFTER },   /* tests: stop at a checkpoint past BYTES */
-		{ 0, 0, 0, 0 }
-	};
-	int have_size = 0, cont = 0, revert = 0, force = 0, json = 0, progress = 0;
-	uint64_t size = 0, stop_after = 0;
-	const char *layout_s = NULL, *export_to = NULL;
-	const char *add[MAX_ADD];
-	uint32_t nadd = 0;
-	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP };
-	int c;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case O_SIZE:
-			have_size = 1;
-			if (strcmp(optarg, "max") && (cli_parse_size(optarg, &size) || !size))
-				return cli_usage_error("--size %s: not a size", optarg);
-			break;
-		case O_VSIZE:
-			if (cli_parse_size(optarg, &o.volume_size) || !o.volume_size)
-				return cli_usage_error("--volume-size %s: not a size", optarg);
-			break;
-		case O_ADD:
-			if (nadd >= MAX_ADD)
-				return cli_usage_error("--add: at most %d new members at once", MAX_ADD);
-			add[nadd++] = optarg;
-			break;
-		case O_LEVEL:
-			if (rk_level_parse(optarg, &o.level))
-				return cli_usage_error("--level %s: unknown level", optarg);
-			o.set_level = 1;
-			break;
-		case O_LAYOUT: layout_s = optarg; break;
-		case O_CHUNK:
-			if (cli_parse_size(optarg, &o.chunk) || o.chunk < 4096 || o.chunk > (16u << 20) ||
-			    (o.chunk & (o.chunk - 1)))
-				return cli_usage_error("--chunk %s: must be a power of two from 4K to 16M", optarg);
-			break;
-		case O_CONT: cont = 1; break;
-		case O_REVERT: revert = 1; break;
-		case O_EXPORT: export_to = optarg; break;
-		case O_FORCE: force = 1; break;
-		case O_JSON: json = 1; break;
-		case O_PROGRESS: progress = 1; break;
-		case O_BATCH:
-			if (cli_parse_size(optarg, &o.batch_max) || !o.batch_max)
-				return cli_usage_error("--batch %s: not a size", optarg);
-			break;
-		case O_STOP_AFTER:
-			if (cli_parse_size(optarg, &stop_after) || !stop_after)
-				return cli_usage_error("--stop-after %s: not a size", optarg);
-			break;
-		case O_HELP: usage(stdout); return EX_DONE;
-		case O_VERSION: cli_version(); return EX_DONE;
-		default: usage(stderr); return EX_USAGE;
-		}
+	struct resize_args *a = ctx;
+	struct rk_resize_opts *o = &a->resize;
+	switch (opt) {
+	case O_SIZE:
+		a->have_size = 1;
+		if (strcmp(arg, "max") && (cli_parse_size(arg, &a->size) || !a->size))
+			return cli_usage_error("--size %s: not a size", arg);
+		break;
+	case O_VSIZE:
+		return size_option("--volume-size", arg, &o->volume_size);
+	case O_ADD:
+		if (a->nadd >= MAX_ADD)
+			return cli_usage_error("--add: at most %d new members at once", MAX_ADD);
+		a->add[a->nadd++] = arg;
+		break;
+	case O_LEVEL:
+		if (rk_level_parse(arg, &o->level))
+			return cli_usage_error("--level %s: unknown level", arg);
+		o->set_level = 1;
+		break;
+	case O_LAYOUT: a->layout = arg; break;
+	case O_CHUNK:
+		if (cli_parse_chunk(arg, &o->chunk))
+			return cli_usage_error("--chunk %s: must be a power of two from 4K to 16M", arg);
+		break;
+	case O_CONT: a->cont = 1; break;
+	case O_REVERT: a->revert = 1; break;
+	case O_EXPORT: a->export_to = arg; break;
+	case O_FORCE: a->force = 1; break;
+	case O_BATCH:
+		return size_option("--batch", arg, &o->batch_max);
+	case O_STOP_AFTER:
+		return size_option("--stop-after", arg, &a->stop_after);
 	}
-	int reshape = nadd || o.set_level || layout_s || o.chunk;
-	int nact = have_size + reshape + cont + revert + !!export_to;
+	return CLI_GO_ON;
+}
+
+/* One action, and what goes with it: CLI_GO_ON when they make sense. */
+static int check_action(struct resize_args *a, int nmembers)
+{
+	struct rk_resize_opts *o = &a->resize;
+	int reshape = a->nadd || o->set_level || a->layout || o->chunk;
+	int nact = a->have_size + reshape + a->cont + a->revert + !!a->export_to;
 	if (nact != 1)
 		return cli_usage_error(nact ? "choose one of --size, --add/--level, --continue, --revert, --export"
 		                            : "nothing to do: give --size, --add, --level, --continue, --revert or --export");
-	if (o.volume_size && !have_size)
+	if (o->volume_size && !a->have_size)
 		return cli_usage_error("--volume-size goes with --size");
-	if (optind >= argc)
+	if (nmembers <= 0)
 		return cli_usage_error("no MEMBER given");
-	if (layout_s) {
-		int32_t lv = o.set_level ? o.level : -2;
-		if (lv == -2)
+	if (a->layout) {
+		if (!o->set_level)
 			return cli_usage_error("--layout needs --level (the layout of the new level)");
-		if (rk_layout_parse(lv, layout_s, &o.layout))
-			return cli_usage_error("--layout %s: not a layout of level %s", layout_s, rk_level_name(lv));
+		if (rk_layout_parse(o->level, a->layout, &o->layout))
+			return cli_usage_error("--layout %s: not a layout of level %s", a->layout, rk_level_name(o->level));
 	}
-	uint32_t n = (uint32_t)(argc - optind);
-	rk_dev **devs = calloc(n + nadd, sizeof *devs);
+	return CLI_GO_ON;
+}
+
+/* The members (read-only for --export) and the --add ones into DEVS: 0,
+ * or -1 with everything opened closed again (said). */
+static int open_members(const struct resize_args *a, char **members, uint32_t n, rk_dev **devs)
+{
+	unsigned flags = a->export_to ? RK_DEV_RDONLY : RK_DEV_RDWR;
+	for (uint32_t i = 0; i < n; i++)
+		if (rk_dev_open(&devs[i], members[i], flags)) {
+			cli_err("%s", rk_errmsg());
+			close_all(devs, i);
+			return -1;
+		}
+	for (uint32_t k = 0; k < a->nadd; k++) {
+		struct rk_probe_result pr;
+		if (!a->force && !rk_probe_path(a->add[k], &pr) && pr.found) {
+			cli_err("--add %s: holds %s: refusing to overwrite it (--force to use it anyway)", a->add[k], pr.what);
+			close_all(devs, n + k);
+			return -1;
+		}
+		if (rk_dev_open(&devs[n + k], a->add[k], RK_DEV_RDWR)) {
+			cli_err("--add %s", rk_errmsg());
+			close_all(devs, n + k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --export: the volume into a->export_to ('-': stdout), also mid-reshape.
+ * -1 when OUT cannot be opened (said), else 0 with the outcome in *E. */
+static int export_volume(const struct resize_args *a, rk_dev **devs, uint32_t n, struct prog *pp,
+                         struct rk_resize_result *res, rk_err *e)
+{
+	uint64_t vsz = 0;
+	*e = rk_resize_read(devs, n, NULL, 0, 0, &vsz);
+	FILE *out = NULL;
+	if (!*e) {
+		out = strcmp(a->export_to, "-") ? fopen(a->export_to, "wb") : stdout;
+		if (!out) {
+			cli_err("--export %s: cannot open for writing", a->export_to);
+			return -1;
+		}
+	}
+	size_t bl = 8u << 20;
+	uint8_t *buf = malloc(bl);
+	pp->pg = cli_progress_start("raid-resize: export", vsz, a->common.progress, a->common.json);
+	for (uint64_t p = 0; !*e && p < vsz;) {
+		size_t k = vsz - p < bl ? (size_t)(vsz - p) : bl;
+		if (!buf)
+			*e = rk_fail(RK_E_NOMEM, "out of memory");
+		else if (!(*e = rk_resize_read(devs, n, buf, k, p, NULL)) && fwrite(buf, 1, k, out) != k)
+			*e = rk_fail(RK_E_IO, "--export %s: write failed", a->export_to);
+		p += k;
+		cli_progress_update(pp->pg, p);
+	}
+	free(buf);
+	if (out && out != stdout && fclose(out) && !*e)
+		*e = rk_fail(RK_E_IO, "--export %s: write failed", a->export_to);
+	res->old_volume = res->new_volume = vsz;
+	snprintf(res->did, sizeof res->did, "exported %llu bytes", (unsigned long long)vsz);
+	return 0;
+}
+
+static void report_json(const char *action, rk_err e, const struct rk_resize_result *res)
+{
+	rk_json *j = rk_json_new(stdout);
+	if (!j)
+		return;
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "action", action);
+	rk_json_kbool(j, "done", !e);
+	rk_json_kstr(j, "error", e ? rk_errmsg() : NULL);
+	CLI_JSON_U64S(j, { "old_volume_size", res->old_volume }, { "volume_size", res->new_volume },
+	              { "events", res->events }, { "moved", res->moved }, { "checkpoints", res->checkpoints },
+	              { "missing", res->missing });
+	rk_json_kstr(j, "found", res->found[0] ? res->found : NULL);
+	rk_json_kstr(j, "did", res->did);
+	rk_json_obj_end(j);
+	rk_json_free(j);
+}
+
+/* Opens the members, runs the one action and reports it: the exit status. */
+static int resize(struct resize_args *a, char **members, uint32_t n)
+{
+	rk_dev **devs = calloc(n + a->nadd, sizeof *devs);
 	if (!devs) {
 		cli_err("out of memory");
 		return EX_FAIL;
 	}
-	unsigned fl = export_to ? RK_DEV_RDONLY : RK_DEV_RDWR;
-	for (uint32_t i = 0; i < n; i++)
-		if (rk_dev_open(&devs[i], argv[optind + i], fl)) {
-			cli_err("%s", rk_errmsg());
-			close_all(devs, i);
-			free(devs);
-			return EX_FAIL;
-		}
-	for (uint32_t a = 0; a < nadd; a++) {
-		struct rk_probe_result pr;
-		if (!force && !rk_probe_path(add[a], &pr) && pr.found) {
-			cli_err("--add %s: holds %s: refusing to overwrite it (--force to use it anyway)", add[a], pr.what);
-			close_all(devs, n + a);
-			free(devs);
-			return EX_FAIL;
-		}
-		if (rk_dev_open(&devs[n + a], add[a], RK_DEV_RDWR)) {
-			cli_err("--add %s", rk_errmsg());
-			close_all(devs, n + a);
-			free(devs);
-			return EX_FAIL;
-		}
+	if (open_members(a, members, n, devs)) {
+		free(devs);
+		return EX_FAIL;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	o.stop = &g_stop;
-	struct prog pp = { .what = revert ? "raid-resize: revert" : cont ? "raid-resize: continue" : "raid-resize",
-	                   .force = progress, .json = json, .stop_after = stop_after };
-	o.progress = progress_cb;
-	o.progress_ctx = &pp;
+	struct rk_resize_opts *o = &a->resize;
+	o->stop = &g_stop;
+	struct prog pp = { .what = a->revert ? "raid-resize: revert" : a->cont ? "raid-resize: continue" : "raid-resize",
+	                   .force = a->common.progress, .json = a->common.json, .stop_after = a->stop_after };
+	o->progress = progress_cb;
+	o->progress_ctx = &pp;
 	struct rk_resize_result res;
 	memset(&res, 0, sizeof res);
 	rk_err e;
 	const char *action;
-	if (export_to) {
+	if (a->export_to) {
 		action = "export";
-		uint64_t vsz = 0;
-		e = rk_resize_read(devs, n, NULL, 0, 0, &vsz);
-		FILE *out = NULL;
-		if (!e) {
-			out = strcmp(export_to, "-") ? fopen(export_to, "wb") : stdout;
-			if (!out) {
-				cli_err("--export %s: cannot open for writing", export_to);
-				close_all(devs, n);
-				free(devs);
-				return EX_FAIL;
-			}
+		if (export_volume(a, devs, n, &pp, &res, &e)) {
+			close_all(devs, n);
+			free(devs);
+			return EX_FAIL;
 		}
-		size_t bl = 8u << 20;
-		uint8_t *buf = malloc(bl);
-		pp.pg = cli_progress_start("raid-resize: export", vsz, progress, json);
-		for (uint64_t p = 0; !e && p < vsz;) {
-			size_t k = vsz - p < bl ? (size_t)(vsz - p) : bl;
-			if (!buf)
-				e = rk_fail(RK_E_NOMEM, "out of memory");
-			else if (!(e = rk_resize_read(devs, n, buf, k, p, NULL)) && fwrite(buf, 1, k, out) != k)
-				e = rk_fail(RK_E_IO, "--export %s: write failed", export_to);
-			p += k;
-			cli_progress_update(pp.pg, p);
-		}
-		free(buf);
-		if (out && out != stdout && fclose(out) && !e)
-			e = rk_fail(RK_E_IO, "--export %s: write failed", export_to);
-		res.old_volume = res.new_volume = vsz;
-		snprintf(res.did, sizeof res.did, "exported %llu bytes", (unsigned long long)vsz);
-	} else if (have_size) {
+	} else if (a->have_size) {
 		action = "size";
-		e = rk_resize_size(devs, n, size, &o, &res);
-	} else if (cont) {
+		e = rk_resize_size(devs, n, a->size, o, &res);
+	} else if (a->cont) {
 		action = "continue";
-		e = rk_resize_continue(devs, n, &o, &res);
-	} else if (revert) {
+		e = rk_resize_continue(devs, n, o, &res);
+	} else if (a->revert) {
 		action = "revert";
-		e = rk_resize_revert(devs, n, &o, &res);
+		e = rk_resize_revert(devs, n, o, &res);
 	} else {
 		action = "reshape";
-		e = rk_resize_reshape(devs, n, devs + n, nadd, &o, &res);
+		e = rk_resize_reshape(devs, n, devs + n, a->nadd, o, &res);
 	}
 	if (pp.pg)
 		cli_progress_end(pp.pg);
 	if (e)
 		cli_err("%s", rk_errmsg());
-	close_all(devs, n + nadd);
+	close_all(devs, n + a->nadd);
 	free(devs);
-	if (json) {
-		rk_json *j = rk_json_new(stdout);
-		if (j) {
-			rk_json_obj_begin(j);
-			rk_json_kstr(j, "action", action);
-			rk_json_kbool(j, "done", !e);
-			rk_json_kstr(j, "error", e ? rk_errmsg() : NULL);
-			rk_json_ku64(j, "old_volume_size", res.old_volume);
-			rk_json_ku64(j, "volume_size", res.new_volume);
-			rk_json_ku64(j, "events", res.events);
-			rk_json_ku64(j, "moved", res.moved);
-			rk_json_ku64(j, "checkpoints", res.checkpoints);
-			rk_json_ku64(j, "missing", res.missing);
-			rk_json_kstr(j, "found", res.found[0] ? res.found : NULL);
-			rk_json_kstr(j, "did", res.did);
-			rk_json_obj_end(j);
-			rk_json_free(j);
-		}
+	if (a->common.json) {
+		report_json(action, e, &res);
 	} else if (!e && strcmp(action, "export")) {
 		printf("%s\n", res.did);
 		if (res.found[0])
@@ -301,5 +317,30 @@ int main(int argc, char **argv)
 		        "raid-recover --rebuild", res.missing, res.missing == 1 ? "" : "s", res.missing == 1 ? "it" : "them");
 		return EX_REPORT;
 	}
-	return e ? exit_for(e) : EX_DONE;
+	return cli_exit_for(e);
+}
+
+int main(int argc, char **argv)
+{
+	cli_init("raid-resize");
+	static const struct option lo[] = {
+		{ "size", required_argument, 0, O_SIZE }, { "volume-size", required_argument, 0, O_VSIZE },
+		{ "add", required_argument, 0, O_ADD }, { "level", required_argument, 0, O_LEVEL },
+		{ "layout", required_argument, 0, O_LAYOUT }, { "chunk", required_argument, 0, O_CHUNK },
+		{ "continue", no_argument, 0, O_CONT }, { "revert", no_argument, 0, O_REVERT },
+		{ "export", required_argument, 0, O_EXPORT }, { "force", no_argument, 0, O_FORCE },
+		{ "batch", required_argument, 0, O_BATCH },   /* tests: small checkpoints */
+		{ "stop-after", required_argument, 0, O_STOP_AFTER },   /* tests: stop at a checkpoint past BYTES */
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+	};
+	struct resize_args a;
+	memset(&a, 0, sizeof a);
+	a.resize.layout = RK_RESIZE_LAYOUT_KEEP;
+	const struct cli_command cmd = { "", lo, usage, on_option, &a, &a.common };
+	int rc = cli_parse_options(argc, argv, &cmd);
+	if (rc == CLI_GO_ON)
+		rc = check_action(&a, argc - optind);
+	if (rc != CLI_GO_ON)
+		return rc;
+	return resize(&a, argv + optind, (uint32_t)(argc - optind));
 }

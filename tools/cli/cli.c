@@ -1,5 +1,6 @@
 /* cli.c: shared tool plumbing. */
 #include "cli.h"
+#include "rk_create.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <uuid/uuid.h>
 
 static const char *prog = "raidkit";
 
@@ -68,6 +70,67 @@ int cli_bad_option(int c, char *const *argv)
 void cli_version(void)
 {
 	printf("%s (raidkit) %s\n", prog, RK_VERSION);
+}
+
+int cli_exit_for(rk_err e)
+{
+	switch (e) {
+	case RK_OK: return EX_DONE;
+	case RK_E_INVAL: return EX_USAGE;
+	default: return EX_FAIL;
+	}
+}
+
+/* One shared option into COMMON: CLI_GO_ON, or the exit status. */
+static int common_option(const struct cli_command *cmd, int c, const char *arg)
+{
+	struct cli_common *common = cmd->common;
+	switch (c) {
+	case 'h':
+	case CLI_OPT_HELP:
+		cmd->usage(stdout);
+		return EX_DONE;
+	case 'V':
+	case CLI_OPT_VERSION:
+		cli_version();
+		return EX_DONE;
+	case CLI_OPT_JSON:
+		common->json = 1;
+		return CLI_GO_ON;
+	case CLI_OPT_PROGRESS:
+		common->progress = 1;
+		return CLI_GO_ON;
+	case CLI_OPT_UUID:
+		if (uuid_parse(arg, common->uuid))
+			return cli_usage_error("--uuid: '%s' is not a UUID", arg);
+		common->have_uuid = 1;
+		return CLI_GO_ON;
+	default:
+		return EX_USAGE;   /* not a shared option: cannot happen */
+	}
+}
+
+int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
+{
+	/* ':' after any '+': a missing value comes back as ':' */
+	char letters[64];
+	const char *own = cmd->letters ? cmd->letters : "";
+	int stop_first = own[0] == '+';
+	snprintf(letters, sizeof letters, "%s:%s", stop_first ? "+" : "", own + stop_first);
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, letters, cmd->options, NULL)) != -1) {
+		int rc;
+		if (c == 'h' || c == 'V' || c >= CLI_OPT_HELP)
+			rc = common_option(cmd, c, optarg);
+		else if (c == ':' || c == '?')
+			rc = cli_bad_option(c, argv);
+		else
+			rc = cmd->on_option(cmd->ctx, c, optarg);
+		if (rc != CLI_GO_ON)
+			return rc;
+	}
+	return CLI_GO_ON;
 }
 
 int cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -165,4 +228,19 @@ void cli_progress_end(struct cli_progress *p)
 		fprintf(stderr, "\r%s: done, %" PRIu64 " bytes in %.1fs%20s\n", p->what, p->total, el, "");
 	}
 	free(p);
+}
+
+int cli_parse_chunk(const char *s, uint64_t *out)
+{
+	uint64_t v;
+	if (cli_parse_size(s, &v) || v < RK_CREATE_CHUNK_MIN || v > RK_CREATE_CHUNK_MAX || (v & (v - 1)))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void cli_json_u64s(rk_json *j, const struct cli_json_u64 *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rk_json_ku64(j, keys[i].key, keys[i].value);
 }

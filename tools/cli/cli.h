@@ -3,9 +3,11 @@
 #ifndef RK_CLI_H
 #define RK_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "rk_err.h"
+#include "rk_json.h"
 
 /* Exit status (../shared/CONTRACT.md). */
 #define EX_DONE     0   /* done; nothing wrong found */
@@ -28,11 +30,82 @@ int  cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 int  cli_bad_option(int c, char *const *argv);
 void cli_version(void);                 /* "TOOL (raidkit) X.Y.Z" on stdout */
 
+/* The exit status for a library error: RK_OK done, RK_E_INVAL bad usage
+ * (an invalid argument), anything else could not do it. */
+int  cli_exit_for(rk_err e);
+
+/* ---- option handling every tool shares ---- */
+
+/* Option codes cli_parse_options() handles itself; a tool's own codes are
+ * below CLI_OPT_HELP (256 and up, as getopt_long leaves 0-255 to letters). */
+enum cli_option_code {
+	CLI_OPT_HELP = 0x1000,   /* --help (and -h where the letters have it): usage on stdout, exit 0 */
+	CLI_OPT_VERSION,         /* --version (and -V): cli_version(), exit 0 */
+	CLI_OPT_JSON,            /* --json: common.json */
+	CLI_OPT_PROGRESS,        /* --progress: common.progress */
+	CLI_OPT_UUID,            /* --uuid UUID: common.uuid, have_uuid */
+};
+#define CLI_OPTION_HELP     { "help", no_argument, NULL, CLI_OPT_HELP }
+#define CLI_OPTION_VERSION  { "version", no_argument, NULL, CLI_OPT_VERSION }
+#define CLI_OPTION_JSON     { "json", no_argument, NULL, CLI_OPT_JSON }
+#define CLI_OPTION_PROGRESS { "progress", no_argument, NULL, CLI_OPT_PROGRESS }
+#define CLI_OPTION_UUID     { "uuid", required_argument, NULL, CLI_OPT_UUID }
+#define CLI_OPTION_END      { NULL, 0, NULL, 0 }
+
+/* What the shared options set. */
+struct cli_common {
+	int json;          /* --json: one JSON document on stdout */
+	int progress;      /* --progress: progress even when stderr is no terminal */
+	int have_uuid;     /* --uuid given */
+	uint8_t uuid[16];
+};
+
+/* A tool's own option: OPT is its code (or letter), ARG its value (NULL
+ * for a flag).  Returns CLI_GO_ON, or the exit status to leave with
+ * (usually cli_usage_error()'s EX_USAGE). */
+#define CLI_GO_ON (-1)
+typedef int cli_option_fn(void *ctx, int opt, char *arg);
+
+struct cli_command {
+	const char *letters;            /* short options for getopt_long ("" none; a
+	                                 * leading '+' stops at the first MEMBER);
+	                                 * 'h' and 'V' mean --help and --version */
+	const struct option *options;   /* long options, ending with CLI_OPTION_END */
+	void (*usage)(FILE *f);         /* the --help text */
+	cli_option_fn *on_option;       /* the tool's own options */
+	void *ctx;                      /* passed to on_option */
+	struct cli_common *common;      /* filled by the shared options (may be
+	                                 * NULL when the tool has none of them) */
+};
+
+/* Reads the options of ARGV (getopt_long, silent, missing values caught).
+ * The shared ones are handled here; a bad option or a missing value is
+ * named by cli_bad_option().  Returns CLI_GO_ON with optind at the first
+ * MEMBER, or the exit status main() returns: EX_DONE after --help or
+ * --version, EX_USAGE (or what on_option returned) otherwise. */
+int  cli_parse_options(int argc, char **argv, const struct cli_command *cmd);
+
 /* Parses bytes with optional K, M, G, T suffix (powers of 1024; "KiB" and
  * "k" accepted).  Rejects negatives, junk and overflow.  0 on success. */
 int  cli_parse_size(const char *s, uint64_t *out);
+/* Parses a stripe unit (chunk): a size that is a power of two from 4K to
+ * 16M (RK_CREATE_CHUNK_MIN..MAX).  0 on success. */
+int  cli_parse_chunk(const char *s, uint64_t *out);
 /* Parses a decimal unsigned integer in [min, max]. */
 int  cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Number keys of a JSON report, written in the order given: a table reads
+ * better than a run of calls and keeps the reports alike. */
+struct cli_json_u64 {
+	const char *key;
+	uint64_t value;
+};
+void cli_json_u64s(rk_json *j, const struct cli_json_u64 *keys, size_t n);
+#define CLI_JSON_U64S(j, ...) \
+	do { \
+		const struct cli_json_u64 cli_keys_[] = { __VA_ARGS__ }; \
+		cli_json_u64s((j), cli_keys_, sizeof cli_keys_ / sizeof cli_keys_[0]); \
+	} while (0)
 
 /* Progress on stderr (rate and ETA): enabled on a terminal or when forced;
  * never when json output is on unless forced. */

@@ -107,22 +107,38 @@ static int m_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Clamps a request of *LEN bytes at OFF to the volume: 0 with *AT set, 1
+ * when OFF is at or past the end, -EINVAL when negative. */
+static int clamp_to_volume(off_t off, size_t *len, uint64_t *at)
+{
+	if (off < 0)
+		return -EINVAL;
+	*at = (uint64_t)off;
+	if (*at >= M.size)
+		return 1;
+	if (*len > M.size - *at)
+		*len = (size_t)(M.size - *at);   /* a short transfer: the rest is past the end */
+	return 0;
+}
+
+/* A failed transfer: said on stderr, counted, answered EIO. */
+static int io_error(const char *what, size_t len, uint64_t at, uint64_t *count)
+{
+	cli_err("%s of %zu bytes at volume offset %llu: %s", what, len, (unsigned long long)at, rk_errmsg());
+	(*count)++;
+	return -EIO;
+}
+
 static int m_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
 {
 	(void)path;
 	(void)fi;
-	if (off < 0)
-		return -EINVAL;
-	uint64_t o = (uint64_t)off;
-	if (o >= M.size)
-		return 0;
-	if (len > M.size - o)
-		len = (size_t)(M.size - o);
-	if (rk_array_read(M.a, buf, len, o)) {
-		cli_err("read of %zu bytes at volume offset %llu: %s", len, (unsigned long long)o, rk_errmsg());
-		M.st->read_errors++;
-		return -EIO;
-	}
+	uint64_t at;
+	int r = clamp_to_volume(off, &len, &at);
+	if (r)
+		return r > 0 ? 0 : r;
+	if (rk_array_read(M.a, buf, len, at))
+		return io_error("read", len, at, &M.st->read_errors);
 	M.st->bytes_read += len;
 	return (int)len;
 }
@@ -133,18 +149,12 @@ static int m_write(const char *path, const char *buf, size_t len, off_t off, str
 	(void)fi;
 	if (!M.rw)
 		return -EROFS;
-	if (off < 0)
-		return -EINVAL;
-	uint64_t o = (uint64_t)off;
-	if (o >= M.size)
-		return len ? -ENOSPC : 0;
-	if (len > M.size - o)
-		len = (size_t)(M.size - o);   /* a short write: the rest gets ENOSPC */
-	if (rk_array_write(M.a, buf, len, o)) {
-		cli_err("write of %zu bytes at volume offset %llu: %s", len, (unsigned long long)o, rk_errmsg());
-		M.st->write_errors++;
-		return -EIO;
-	}
+	uint64_t at;
+	int r = clamp_to_volume(off, &len, &at);
+	if (r)
+		return r > 0 ? (len ? -ENOSPC : 0) : r;
+	if (rk_array_write(M.a, buf, len, at))
+		return io_error("write", len, at, &M.st->write_errors);
 	M.st->bytes_written += len;
 	return (int)len;
 }

@@ -17,6 +17,7 @@
 #include <uuid/uuid.h>
 
 #include "cli.h"
+#include "test_hooks.h"
 #include "rk_array.h"
 #include "rk_discover.h"
 #include "rk_geom.h"
@@ -545,6 +546,7 @@ static int same_file(const char *a, const char *b)
 int main(int argc, char **argv)
 {
 	cli_init(argv[0]);
+	cli_test_hooks_install();
 	struct opts o;
 	memset(&o, 0, sizeof o);
 	enum { O_JSON = 256, O_UUID, O_FORCE, O_EXPORT, O_AT, O_LENGTH, O_WRITE, O_PROGRESS, O_MOUNT, O_RW,

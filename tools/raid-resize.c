@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "test_hooks.h"
 #include "rk_dev.h"
 #include "rk_geom.h"
 #include "rk_json.h"
@@ -100,6 +101,7 @@ static int exit_for(rk_err e)
 int main(int argc, char **argv)
 {
 	cli_init("raid-resize");
+	cli_test_hooks_install();
 	enum { O_SIZE = 256, O_VSIZE, O_ADD, O_LEVEL, O_LAYOUT, O_CHUNK, O_CONT, O_REVERT, O_EXPORT, O_FORCE,
 	       O_JSON, O_PROGRESS, O_HELP, O_VERSION, O_BATCH, O_STOP_AFTER };
 	static const struct option lo[] = {

@@ -50,6 +50,7 @@
 #include "rk_sb.h"
 #include "rk_resize.h"
 #include "rk_scrub.h"
+#include "rk_test_hooks.h"
 
 #define MAXM 8
 #define DATA_BYTES (96u * 1024u)
@@ -1104,7 +1105,7 @@ START_TEST(t_writes)
 	/* degraded writes go through redo records only: bound them small so
 	 * that stripes group and wide stripes split into column pieces */
 	if (p == P_DEGRADED)
-		setenv("RAIDKIT_TEST_JOURNAL_MAX", "6144", 1);
+		rk_test_hooks_set_journal_max(6144);
 	setup_run(&R, c, p);
 	enumerate_writes(&R);
 	report(&R, path_names[p]);

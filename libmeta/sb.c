@@ -90,9 +90,9 @@ static rk_err check_chunk(int32_t level, uint64_t chunk)
  * and value first (spec/format.md "Validation"), then why. */
 static rk_err geom_refused(int32_t level, uint32_t layout, uint32_t nroles)
 {
-	const char *why = rk_errmsg();
-	if (!strncmp(why, "geometry: ", 10))
-		why += 10;
+	char msg[256];   /* rk_fail below overwrites rk_errmsg's buffer */
+	snprintf(msg, sizeof msg, "%s", rk_errmsg());
+	const char *why = strncmp(msg, "geometry: ", 10) ? msg : msg + 10;
 	if (level == 10)
 		return rk_fail(RK_E_CORRUPT, "layout 0x%x%s on %u roles (nroles %u): level 10: %s", layout,
 		               (layout >> 17) > 2 ? " has unknown bits" : "", nroles, nroles, why);

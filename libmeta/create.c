@@ -483,9 +483,8 @@ rk_err rk_create_commit(rk_creator *c)
 		if (!e)
 			e = rk_sb_write(c->devs[i], sb);
 	}
-	for (i = 0; i < p->nroles && !e; i++)
-		if (c->devs[i])
-			e = rk_dev_flush(c->devs[i]);
+	if (!e)
+		e = rk_dev_flush_set(c->devs, p->nroles, NULL, NULL, NULL);
 	free(sb);
 	return e;
 }

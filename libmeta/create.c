@@ -103,7 +103,7 @@ static rk_err check_opts(const struct rk_create_opts *o, uint64_t *chunk, uint32
 		return rk_fail(RK_E_INVAL, "no members given");
 	if (o->nmembers > RK_SB_MAX_ROLES)
 		return rk_fail(RK_E_INVAL, "%u members: at most %u are possible", o->nmembers, RK_SB_MAX_ROLES);
-	uint32_t minr = rk_sb_min_roles(o->level);
+	uint32_t minr = rk_level_min_roles(o->level);
 	if (o->nmembers < minr)
 		return rk_fail(RK_E_INVAL, "level %s needs at least %u members, %u given",
 		               rk_level_name(o->level), minr, o->nmembers);

@@ -187,4 +187,12 @@ uint64_t rk_fault_writes(const rk_fault_plan *p);
  * the lower devices directly. */
 rk_err rk_fault_crash(rk_fault_plan *p);
 
+/* ---- overlay (dev_overlay.c) ---- */
+/* An overlay over LOWER: reads see LOWER with every write made through the
+ * overlay applied on top (kept in memory, latest wins); nothing reaches
+ * LOWER.  Used to replay a journal on an array opened read-only.  LOWER is
+ * not owned (it must outlive the overlay).  Path, size, sector, identity
+ * are LOWER's; the overlay is writable. */
+rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower);
+
 #endif

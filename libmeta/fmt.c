@@ -182,19 +182,26 @@ static void md1_print_text(FILE *f, const void *obj, const char *ind)
 	fprintf(f, "%s    updated       : %s\n", ind, rk_print_time(m->utime, t, sizeof t));
 }
 
+/* Opens an md superblock's JSON object with the keys both versions have. */
+static void md_json_head(rk_json *j, const char *version, uint64_t at, int csum_ok, uint64_t csum,
+                         const uint8_t *uuid)
+{
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "format", "md");
+	rk_json_kstr(j, "version", version);
+	rk_json_ku64(j, "sb_offset", at);
+	rk_json_kbool(j, "checksum_ok", csum_ok);
+	rk_json_ku64(j, "checksum", csum);
+	rk_json_key(j, "array_uuid");
+	rk_json_uuid(j, uuid);
+}
+
 static void md1_print_json(rk_json *j, const void *obj)
 {
 	const struct rk_md1 *m = obj;
 	char buf[2048], lv[24];
-	rk_json_obj_begin(j);
-	rk_json_kstr(j, "format", "md");
 	snprintf(buf, sizeof buf, "1.%u", m->minor);
-	rk_json_kstr(j, "version", buf);
-	rk_json_ku64(j, "sb_offset", m->at);
-	rk_json_kbool(j, "checksum_ok", m->csum_ok);
-	rk_json_ku64(j, "checksum", m->sb_csum);
-	rk_json_key(j, "array_uuid");
-	rk_json_uuid(j, m->set_uuid);
+	md_json_head(j, buf, m->at, m->csum_ok, m->sb_csum, m->set_uuid);
 	rk_json_kstr(j, "name", m->set_name);
 	rk_json_ku64(j, "feature_map", m->feature_map);
 	rk_json_kstr(j, "level", md_level_name(m->level, lv, sizeof lv));
@@ -340,15 +347,8 @@ static void md090_print_json(rk_json *j, const void *obj)
 {
 	const struct rk_md090 *m = obj;
 	char buf[48];
-	rk_json_obj_begin(j);
-	rk_json_kstr(j, "format", "md");
 	snprintf(buf, sizeof buf, "%u.%02u.%02u", m->major, m->minor, m->patch);
-	rk_json_kstr(j, "version", buf);
-	rk_json_ku64(j, "sb_offset", m->at);
-	rk_json_kbool(j, "checksum_ok", m->csum_ok);
-	rk_json_ku64(j, "checksum", m->sb_csum);
-	rk_json_key(j, "array_uuid");
-	rk_json_uuid(j, m->uuid);
+	md_json_head(j, buf, m->at, m->csum_ok, m->sb_csum, m->uuid);
 	rk_json_kstr(j, "level", md_level_name(m->level, buf, sizeof buf));
 	rk_json_ki64(j, "level_number", m->level);
 	rk_json_ku64(j, "layout", m->layout);
@@ -422,73 +422,93 @@ static void rk_native_release(void *obj)
 	free(obj);
 }
 
-static rk_err md1_probe(rk_dev *d, const char *path, struct rk_probe_result *r)
+/* Reads an on-disk structure of SIZE bytes with READ into a new object
+ * (*OUT, freed with free()). */
+static rk_err read_new(rk_dev *d, size_t size, rk_err (*read)(rk_dev *d, void *obj), void **out)
 {
-	memset(r, 0, sizeof *r);
-	struct rk_md1 *m = malloc(sizeof *m);
+	void *m = malloc(size);
 	if (!m)
 		return rk_fail(RK_E_NOMEM, "out of memory");
-	rk_err e = rk_md1_read(d, m);
-	if (e == RK_OK) {
-		r->found = 1;
-		snprintf(r->type, sizeof r->type, "linux_raid_member");
-		snprintf(r->usage, sizeof r->usage, "raid");
-		uuid_unparse_lower(m->set_uuid, r->uuid);
-		snprintf(r->label, sizeof r->label, "%s", m->set_name);
-		snprintf(r->version, sizeof r->version, "1.%u", m->minor);
-		snprintf(r->what, sizeof r->what, "an md 1.%u member (linux_raid_member) of array UUID %s",
-		         m->minor, r->uuid);
+	rk_err e = read(d, m);
+	if (e) {
+		free(m);
+		return e;
 	}
-	free(m);
-	return e == RK_E_NOSB || e == RK_E_CORRUPT ? RK_OK : e;
+	*out = m;
+	return RK_OK;
+}
+
+static rk_err md1_read_obj(rk_dev *d, void *obj)
+{
+	return rk_md1_read(d, obj);
+}
+
+static rk_err md090_read_obj(rk_dev *d, void *obj)
+{
+	return rk_md090_read(d, obj);
 }
 
 static rk_err md1_decode_ent(rk_dev *d, const char *path, void **out)
 {
-	struct rk_md1 *m = malloc(sizeof *m);
-	if (!m)
-		return rk_fail(RK_E_NOMEM, "out of memory");
-	rk_err e = rk_md1_read(d, m);
-	if (e) {
-		free(m);
-		return e;
-	}
-	*out = m;
-	return RK_OK;
-}
-
-static rk_err md090_probe(rk_dev *d, const char *path, struct rk_probe_result *r)
-{
-	memset(r, 0, sizeof *r);
-	struct rk_md090 *m = malloc(sizeof *m);
-	if (!m)
-		return rk_fail(RK_E_NOMEM, "out of memory");
-	rk_err e = rk_md090_read(d, m);
-	if (e == RK_OK) {
-		r->found = 1;
-		snprintf(r->type, sizeof r->type, "linux_raid_member");
-		snprintf(r->usage, sizeof r->usage, "raid");
-		uuid_unparse_lower(m->uuid, r->uuid);
-		snprintf(r->version, sizeof r->version, "%u.%02u.%u", m->major, m->minor, m->patch);
-		snprintf(r->what, sizeof r->what, "an md %s member (linux_raid_member) of array UUID %s",
-		         r->version, r->uuid);
-	}
-	free(m);
-	return e == RK_E_NOSB || e == RK_E_SHORT ? RK_OK : e;
+	return read_new(d, sizeof(struct rk_md1), md1_read_obj, out);
 }
 
 static rk_err md090_decode_ent(rk_dev *d, const char *path, void **out)
 {
-	struct rk_md090 *m = malloc(sizeof *m);
-	if (!m)
-		return rk_fail(RK_E_NOMEM, "out of memory");
-	rk_err e = rk_md090_read(d, m);
-	if (e) {
-		free(m);
-		return e;
+	return read_new(d, sizeof(struct rk_md090), md090_read_obj, out);
+}
+
+/* An md member found: what md1 and md0.90 report alike. */
+static void md_found(struct rk_probe_result *r, const uint8_t *uuid)
+{
+	r->found = 1;
+	snprintf(r->type, sizeof r->type, "linux_raid_member");
+	snprintf(r->usage, sizeof r->usage, "raid");
+	uuid_unparse_lower(uuid, r->uuid);
+}
+
+/* Probes D through DECODE (a *_decode_ent); a member found is described by
+ * DESCRIBE.  NOSB, and NOT_MINE (the format's "not one of ours"), mean
+ * nothing found. */
+static rk_err md_probe(rk_dev *d, const char *path, struct rk_probe_result *r,
+                       rk_err (*decode)(rk_dev *d, const char *path, void **out),
+                       void (*describe)(const void *obj, struct rk_probe_result *r), rk_err not_mine)
+{
+	memset(r, 0, sizeof *r);
+	void *obj = NULL;
+	rk_err e = decode(d, path, &obj);
+	if (e == RK_OK && obj) {
+		describe(obj, r);
+		free(obj);
 	}
-	*out = m;
-	return RK_OK;
+	return e == RK_E_NOSB || e == not_mine ? RK_OK : e;
+}
+
+static void md1_describe(const void *obj, struct rk_probe_result *r)
+{
+	const struct rk_md1 *m = obj;
+	md_found(r, m->set_uuid);
+	snprintf(r->label, sizeof r->label, "%s", m->set_name);
+	snprintf(r->version, sizeof r->version, "1.%u", m->minor);
+	snprintf(r->what, sizeof r->what, "an md 1.%u member (linux_raid_member) of array UUID %s", m->minor, r->uuid);
+}
+
+static void md090_describe(const void *obj, struct rk_probe_result *r)
+{
+	const struct rk_md090 *m = obj;
+	md_found(r, m->uuid);
+	snprintf(r->version, sizeof r->version, "%u.%02u.%u", m->major, m->minor, m->patch);
+	snprintf(r->what, sizeof r->what, "an md %s member (linux_raid_member) of array UUID %s", r->version, r->uuid);
+}
+
+static rk_err md1_probe(rk_dev *d, const char *path, struct rk_probe_result *r)
+{
+	return md_probe(d, path, r, md1_decode_ent, md1_describe, RK_E_CORRUPT);
+}
+
+static rk_err md090_probe(rk_dev *d, const char *path, struct rk_probe_result *r)
+{
+	return md_probe(d, path, r, md090_decode_ent, md090_describe, RK_E_SHORT);
 }
 
 static rk_err blkid_probe_ent(rk_dev *d, const char *path, struct rk_probe_result *r)

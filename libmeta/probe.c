@@ -1,14 +1,27 @@
 /* probe.c: what a member already holds: our superblock (either copy), then
  * libblkid's superblock (file systems, foreign RAID metadata) and partition
- * table probes.  Read-only throughout. */
+ * table probes; which parts of it hold data (non-zero bytes, a file
+ * system's extent); and, the one writer here, wiping old signatures. */
 #include "rk_probe.h"
 
 #include <blkid/blkid.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
+#include "rk_le.h"
 #include "rk_sb.h"
+#include "rk_util.h"
+
+/* Largest single read while scanning. */
+#define SCAN_BUF (4u * 1024u * 1024u)
 
 static void copy_str(char *dst, size_t cap, const char *src)
 {
@@ -218,4 +231,236 @@ rk_err rk_probe_foreign(const char *path, struct rk_probe_result *r)
 		return rk_fail(RK_E_INVAL, "rk_probe_foreign: no path");
 	memset(r, 0, sizeof *r);
 	return probe_blkid(path, r);
+}
+
+/* ---- which bytes hold data ---- */
+
+int rk_probe_fd_size(int fd, uint64_t *size, int *is_reg)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -1;
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		*is_reg = 1;
+		return 0;
+	}
+	*is_reg = 0;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t s;
+		if (ioctl(fd, BLKGETSIZE64, &s) != 0)
+			return -1;
+		*size = s;
+		return 0;
+	}
+	errno = ENOTSUP;
+	return -1;
+}
+
+rk_err rk_probe_scan_nonzero(const char *path, uint64_t base, uint64_t off, uint64_t len, uint64_t row,
+                           rk_probe_mark_fn mark, void *mctx, int stop_first, uint64_t *scanned,
+                           void (*tick)(void *ctx, uint64_t done), void *tctx)
+{
+	uint64_t end;
+	if (rk_add_ovf(off, len, &end) || off < base || row == 0)
+		return rk_fail(RK_E_RANGE, "%s: scan range overflows", path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return rk_fail(RK_E_OPEN, "%s: cannot open to scan: %s", path, strerror(errno));
+	uint64_t dsize;
+	int is_reg;
+	if (rk_probe_fd_size(fd, &dsize, &is_reg) != 0) {
+		int e = errno;
+		close(fd);
+		return rk_fail(RK_E_OPEN, "%s: cannot size: %s", path, strerror(e));
+	}
+	if (end > dsize)
+		end = dsize;
+	size_t bsz = SCAN_BUF;
+	uint8_t *buf = malloc(bsz);
+	if (!buf) {
+		close(fd);
+		return rk_fail(RK_E_NOMEM, "%s: no memory for the scan buffer", path);
+	}
+	rk_err err = RK_OK;
+	uint64_t pos = off, last_marked = UINT64_MAX, done0 = 0;
+	int stop = 0;
+	while (pos < end && !stop) {
+		uint64_t ext_end = end;
+		if (is_reg) {
+			off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+			if (d < 0) {
+				if (errno == ENXIO)
+					break;          /* only holes from here on */
+				if (errno != EINVAL && errno != ENOTSUP) {
+					err = rk_fail(RK_E_IO, "%s: SEEK_DATA: %s", path, strerror(errno));
+					break;
+				}
+				d = (off_t)pos;     /* no SEEK_DATA: read everything */
+			} else {
+				off_t h = lseek(fd, d, SEEK_HOLE);
+				if (h > d && (uint64_t)h < ext_end)
+					ext_end = (uint64_t)h;
+			}
+			if ((uint64_t)d >= end)
+				break;
+			if ((uint64_t)d > pos)
+				pos = (uint64_t)d;
+		}
+		while (pos < ext_end && !stop) {
+			/* Do not cross a row boundary inside one row check. */
+			uint64_t r = (pos - base) / row;
+			uint64_t row_end = base + (r + 1) * row;
+			if (row_end < base + r * row)    /* overflow: cap */
+				row_end = UINT64_MAX;
+			uint64_t n = ext_end - pos;
+			if (n > bsz)
+				n = bsz;
+			if (r == last_marked) {      /* already known dirty: skip the rest of the row */
+				pos = row_end < ext_end ? row_end : ext_end;
+				continue;
+			}
+			ssize_t got = pread(fd, buf, (size_t)n, (off_t)pos);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				err = rk_fail(RK_E_IO, "%s: read error at offset %llu while scanning: %s", path,
+				              (unsigned long long)pos, got < 0 ? strerror(errno) : "end of data");
+				stop = 1;
+				break;
+			}
+			if (scanned)
+				*scanned += (uint64_t)got;
+			/* Walk the rows inside what was read. */
+			uint64_t p = pos, pend = pos + (uint64_t)got;
+			while (p < pend) {
+				uint64_t rr = (p - base) / row;
+				uint64_t re = base + (rr + 1) * row;
+				uint64_t segend = re < pend ? re : pend;
+				if (rr != last_marked && !rk_buf_is_zero(buf + (p - pos), (size_t)(segend - p))) {
+					last_marked = rr;
+					uint64_t at = p;
+					const uint8_t *q = buf + (p - pos);
+					while (!q[at - p])
+						at++;
+					if (mark(mctx, rr, at) || stop_first) {
+						stop = 1;
+						break;
+					}
+				}
+				p = segend;
+			}
+			pos = pend;
+			if (tick && pos - off - done0 >= 256u * 1024u * 1024u) {
+				done0 = pos - off;
+				tick(tctx, done0);
+			}
+		}
+	}
+	free(buf);
+	close(fd);
+	return err;
+}
+
+struct zero_ctx {
+	int found;
+	uint64_t at;
+};
+
+static int zero_mark(void *ctx, uint64_t row, uint64_t at)
+{
+	struct zero_ctx *z = ctx;
+	(void)row;
+	z->found = 1;
+	z->at = at;
+	return 1;
+}
+
+rk_err rk_probe_range_is_zero(const char *path, uint64_t off, uint64_t len,
+                               int *is_zero, uint64_t *nonzero_at, uint64_t *scanned)
+{
+	struct zero_ctx z = {0, 0};
+	if (!path || !is_zero)
+		return rk_fail(RK_E_INVAL, "rk_probe_range_is_zero: no path");
+	rk_err e = rk_probe_scan_nonzero(path, off, off, len, 1ull << 40, zero_mark, &z, 1, scanned, NULL, NULL);
+	if (e)
+		return e;
+	*is_zero = !z.found;
+	if (z.found && nonzero_at)
+		*nonzero_at = z.at;
+	return RK_OK;
+}
+
+
+int rk_probe_fs_extent(rk_err (*read)(void *ctx, void *buf, uint64_t len, uint64_t off), void *ctx,
+                       uint64_t volume_size, uint64_t *extent, char *what, size_t whatlen)
+{
+	enum { PROBE = 128 * 1024 };
+	uint8_t *b = calloc(1, PROBE);
+	int found = 0;
+	if (!b)
+		return 0;
+	uint64_t len = volume_size < PROBE ? volume_size : PROBE;
+	if (read(ctx, b, len, 0))
+		goto out;
+	if (len >= 2048 && rk_get_le16(b + 1024 + 56) == 0xEF53) {
+		uint32_t lg = rk_get_le32(b + 1024 + 24);
+		uint32_t incompat = rk_get_le32(b + 1024 + 0x60);
+		uint64_t blocks = rk_get_le32(b + 1024 + 4);
+		if (incompat & 0x80)   /* 64bit */
+			blocks |= (uint64_t)rk_get_le32(b + 1024 + 0x150) << 32;
+		if (lg <= 6) {
+			*extent = blocks << (10 + lg);
+			snprintf(what, whatlen, "an %s file system of %llu bytes",
+			         (incompat & 0x40) ? "ext4" : "ext2/ext3", (unsigned long long)*extent);
+			found = 1;
+		}
+	} else if (len >= 16 && !memcmp(b, "XFSB", 4)) {
+		uint64_t bs = rk_get_be32(b + 4), db = rk_get_be64(b + 8);
+		if (bs >= 512 && bs <= 65536 && !rk_mul_ovf(bs, db, extent)) {
+			snprintf(what, whatlen, "an XFS file system of %llu bytes", (unsigned long long)*extent);
+			found = 1;
+		}
+	} else if (len >= 65536 + 0x78 && !memcmp(b + 65536 + 64, "_BHRfS_M", 8)) {
+		*extent = rk_get_le64(b + 65536 + 0x70);
+		snprintf(what, whatlen, "a btrfs file system of %llu bytes", (unsigned long long)*extent);
+		found = 1;
+	}
+out:
+	free(b);
+	return found;
+}
+
+/* ---- wiping ---- */
+
+rk_err rk_probe_wipe_signatures(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return rk_fail(RK_E_OPEN, "%s: cannot open to wipe old signatures: %s", path, strerror(errno));
+	blkid_probe pr = blkid_new_probe();
+	if (!pr) {
+		close(fd);
+		return rk_fail(RK_E_NOMEM, "%s: blkid probe", path);
+	}
+	rk_err e = RK_OK;
+	if (blkid_probe_set_device(pr, fd, 0, 0) != 0) {
+		e = rk_fail(RK_E_IO, "%s: blkid cannot use the member", path);
+	} else {
+		blkid_probe_enable_superblocks(pr, 1);
+		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+		blkid_probe_enable_partitions(pr, 1);
+		blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT);
+		for (int guard = 0; guard < 64 && blkid_do_probe(pr) == 0; guard++) {
+			if (blkid_do_wipe(pr, 0) != 0) {
+				e = rk_fail(RK_E_IO, "%s: cannot wipe an old signature: %s", path, strerror(errno));
+				break;
+			}
+		}
+	}
+	blkid_free_probe(pr);
+	if (fsync(fd) != 0 && !e)
+		e = rk_fail(RK_E_IO, "%s: flush after wiping: %s", path, strerror(errno));
+	close(fd);
+	return e;
 }

@@ -1,5 +1,6 @@
-/* resize_int.h: what resize.c and reshape_io.c share inside libmeta (not
- * installed). */
+/* resize_int.h: what the files of raid-resize's library share inside libmeta
+ * (resize.c, resize_size.c, reshape.c, reshape_plan.c, reshape_revert.c,
+ * reshape_io.c; not installed). */
 #ifndef RK_RESIZE_INT_H
 #define RK_RESIZE_INT_H
 
@@ -7,12 +8,134 @@
 #include "rk_dev.h"
 #include "rk_err.h"
 #include "rk_geom.h"
+#include "rk_resize.h"
+#include "rk_sb.h"
 #include "rk_vol.h"
+
+/* The members as found: the freshest superblock is the template; devices
+ * and own superblocks by role. */
+struct resize_set {
+	struct rk_sb *t;
+	uint32_t span;            /* roles in use: max(nroles, new_nroles) */
+	rk_dev **dev;             /* RK_SB_MAX_ROLES entries, by role */
+	struct rk_sb **sb;        /* own superblock by role (NULL when not given) */
+	uint64_t *doff;           /* current data offset by role (commit writes it) */
+	uint64_t maxev;
+	int mixed;                /* members disagree on events */
+	/* Members a finished revert dropped from the array but had not wiped
+	 * yet (see is_leftover); only loaded with KEEP_LEFT. */
+	rk_dev **left;
+	uint32_t nleft;
+};
 
 /* Derives G from the geometry fields and opens an engine over DEVS (NROLES
  * entries by role, NULL = missing) with every member's data area at DOFF
  * (reshapes keep data offsets uniform).  The devices stay the caller's. */
 rk_err rk_resize_geom_vol(rk_vol **v, struct rk_geom *g, rk_dev *const *devs, int32_t level, uint32_t layout,
                           uint64_t chunk, uint32_t nroles, uint64_t ds, uint64_t doff);
+
+
+/* resize.c */
+/* Writes template T (events = maxev+1) to every given role of its span:
+ * the highest roles first, so members added by a reshape carry it before
+ * the old members point at them.  Per member: its UUID, role, data offset
+ * (s->doff) and dev_size (its own, or the device size where the data
+ * areas need more). */
+rk_err resize_commit(struct resize_set *s, struct rk_sb *t);
+/* Roles of the array's current geometry not active (after a degraded
+ * continue or revert: for raid-recover --rebuild). */
+uint32_t resize_count_missing(const struct resize_set *s);
+/* Flushes every given member of roles [0, SPAN). */
+rk_err resize_flush_all(struct resize_set *s, uint32_t span);
+/* Continue and revert start alike: the members loaded (mid-reshape some
+ * may be missing, set_need_reshape), the journal of an unclean stop
+ * replayed, missing roles recorded faulty.  On error S is freed. */
+rk_err resize_load_resume(struct resize_set *s, rk_dev *const *devs, uint32_t n);
+/* Engines over the old geometry and the reshape target (the set's devices). */
+rk_err resize_open_new(rk_vol **v, struct rk_geom *g, struct resize_set *s);
+rk_err resize_open_old(rk_vol **v, struct rk_geom *g, struct resize_set *s);
+/* How an operation loads the members: resize_set_load with
+ * RESIZE_NEED_ANY or RESIZE_NEED_ALL, or as continue and revert start
+ * (resize_load_resume). */
+enum resize_load { RESIZE_LOAD_ANY, RESIZE_LOAD_ALL, RESIZE_LOAD_RESUME };
+/* One operation on the loaded set, with its own ARGS. */
+typedef rk_err (*resize_step_fn)(struct resize_set *s, const void *args, struct rk_resize_result *res);
+/* The one entry of the rk_resize_* operations: RES (a local one when NULL)
+ * zeroed, the members loaded as LOAD says, STEP run on them, the set freed. */
+rk_err resize_run(rk_dev *const *devs, uint32_t n, enum resize_load load, resize_step_fn step, const void *args,
+                  struct rk_resize_result *res);
+/* Frees what the set holds (not the devices). */
+void resize_set_free(struct resize_set *s);
+/* Which members resize_set_load requires. */
+enum resize_need {
+	RESIZE_NEED_ANY = 0,      /* no check */
+	RESIZE_NEED_ALL = 1,      /* every role of the span given and active */
+	RESIZE_NEED_RESHAPE = 2,  /* mid-reshape: as many as both geometries need (set_need_reshape) */
+};
+/* Reads every device's superblock and maps devices to roles (see the header
+ * comment of rk_resize.h), checking the members NEED says.  KEEP_LEFT:
+ * members a revert dropped (is_leftover) go to s->left instead of failing
+ * the load. */
+rk_err resize_set_load(struct resize_set *s, rk_dev *const *devs, uint32_t n, enum resize_need need, int keep_left);
+/* Every role of the span must be given (and, as set_load checked, active). */
+rk_err resize_set_need_all(const struct resize_set *s);
+/* rk_probe_fs_extent's reader over an engine (CTX the rk_vol). */
+rk_err resize_vol_read(void *ctx, void *buf, uint64_t len, uint64_t off);
+/* Writes zeros over [off, off+len) of D. */
+rk_err resize_zero_range(rk_dev *d, uint64_t off, uint64_t len);
+
+/* reshape_plan.c */
+/* New stripes that may be written from P (a multiple of the new stripe):
+ * batch [P, Q) only when reshape_geo_hi(new, Q) <= SHIFT + reshape_geo_lo(old, P), i.e.
+ * every new block of bytes < Q lands below every old block of bytes >= P,
+ * which are all still to be copied.  0: not even one stripe fits. */
+uint64_t reshape_batch_rows(const struct rk_geom *go, const struct rk_geom *gn, uint64_t shift,
+                         uint64_t oldvol, uint64_t p, uint64_t rows_max);
+/* Volume bytes per member row, as a fraction (num/den of a chunk's worth):
+ * the new geometry packs the volume denser when its fraction is larger. */
+int reshape_geo_denser(const struct rk_geom *gn, const struct rk_geom *go);
+/* Where a geometry keeps volume bytes on its members (offsets relative to
+ * its data area), for the ordering rule of spec/reshape.md:
+ *   reshape_reshape_geo_lo(g, p)  the lowest member offset holding any block (data, parity
+ *                 or copy) of volume bytes >= p;
+ *   reshape_reshape_geo_hi(g, q)  the end of the member offsets holding all blocks of
+ *                 volume bytes < q.
+ * Striped levels: whole rows of chunks; RAID-1: the byte itself; RAID-10
+ * near (far 1, no offset; other layouts are refused before a reshape):
+ * chunk c has copies at near-grid indexes c*near .. c*near+near-1, index x
+ * on row x / nroles.  Results saturate at UINT64_MAX instead of wrapping. */
+uint64_t reshape_geo_lo(const struct rk_geom *g, uint64_t p);
+uint64_t reshape_geo_hi(const struct rk_geom *g, uint64_t q);
+/* Whether a reshape can run on G's level and layout. */
+int reshape_geo_supported(const struct rk_geom *g);
+/* The old rows a revert batch rewrites: [row_start(Q), row_end(P)) of the
+ * old geometry, whole stripes (RAID-1: the bytes themselves), within the
+ * old volume. */
+uint64_t reshape_old_row_start(const struct rk_geom *g, uint64_t q);
+uint64_t reshape_old_row_end(const struct rk_geom *g, uint64_t p, uint64_t vol);
+/* An engine's failure callback: sets the int CTX points at. */
+void reshape_on_member_fail(void *ctx, uint32_t role, rk_err why);
+/* Reverting from P (reshape_pos, > 0): the smallest Q, a multiple of the new
+ * stripe, Q < P, Q >= P - rows_max stripes, with
+ * reshape_geo_hi(new, P) <= SHIFT + reshape_geo_lo(old, Q): the old rows rewritten for
+ * [Q, P) start at or above reshape_geo_lo(old, Q), so they never touch the new
+ * blocks of bytes < P, which are still read until the checkpoint moves.
+ * The condition only gets easier as Q grows; the stripe holding P-1 always
+ * meets it when the forward plan was valid (spec/reshape.md).  Returns P
+ * when no Q fits. */
+uint64_t reshape_revert_from(const struct rk_geom *go, const struct rk_geom *gn, uint64_t shift, uint64_t p,
+                          uint64_t rows_max);
+
+/* reshape_revert.c */
+/* Moves the volume bytes below reshape_pos back into the old geometry,
+ * batch by batch down to 0 (spec/reshape.md, "Revert"), then finishes the
+ * revert.  The reverting flag is recorded first, so an interruption
+ * resumes the revert, not the forward run. */
+rk_err reshape_run_revert(struct resize_set *s, const struct rk_resize_opts *o, struct rk_resize_result *res);
+/* Brings every member to the freshest superblock (after an interrupted
+ * update). */
+rk_err resize_settle_mixed(struct resize_set *s);
+/* Members an interrupted revert dropped but had not wiped (s->left). */
+rk_err resize_wipe_left(struct resize_set *s);
 
 #endif

@@ -133,20 +133,20 @@ rk_err rk_array_close(rk_array *a);
  * stopped unclean replays the last record (read-only opens replay into
  * memory and write nothing; read-write opens write it and then mark the
  * array clean).  What the open did: */
-#define RK_ARRAY_REPLAY_NONE   0
-#define RK_ARRAY_REPLAY_DATA   1   /* a redo record was written back */
-#define RK_ARRAY_REPLAY_RESYNC 2   /* redundancy (parity or mirrors) resynced over a write-intent range */
-/* RK_ARRAY_REPLAY_*; *MSG (may be NULL) gets a sentence ("" when the array
- * was clean). */
-int rk_array_replayed(const rk_array *a, const char **msg);
+enum rk_array_replay {
+	RK_ARRAY_REPLAY_NONE = 0,
+	RK_ARRAY_REPLAY_DATA = 1,     /* a redo record was written back */
+	RK_ARRAY_REPLAY_RESYNC = 2,   /* redundancy (parity or mirrors) resynced over a write-intent range */
+};
+/* What the open replayed; *MSG (may be NULL) gets a sentence ("" when the
+ * array was clean). */
+enum rk_array_replay rk_array_replayed(const rk_array *a, const char **msg);
 /* 1 once writing has started with the journal on. */
 int rk_array_journaled(const rk_array *a);
-/* Tests: RAIDKIT_TEST_FAULT="model=power-cut|kill|pull|read-error,n=N
- * [,member=M][,seed=S][,off=O,len=L]" in the environment wraps the members
- * of read-write rk_array_open()s in the fault-injecting backend
- * (rk_dev.h), so end-to-end cases exercise the real tools under faults;
- * with power-cut the post-crash image is applied when the array is freed.
- * Never set it for real use. */
+/* Tests: rk_test_hooks_set_fault (rk_test_hooks.h) wraps the members of
+ * read-write rk_array_open()s in the fault-injecting backend (rk_dev.h), so
+ * end-to-end cases exercise the real tools under faults; with power-cut the
+ * post-crash image is applied when the array is freed. */
 /* ON 0 turns the journal off for the writes of this open (benchmarks
  * measuring its cost; call before the first write).  Never for real use:
  * it reopens the write hole. */

@@ -27,11 +27,14 @@
 
 #include <stdint.h>
 #include "rk_err.h"
+#include "rk_probe.h"
 #include "rk_sb.h"
 
 #define RK_CREATE_CHUNK_DEFAULT (512u * 1024u)   /* mkraid's default stripe unit */
-#define RK_CREATE_CHUNK_MIN     (4u * 1024u)
-#define RK_CREATE_CHUNK_MAX     (16u * 1024u * 1024u)
+/* The chunk limits are the superblock's (RK_CHUNK_MIN, RK_CHUNK_MAX in
+ * rk_sb.h); these names stay until mkraid moves. */
+#define RK_CREATE_CHUNK_MIN     RK_CHUNK_MIN
+#define RK_CREATE_CHUNK_MAX     RK_CHUNK_MAX
 #define RK_CREATE_LAYOUT_DEFAULT 0xFFFFFFFFu    /* the level's default layout */
 
 /* Phases reported to the progress callback. */
@@ -127,11 +130,8 @@ void rk_create_free(rk_creator *c);
 rk_err rk_create(const struct rk_create_opts *o, struct rk_create_plan *plan);
 void   rk_create_plan_free(struct rk_create_plan *p);
 
-/* Whether [off, off+len) of the file or device at PATH reads as zero bytes;
- * regular files skip holes with SEEK_DATA/SEEK_HOLE.  *nonzero_at gets the
- * first non-zero byte's offset (when not zero).  *scanned (may be NULL)
- * adds the bytes actually read. */
-rk_err rk_create_range_is_zero(const char *path, uint64_t off, uint64_t len,
-                               int *is_zero, uint64_t *nonzero_at, uint64_t *scanned);
+/* The zero-range check moved to rk_probe.h; the old name stays until the
+ * callers move. */
+#define rk_create_range_is_zero rk_probe_range_is_zero
 
 #endif

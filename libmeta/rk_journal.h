@@ -1,5 +1,6 @@
-/* rk_journal.h: the write journal's on-disk record and the overlay device
- * used to replay it without writing (spec/journal.md).
+/* rk_journal.h: the write journal's on-disk record (spec/journal.md).  The
+ * overlay device a read-only open replays it into is rk_dev_overlay
+ * (rk_dev.h, engine/dev_overlay.c).
  *
  * Each member has one journal slot at its superblock's journal_offset.  A
  * record is a 4096-byte header, then the payload: for a DATA record the new
@@ -117,12 +118,5 @@ int rk_jrec_verify(const struct rk_jrec *h, const uint8_t *rec);
  * on a read failure. */
 rk_err rk_jrec_read(rk_dev *dev, uint64_t joff, uint64_t jsize, uint64_t member_size, uint64_t vol_size,
                     uint32_t nroles, uint32_t role, const uint8_t *array_uuid, struct rk_jrec *h, uint8_t **rec);
-
-/* An overlay over LOWER: reads see LOWER with every write made through the
- * overlay applied on top (kept in memory, latest wins); nothing reaches
- * LOWER.  Used to replay a journal on an array opened read-only.  LOWER is
- * not owned (it must outlive the overlay).  Path, size, sector, identity
- * are LOWER's; the overlay is writable. */
-rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower);
 
 #endif

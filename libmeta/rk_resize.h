@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include "rk_dev.h"
 #include "rk_err.h"
+#include "rk_probe.h"
 #include "rk_sb.h"
 
 #define RK_RESIZE_BATCH_MAX   (64ull << 20)   /* volume bytes per reshape batch, at most */
@@ -166,10 +167,8 @@ void rk_resize_reader_close(rk_resize_reader *r);
 struct rk_vol;
 struct rk_vol *rk_resize_reader_vol(const rk_resize_reader *r, int new_geom);
 
-/* What a file system at the start of a volume occupies: reads the first
- * 128 KiB through READ and recognises ext2/3/4, XFS and btrfs.  Returns 1
- * with *EXTENT and WHAT filled, 0 when nothing is recognised. */
-int rk_resize_fs_extent(rk_err (*read)(void *ctx, void *buf, uint64_t len, uint64_t off), void *ctx,
-                        uint64_t volume_size, uint64_t *extent, char *what, size_t whatlen);
+/* The file-system extent check moved to rk_probe.h (rk_probe_fs_extent);
+ * the old name stays until the callers move. */
+#define rk_resize_fs_extent rk_probe_fs_extent
 
 #endif

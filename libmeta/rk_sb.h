@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include "rk_err.h"
 #include "rk_dev.h"
+#include "rk_geom.h"
 
 #define RK_SB_MAGIC        "RAIDKIT\0"      /* 8 bytes at offset 0 */
 #define RK_SB_MAGIC_LEN    8
@@ -37,8 +38,7 @@
 #define RK_SB_NAME_LEN     32u              /* UTF-8, NUL-padded, not necessarily NUL-terminated on disk */
 #define RK_DATA_OFFSET_DEFAULT (1024u * 1024u)
 
-/* Levels: md's numbers, linear is -1. */
-#define RK_LEVEL_LINEAR   (-1)
+/* Levels: md's numbers, linear is RK_LEVEL_LINEAR (-1, rk_geom.h). */
 
 /* Array state. */
 #define RK_ARRAY_CLEAN    0u   /* no write in flight */
@@ -120,7 +120,11 @@ struct rk_sb {
 	uint8_t  reserved[RK_SB_RESERVED_LEN];  /* zero unless unknown compat bits (see above) */
 	struct rk_role roles[RK_SB_MAX_ROLES];
 };
+/* RK_ROLE_NONE ("no role") is rk_geom.h's; defined here only until that
+ * header carries it (helper H1's branch), identically. */
+#ifndef RK_ROLE_NONE
 #define RK_ROLE_NONE 0xFFFFFFFFu
+#endif
 
 /* Chunk limits for striped levels (0, 4, 5, 6, 10): a power of two in
  * [RK_CHUNK_MIN, RK_CHUNK_MAX].  Linear and RAID-1 have no stripe unit:
@@ -148,6 +152,19 @@ rk_err rk_sb_decode(struct rk_sb *sb, const uint8_t *buf, size_t len, uint64_t a
  * nothing is written to BUF on failure.  sb->sb_offset must already be the
  * place the copy goes (rk_sb_write sets it per copy). */
 rk_err rk_sb_encode(const struct rk_sb *sb, uint8_t *buf, size_t len);
+
+/* Makes D the superblock's current geometry (level, layout, chunk, nroles,
+ * data offset and size); the reshape fields are left as they are. */
+void rk_sb_apply_geom(struct rk_sb *sb, const struct rk_geom_desc *d);
+
+/* CRC-32 (zlib) of BUF[0, LEN) with the 4 bytes at FIELD (the stored CRC)
+ * read as zero: how superblock copies and journal headers are summed. */
+uint32_t rk_crc32_field_zero(const uint8_t *buf, size_t len, size_t field);
+
+/* A member's superblock of generation TMPL: the array-wide fields from
+ * TMPL, the member's own (uuid, role, offsets, size, journal area) from
+ * OWN.  OUT may not overlap either. */
+void rk_sb_member_copy(struct rk_sb *out, const struct rk_sb *tmpl, const struct rk_sb *own);
 
 /* Validates a native struct (what decode checks after parsing): every field
  * against every other and against DEV_SIZE, the size of the device the copy
@@ -182,8 +199,9 @@ uint64_t rk_sb_backup_offset(uint64_t dev_size);
  * overflow.  This is the one place that computes volume_size. */
 rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_t nroles,
                          uint64_t data_size, uint64_t *volume_size);
-/* Minimum roles of LEVEL (0 for an unknown level). */
-uint32_t rk_sb_min_roles(int32_t level);
+/* Minimum roles of LEVEL (0 for an unknown level): the geometry's
+ * rk_level_min_roles; the old name stays until its callers move. */
+#define rk_sb_min_roles rk_level_min_roles
 
 /* The largest data_size that fits a device of DEV_SIZE bytes with the data
  * area at DATA_OFFSET, rounded down to CHUNK (when non-zero) and to 4096;

@@ -15,6 +15,8 @@
 #include "rk_le.h"
 #include "rk_sb.h"
 
+#include "rk_geom.h"
+
 /* Header field offsets (spec/format.md, "Header"). */
 enum {
 	O_MAGIC = 0, O_VERSION = 8, O_SB_BYTES = 12, O_CRC = 16, O_ARRAY_STATE = 20,
@@ -70,16 +72,6 @@ uint64_t rk_sb_backup_offset(uint64_t dev_size)
 	return end - RK_SB_AREA;
 }
 
-uint32_t rk_sb_min_roles(int32_t level)
-{
-	switch (level) {
-	case RK_LEVEL_LINEAR: case 0: case 1: return 1;
-	case 4: case 5: case 10: return 2;
-	case 6: return 3;
-	default: return 0;
-	}
-}
-
 static rk_err check_chunk(int32_t level, uint64_t chunk)
 {
 	if (level == RK_LEVEL_LINEAR || level == 1) {
@@ -94,11 +86,24 @@ static rk_err check_chunk(int32_t level, uint64_t chunk)
 	return RK_OK;
 }
 
+/* A geometry rk_geom_init refuses, in the superblock's words: the field
+ * and value first (spec/format.md "Validation"), then why. */
+static rk_err geom_refused(int32_t level, uint32_t layout, uint32_t nroles)
+{
+	char msg[256];   /* rk_fail below overwrites rk_errmsg's buffer */
+	snprintf(msg, sizeof msg, "%s", rk_errmsg());
+	const char *why = strncmp(msg, "geometry: ", 10) ? msg : msg + 10;
+	if (level == 10)
+		return rk_fail(RK_E_CORRUPT, "layout 0x%x%s on %u roles (nroles %u): level 10: %s", layout,
+		               (layout >> 17) > 2 ? " has unknown bits" : "", nroles, nroles, why);
+	return rk_fail(RK_E_CORRUPT, "layout %u on %u roles (nroles %u): level %d: %s", layout, nroles, nroles,
+	               (int)level, why);
+}
+
 rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_t nroles,
                          uint64_t data_size, uint64_t *volume_size)
 {
-	uint32_t minr = rk_sb_min_roles(level);
-	uint64_t v = 0, chunks;
+	uint32_t minr = rk_level_min_roles(level);
 	*volume_size = 0;
 	if (minr == 0)
 		return rk_fail(RK_E_CORRUPT, "level %d: not a raidkit level (linear=-1, 0, 1, 4, 5, 6, 10)", (int)level);
@@ -108,79 +113,19 @@ rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_
 	rk_err e = check_chunk(level, chunk);
 	if (e)
 		return e;
-	/* md's layout numbers, as far as engine/geom.c maps them. */
-	switch (level) {
-	case RK_LEVEL_LINEAR: case 1:
-		if (layout != 0)
-			return rk_fail(RK_E_CORRUPT, "layout %u: level %d has only layout 0", layout, (int)level);
-		break;
-	case 0:
-		if (layout > 2)   /* md's zone layouts; members are equal-sized, so all map alike */
-			return rk_fail(RK_E_CORRUPT, "layout %u: level 0 takes md layouts 0 to 2", layout);
-		break;
-	case 4:
-		if (layout != 0 && layout != 5)
-			return rk_fail(RK_E_CORRUPT, "layout %u: level 4 takes layout 0 or 5 (parity-last)", layout);
-		break;
-	case 5:
-		if (layout > 5)
-			return rk_fail(RK_E_CORRUPT, "layout %u: level 5 takes md layouts 0 to 5", layout);
-		break;
-	case 6: {
-		int ddf = layout >= 8 && layout <= 10;
-		if (!(layout <= 5 || ddf || (layout >= 16 && layout <= 20)))
-			return rk_fail(RK_E_CORRUPT, "layout %u: level 6 takes md layouts 0-5, 8-10 (DDF) or 16-20 (-6)",
-			               layout);
-		/* GF(2^8) has 255 Q coefficients: DDF layouts give every role one */
-		if (nroles > (ddf ? 255u : 257u))
-			return rk_fail(RK_E_CORRUPT, "nroles %u: level 6 with layout %u holds at most %u roles",
-			               nroles, layout, ddf ? 255u : 257u);
-		break;
-	}
-	case 10: {
-		uint32_t near = layout & 0xff, far = (layout >> 8) & 0xff;
-		if (layout >> 19 || (layout >> 17) > 2)
-			return rk_fail(RK_E_CORRUPT, "layout 0x%x: level 10 layout has unknown bits 0x%x",
-			               layout, layout & ~0x1ffffu);
-		if (near < 1 || far < 1 || near * far < 2 || near * far > nroles)
-			return rk_fail(RK_E_CORRUPT, "layout 0x%x: level 10 with %u near and %u far copies on %u roles "
-			               "(copies must be 2 to nroles)", layout, near, far, nroles);
-		break;
-	}
-	}
-	switch (level) {
-	case RK_LEVEL_LINEAR:
-		if (rk_mul_ovf(data_size, nroles, &v))
-			goto ovf;
-		break;
-	case 0: case 4: case 5: case 6: {
-		uint32_t ndata = nroles - (level == 0 ? 0 : level == 6 ? 2 : 1);
-		if (rk_mul_ovf(align_down(data_size, chunk), ndata, &v))
-			goto ovf;
-		break;
-	}
-	case 1:
-		v = data_size;
-		break;
-	case 10: {
-		uint32_t near = layout & 0xff, far = (layout >> 8) & 0xff;
-		chunks = data_size / chunk / far;
-		if (rk_mul_ovf(chunks, nroles, &chunks))
-			goto ovf;
-		chunks /= near;
-		if (rk_mul_ovf(chunks, chunk, &v))
-			goto ovf;
-		break;
-	}
-	}
-	if (v == 0)
+	/* a data area holding no whole chunk maps nothing */
+	int empty = chunk ? data_size < chunk : data_size == 0;
+	struct rk_geom g;
+	if (!empty && (e = rk_geom_init(&g, level, layout, chunk, nroles, data_size)) == RK_E_RANGE)
+		return rk_fail(RK_E_CORRUPT, "data_size %llu: the volume of level %d on %u roles overflows 64 bits",
+		               (unsigned long long)data_size, (int)level, nroles);
+	if (!empty && e)
+		return geom_refused(level, layout, nroles);
+	if (empty || g.volume_size == 0)
 		return rk_fail(RK_E_CORRUPT, "data_size %llu: level %d with chunk %llu on %u roles gives an empty volume",
 		               (unsigned long long)data_size, (int)level, (unsigned long long)chunk, nroles);
-	*volume_size = v;
+	*volume_size = g.volume_size;
 	return RK_OK;
-ovf:
-	return rk_fail(RK_E_CORRUPT, "data_size %llu: the volume of level %d on %u roles overflows 64 bits",
-	               (unsigned long long)data_size, (int)level, nroles);
 }
 
 uint64_t rk_sb_max_data_size(uint64_t dev_size, uint64_t data_offset, uint64_t chunk)
@@ -302,18 +247,22 @@ static rk_err refail(rk_err e, const char *prefix)
 	return rk_fail(e, "%s%s", prefix, m);
 }
 
-static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_bytes)
+/* Version, features, counts and reserved bytes. */
+/* Incompat features this build does not know: the member is not read. */
+static rk_err incompat_refused(uint64_t feat)
 {
-	rk_err e;
+	return rk_fail(RK_E_FEATURE, "incompat features 0x%llx: unknown bits 0x%llx (this build knows 0x%llx); "
+	               "refusing to interpret the member", (unsigned long long)feat,
+	               (unsigned long long)(feat & ~RK_FEAT_INCOMPAT_SUPP), (unsigned long long)RK_FEAT_INCOMPAT_SUPP);
+}
+
+static rk_err validate_header(const struct rk_sb *sb, uint32_t sb_bytes)
+{
 	if (sb->version != RK_SB_VERSION)
 		return rk_fail(RK_E_VERSION, "version %u: this build reads format version %u",
 		               sb->version, RK_SB_VERSION);
 	if (sb->feat_incompat & ~RK_FEAT_INCOMPAT_SUPP)
-		return rk_fail(RK_E_FEATURE, "incompat features 0x%llx: unknown bits 0x%llx (this build knows 0x%llx); "
-		               "refusing to interpret the member",
-		               (unsigned long long)sb->feat_incompat,
-		               (unsigned long long)(sb->feat_incompat & ~RK_FEAT_INCOMPAT_SUPP),
-		               (unsigned long long)RK_FEAT_INCOMPAT_SUPP);
+		return incompat_refused(sb->feat_incompat);
 	if (sb->nroles < 1 || sb->nroles > RK_SB_MAX_ROLES)
 		return rk_fail(RK_E_CORRUPT, "nroles %u: must be 1 to %u", sb->nroles, RK_SB_MAX_ROLES);
 	if (sb->nentries < sb->nroles || sb->nentries > RK_SB_MAX_ROLES)
@@ -335,7 +284,12 @@ static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_by
 			if (sb->roles[i].flags)
 				return rk_fail(RK_E_CORRUPT, "role %u flags 0x%x: reserved, must be zero", i, sb->roles[i].flags);
 	}
+	return RK_OK;
+}
 
+/* UUIDs, name and array state. */
+static rk_err validate_identity(const struct rk_sb *sb)
+{
 	if (uuid_nil(sb->array_uuid))
 		return rk_fail(RK_E_CORRUPT, "array_uuid: is nil (all zero)");
 	if (uuid_nil(sb->member_uuid))
@@ -354,8 +308,12 @@ static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_by
 
 	if (sb->array_state > RK_ARRAY_ACTIVE)
 		return rk_fail(RK_E_CORRUPT, "array_state %u: must be 0 (clean) or 1 (active)", sb->array_state);
+	return RK_OK;
+}
 
-	/* Device size and copy placement. */
+/* Device size and copy placement; *BACKUP gets the backup copy's offset. */
+static rk_err validate_placement(const struct rk_sb *sb, uint64_t dev_size, uint64_t *backup_out)
+{
 	uint64_t backup = rk_sb_backup_offset(sb->dev_size);
 	if (backup == 0)
 		return rk_fail(RK_E_CORRUPT, "dev_size %llu: too small for two superblock copies (needs %u)",
@@ -367,14 +325,21 @@ static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_by
 		return rk_fail(RK_E_CORRUPT, "sb_offset %llu: neither the primary (%u) nor the backup (%llu) place "
 		               "for dev_size %llu", (unsigned long long)sb->sb_offset, RK_SB_PRIMARY_OFF,
 		               (unsigned long long)backup, (unsigned long long)sb->dev_size);
+	*backup_out = backup;
+	return RK_OK;
+}
 
-	/* Geometry and data area. */
+/* Geometry, data area(s), reshape fields and volume size; *SPAN gets the
+ * table entries that are roles (not spares). */
+static rk_err validate_geometry(const struct rk_sb *sb, uint64_t backup, uint32_t *span_out)
+{
+	rk_err e;
 	uint64_t vol, newvol = 0;
 	if ((e = rk_sb_volume_size(sb->level, sb->layout, sb->chunk, sb->nroles, sb->data_size, &vol)))
 		return e;
 	if ((e = check_area("data", sb->data_offset, sb->data_size, backup)))
 		return e;
-	uint32_t span = sb->nroles;   /* table entries that are roles (not spares) */
+	uint32_t span = sb->nroles;
 	int reshape = !!(sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
 	if (reshape) {
 		const struct rk_geom_desc *n = &sb->reshape_new;
@@ -411,8 +376,15 @@ static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_by
 	if (sb->scrub_pos > sb->volume_size)
 		return rk_fail(RK_E_CORRUPT, "scrub_pos %llu: past volume_size %llu",
 		               (unsigned long long)sb->scrub_pos, (unsigned long long)sb->volume_size);
+	*span_out = span;
+	return RK_OK;
+}
 
-	/* Journal: inside the member's metadata space, clear of the data areas. */
+/* Journal: inside the member's metadata space, clear of the data areas. */
+static rk_err validate_journal(const struct rk_sb *sb, uint64_t backup)
+{
+	rk_err e;
+	int reshape = !!(sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
 	if (sb->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) {
 		if ((e = check_area("journal", sb->journal_offset, sb->journal_size, backup)))
 			return e;
@@ -426,8 +398,13 @@ static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_by
 		               "incompat feature (must be zero)", (unsigned long long)sb->journal_offset,
 		               (unsigned long long)sb->journal_size);
 	}
+	return RK_OK;
+}
 
-	/* Role table. */
+/* The role table: states, checkpoints, member UUIDs (none twice) and the
+ * member's own entry; SPAN entries are roles. */
+static rk_err validate_roles(const struct rk_sb *sb, uint32_t span)
+{
 	struct uuid_ref idx[RK_SB_MAX_ROLES];
 	uint32_t nidx = 0;
 	for (uint32_t i = 0; i < sb->nentries; i++) {
@@ -479,20 +456,36 @@ static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_by
 	return RK_OK;
 }
 
+static rk_err validate(const struct rk_sb *sb, uint64_t dev_size, uint32_t sb_bytes)
+{
+	uint64_t backup = 0;
+	uint32_t span = 0;
+	rk_err e = validate_header(sb, sb_bytes);
+	if (e || (e = validate_identity(sb)) || (e = validate_placement(sb, dev_size, &backup)) ||
+	    (e = validate_geometry(sb, backup, &span)) || (e = validate_journal(sb, backup)))
+		return e;
+	return validate_roles(sb, span);
+}
+
 rk_err rk_sb_validate(const struct rk_sb *sb, uint64_t dev_size)
 {
 	return validate(sb, dev_size, sb->sb_bytes);
 }
 
-/* CRC-32 of the copy with its crc field read as zero. */
-static uint32_t sb_crc(const uint8_t *buf, uint32_t sb_bytes)
+uint32_t rk_crc32_field_zero(const uint8_t *buf, size_t len, size_t field)
 {
 	static const uint8_t zero[4];
 	uLong c = crc32(0L, Z_NULL, 0);
-	c = crc32(c, buf, O_CRC);
+	c = crc32(c, buf, (uInt)field);
 	c = crc32(c, zero, 4);
-	c = crc32(c, buf + O_CRC + 4, sb_bytes - O_CRC - 4);
+	c = crc32(c, buf + field + 4, (uInt)(len - field - 4));
 	return (uint32_t)c;
+}
+
+/* CRC-32 of the copy with its crc field read as zero. */
+static uint32_t sb_crc(const uint8_t *buf, uint32_t sb_bytes)
+{
+	return rk_crc32_field_zero(buf, sb_bytes, O_CRC);
 }
 
 rk_err rk_sb_encode(const struct rk_sb *sb, uint8_t *buf, size_t len)
@@ -579,11 +572,7 @@ rk_err rk_sb_decode(struct rk_sb *sb, const uint8_t *buf, size_t len, uint64_t a
 	sb->sb_bytes = sb_bytes;
 	sb->feat_incompat = rk_get_le64(buf + O_INCOMPAT);
 	if (sb->feat_incompat & ~RK_FEAT_INCOMPAT_SUPP)
-		return rk_fail(RK_E_FEATURE, "incompat features 0x%llx: unknown bits 0x%llx (this build knows 0x%llx); "
-		               "refusing to interpret the member",
-		               (unsigned long long)sb->feat_incompat,
-		               (unsigned long long)(sb->feat_incompat & ~RK_FEAT_INCOMPAT_SUPP),
-		               (unsigned long long)RK_FEAT_INCOMPAT_SUPP);
+		return incompat_refused(sb->feat_incompat);
 	sb->sb_offset = rk_get_le64(buf + O_SB_OFFSET);
 	if (sb->sb_offset != at)
 		return rk_fail(RK_E_CORRUPT, "sb_offset %llu: this copy was found at byte %llu; a copy away from its "
@@ -735,4 +724,27 @@ const char *rk_sb_feature_names(int kind, uint64_t mask, char *buf, size_t len)
 	if (unknown)
 		snprintf(buf + o, len - o, "%s0x%llx", o ? "," : "", (unsigned long long)unknown);
 	return buf;
+}
+
+void rk_sb_member_copy(struct rk_sb *out, const struct rk_sb *tmpl, const struct rk_sb *own)
+{
+	memcpy(out, tmpl, sizeof *out);
+	memcpy(out->member_uuid, own->member_uuid, 16);
+	out->this_role = own->this_role;
+	out->sb_offset = own->sb_offset;
+	out->dev_size = own->dev_size;
+	out->data_offset = own->data_offset;
+	out->journal_offset = own->journal_offset;
+	out->journal_size = own->journal_size;
+}
+
+void rk_sb_apply_geom(struct rk_sb *sb, const struct rk_geom_desc *d)
+{
+	const struct rk_geom_desc g = *d;   /* D may be SB's own reshape target */
+	sb->level = g.level;
+	sb->layout = g.layout;
+	sb->chunk = g.chunk;
+	sb->nroles = g.nroles;
+	sb->data_offset = g.data_offset;
+	sb->data_size = g.data_size;
 }

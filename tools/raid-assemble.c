@@ -17,6 +17,7 @@
 #include <uuid/uuid.h>
 
 #include "cli.h"
+#include "test_hooks.h"
 #include "rk_array.h"
 #include "rk_discover.h"
 #include "rk_geom.h"
@@ -715,6 +716,7 @@ static int report_json(const struct assembly *as, const struct action_result *re
 int main(int argc, char **argv)
 {
 	cli_init(argv[0]);
+	cli_test_hooks_install();
 	static const struct option lo[] = {
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "export", required_argument, NULL, O_EXPORT },

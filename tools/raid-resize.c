@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "test_hooks.h"
 #include "rk_dev.h"
 #include "rk_geom.h"
 #include "rk_json.h"
@@ -323,6 +324,7 @@ static int resize(struct resize_args *a, char **members, uint32_t n)
 int main(int argc, char **argv)
 {
 	cli_init("raid-resize");
+	cli_test_hooks_install();
 	static const struct option lo[] = {
 		{ "size", required_argument, 0, O_SIZE }, { "volume-size", required_argument, 0, O_VSIZE },
 		{ "add", required_argument, 0, O_ADD }, { "level", required_argument, 0, O_LEVEL },

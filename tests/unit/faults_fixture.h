@@ -27,6 +27,7 @@
 #include "rk_sb.h"
 #include "rk_resize.h"
 #include "rk_scrub_array.h"
+#include "rk_test_hooks.h"
 
 #define MAXM 8
 #define DATA_BYTES (96u * 1024u)

@@ -316,7 +316,7 @@ START_TEST(t_writes)
 	/* degraded writes go through redo records only: bound them small so
 	 * that stripes group and wide stripes split into column pieces */
 	if (p == P_DEGRADED)
-		setenv("RAIDKIT_TEST_JOURNAL_MAX", "6144", 1);
+		rk_test_hooks_set_journal_max(6144);
 	setup_run(&R, c, p);
 	enumerate_writes(&R);
 	finish_run(&R, path_names[p]);

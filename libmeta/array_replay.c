@@ -1,0 +1,237 @@
+/* array_replay.c: replaying the journal of an array opened after an unclean
+ * stop (spec/journal.md): the last record, when every member it names holds
+ * it intact, written back (DATA) or resynced over (INTENT).  Read-only
+ * opens replay into overlay devices (rk_dev_overlay). */
+#include "array_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The INTENT part of a replay: makes redundancy consistent over volume
+ * bytes [x, y) of part P (the caller clipped them to P's range).  Parity
+ * levels and mirrors resync whole stripes; mid-reshape a RAID-1 stripe
+ * reaching below the checkpoint is copied from the checkpoint on only
+ * (the member bytes below it belong to the new geometry), through the
+ * engine: a read of one copy written to all. */
+static rk_err resync_range(rk_array *a, const struct array_part *p, uint64_t x, uint64_t y)
+{
+	const struct rk_geom *g = p->g;
+	if (!array_geom_journaled(g) || x >= y)
+		return RK_OK;
+	uint64_t sd = g->stripe_data;
+	if (a->reshape && g->level == 1 && x % sd) {
+		uint64_t cut = x + (sd - x % sd) < y ? x + (sd - x % sd) : y;
+		uint8_t *buf = malloc((size_t)(cut - x));
+		if (!buf)
+			return rk_fail(RK_E_NOMEM, "array: out of memory");
+		rk_err e = rk_vol_read(p->vol, buf, (size_t)(cut - x), x);
+		if (!e)
+			e = rk_vol_write(p->vol, buf, (size_t)(cut - x), x);
+		free(buf);
+		if (e)
+			return e;
+		x = cut;
+		if (x >= y)
+			return RK_OK;
+	}
+	uint64_t s0 = x / sd, s1 = y / sd + (y % sd != 0);
+	if (s1 > g->nstripes)
+		s1 = g->nstripes;
+	return s0 < s1 ? rk_vol_resync(p->vol, s0, s1 - s0, NULL, NULL) : RK_OK;
+}
+
+
+/* The records this array may replay (rk_jrec_decode_ctx): mid-reshape only
+ * those of its reshape state. */
+static void replay_context(const rk_array *a, struct rk_jrec_ctx *jc)
+{
+	*jc = (struct rk_jrec_ctx){ .member_size = a->g.member_size, .vol_size = a->size, .nroles = a->nroles,
+	                            .array_uuid = a->tmpl->array_uuid };
+	if (!a->reshape)
+		return;
+	jc->reshaping = 1;
+	jc->rs_pos = a->rs_pos;
+	jc->rs_base = a->rs_base;
+	jc->rs_old = a->rs_old;
+	for (uint32_t i = 0; i < a->nparts; i++) {
+		if (a->part[i].base)
+			jc->rs_old_size = a->part[i].g->member_size;
+		else
+			jc->rs_new_size = a->part[i].g->member_size;
+	}
+}
+
+/* The records read back, one slot per role (rec[r] NULL: none valid). */
+struct replay_set {
+	struct rk_jrec *h;
+	uint8_t **rec;
+	uint64_t maxseq;     /* the latest record's sequence number */
+	uint32_t kind;       /* its kind */
+	uint32_t first;      /* the first role holding it */
+};
+
+/* Reads every live member's slot into SET; *FOUND 1 when any holds a valid
+ * record.  A member whose slot cannot be read is failed and left out. */
+static rk_err read_records(rk_array *a, struct replay_set *set, int *found)
+{
+	struct rk_jrec_ctx jc;
+	replay_context(a, &jc);
+	*found = 0;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!array_member_live(a, r))
+			continue;
+		const struct rk_sb *sb = a->sbs[r];
+		jc.jsize = sb->journal_size;
+		jc.role = r;
+		rk_err re = rk_jrec_read_ctx(a->devs[r], sb->journal_offset, &jc, &set->h[r], &set->rec[r]);
+		if (re == RK_E_IO) {
+			array_journal_member_failed(a, r, re);   /* cannot tell what it holds: leave it out */
+			continue;
+		}
+		if (re == RK_E_NOMEM)
+			return re;
+		if (re)
+			continue;
+		if (!*found || set->h[r].seq > set->maxseq)
+			set->maxseq = set->h[r].seq;
+		*found = 1;
+	}
+	return RK_OK;
+}
+
+/* 1 when role R holds the latest record. */
+static int holds_latest(const struct replay_set *set, uint32_t r)
+{
+	return set->rec[r] && set->h[r].seq == set->maxseq;
+}
+
+/* Whether the latest record is whole: the same kind and participants on
+ * every member holding it, and held by every live member it names.  Sets
+ * set->kind and set->first. */
+static int record_complete(rk_array *a, struct replay_set *set)
+{
+	set->first = a->nroles;
+	set->kind = 0;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (!holds_latest(set, r))
+			continue;
+		const struct rk_jrec *h = &set->h[r];
+		if (set->first == a->nroles) {
+			set->first = r;
+			set->kind = h->kind;
+		} else if (h->kind != set->kind || memcmp(h->parts, set->h[set->first].parts, sizeof h->parts)) {
+			return 0;
+		}
+		for (uint32_t p = 0; p < a->nroles; p++)
+			if (rk_jrec_part(h, p) && array_member_live(a, p) && !holds_latest(set, p))
+				return 0;
+	}
+	return 1;
+}
+
+/* Writes member R's segments of its DATA record back in place (to the
+ * overlay when read-only) and flushes; adds the bytes to *BYTES.  A member
+ * failing with RK_E_IO is failed, not an error. */
+static rk_err replay_member_data(rk_array *a, const struct replay_set *set, uint32_t r, uint64_t *bytes)
+{
+	const struct rk_jrec *h = &set->h[r];
+	rk_dev *d = a->overlay_devs ? a->overlay_devs[r] : a->devs[r];
+	const uint8_t *p = set->rec[r] + RK_JNL_HDR;
+	uint64_t base = set->kind == RK_JREC_DATA_RS ? a->rs_base : a->data_off[r];
+	for (uint32_t i = 0; i < h->nsegs; i++) {
+		rk_err we = rk_dev_pwrite(d, p, (size_t)h->seg[i].len, base + h->seg[i].off);
+		if (we == RK_E_IO) {
+			array_journal_member_failed(a, r, we);
+			break;
+		}
+		if (we)
+			return we;
+		p += h->seg[i].len;
+		*bytes += h->seg[i].len;
+	}
+	if (a->overlay_devs || !array_member_live(a, r))
+		return RK_OK;
+	rk_err fe = rk_dev_flush(a->devs[r]);
+	if (fe == RK_E_IO)
+		array_journal_member_failed(a, r, fe);
+	else if (fe)
+		return fe;
+	return RK_OK;
+}
+
+/* DATA records: every member's new bytes put back (the write hole closed). */
+static rk_err replay_data(rk_array *a, const struct replay_set *set)
+{
+	uint64_t bytes = 0;
+	rk_err e = RK_OK;
+	for (uint32_t r = 0; r < a->nroles && !e; r++)
+		if (holds_latest(set, r) && array_member_live(a, r))
+			e = replay_member_data(a, set, r, &bytes);
+	a->replayed = RK_ARRAY_REPLAY_DATA;
+	snprintf(a->replay_msg, sizeof a->replay_msg, "journal: record %llu replayed (%llu bytes)",
+	         (unsigned long long)set->maxseq, (unsigned long long)bytes);
+	return e;
+}
+
+/* INTENT records: redundancy resynced over their ranges, each part of the
+ * volume through its own geometry. */
+static rk_err replay_intent(rk_array *a, const struct replay_set *set)
+{
+	const struct rk_jrec *x = &set->h[set->first];
+	rk_err e = RK_OK;
+	for (uint32_t i = 0; i < x->nsegs && !e; i++)
+		for (uint32_t k = 0; k < a->nparts && !e; k++) {
+			const struct array_part *pt = &a->part[k];
+			uint64_t lo = x->seg[i].off > pt->lo ? x->seg[i].off : pt->lo;
+			uint64_t hi = x->seg[i].off + x->seg[i].len < pt->hi ? x->seg[i].off + x->seg[i].len : pt->hi;
+			e = resync_range(a, pt, lo, hi);
+		}
+	for (uint32_t k = 0; k < a->nparts && !e && !a->overlay_devs; k++)
+		e = rk_vol_flush(a->part[k].vol);
+	a->replayed = RK_ARRAY_REPLAY_RESYNC;
+	snprintf(a->replay_msg, sizeof a->replay_msg, "journal: redundancy resynced over %u range%s of record %llu",
+	         x->nsegs, x->nsegs == 1 ? "" : "s", (unsigned long long)set->maxseq);
+	return e;
+}
+
+/* After an unclean stop (array_state ACTIVE): replays the last record.  It
+ * is applied only when every live member it names holds it intact: if one
+ * does not, the records were still being written when the writer stopped,
+ * so nothing went in place for them (the previous record's writes were
+ * flushed before its slot was reused).  DATA records put back the new
+ * bytes of every chunk (the write hole closed: parity and data agree again,
+ * whatever members are missing); INTENT records resync the mirrors over
+ * their range.  Read-only opens replay into overlays (a->overlay_devs).
+ * Mid-reshape only records of this reshape state count (kinds 3, 4 with
+ * its tag): DATA_RS bytes go to the new data offset + their offset, INTENT_RS
+ * ranges are resynced split at the checkpoint, each side through its own
+ * geometry. */
+rk_err array_journal_replay(rk_array *a)
+{
+	if (!a->unclean || !(a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) || !array_journal_level(a))
+		return RK_OK;
+	struct replay_set set = { .h = calloc(a->nroles, sizeof *set.h), .rec = calloc(a->nroles, sizeof *set.rec) };
+	rk_err e = RK_OK;
+	int found = 0;
+	if (!set.h || !set.rec)
+		e = rk_fail(RK_E_NOMEM, "array: out of memory");
+	else
+		e = read_records(a, &set, &found);
+	if (e) {
+		/* nothing more to do */
+	} else if (!found) {
+		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: no record to replay");
+	} else if (!record_complete(a, &set)) {
+		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: record %llu incomplete on the members: "
+		         "its write never started", (unsigned long long)set.maxseq);
+	} else {
+		e = rk_jrec_is_data(set.kind) ? replay_data(a, &set) : replay_intent(a, &set);
+	}
+	if (set.rec)
+		for (uint32_t r = 0; r < a->nroles; r++)
+			free(set.rec[r]);
+	free(set.rec);
+	free(set.h);
+	return e;
+}

@@ -23,8 +23,6 @@
  * (a spare's role, an absent P or Q); libmeta uses these too. */
 #define RK_LEVEL_LINEAR (-1)
 #define RK_ROLE_NONE 0xFFFFFFFFu
-/* Transitional alias: code still being moved to RK_ROLE_NONE. */
-#define RK_ROLE_NONE_GEOM RK_ROLE_NONE
 
 #define RK_GEOM_MAX_ROLES  2032u            /* = RK_SB_MAX_ROLES */
 /* The largest chunk the engine can map, for ANY on-disk format: foreign

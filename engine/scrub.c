@@ -40,7 +40,7 @@ rk_err scrub_write(struct scrub_state *sc, uint32_t role, const void *buf, uint6
 uint32_t scrub_absent(const struct scrub_state *sc, const struct scrub_block *blocks, uint32_t *missing)
 {
 	uint32_t nmissing = 0;
-	*missing = RK_ROLE_NONE_GEOM;
+	*missing = RK_ROLE_NONE;
 	for (uint32_t r = 0; r < sc->width; r++)
 		if (!blocks[r].buf) {
 			*missing = blocks[r].role;

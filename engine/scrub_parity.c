@@ -52,7 +52,7 @@ enum slice_diff {
 };
 
 /* P (and Q) of column bytes [col, col+n) of a stripe with at most one block
- * missing (MISSING, or RK_ROLE_NONE_GEOM) into W's p_calc and q_calc, a
+ * missing (MISSING, or RK_ROLE_NONE) into W's p_calc and q_calc, a
  * missing data block rebuilt from P into W's rebuilt first.  W's slot and
  * role_buf hold the stripe's map and blocks. */
 static int parity_slice(struct scrub_state *sc, struct check_scratch *w, const struct scrub_block *blocks,
@@ -60,7 +60,7 @@ static int parity_slice(struct scrub_state *sc, struct check_scratch *w, const s
 {
 	const struct rk_geom *g = sc->g;
 	const uint32_t nslots = sc->nslots, pslot = sc->pslot;
-	int missing_data = missing != RK_ROLE_NONE_GEOM && missing != m->p_role && missing != m->q_role;
+	int missing_data = missing != RK_ROLE_NONE && missing != m->p_role && missing != m->q_role;
 	rk_parity_stripe_ptrs(w->ptrs, pslot, w->slot, g->nroles, w->role_buf, (size_t)col, sc->zero);
 	const uint8_t *p = blocks[m->p_role].buf ? blocks[m->p_role].buf + col : NULL;
 	const uint8_t *q = g->level == 6 && blocks[m->q_role].buf ? blocks[m->q_role].buf + col : NULL;
@@ -148,7 +148,7 @@ static enum sector_verdict r6_sector(const struct scrub_state *sc, const struct 
 		*role = v->m->q_role;
 		return SECTOR_LOCATED;
 	case RK_CULPRIT_DATA:
-		if (sc->slot_role[data_slot] == RK_ROLE_NONE_GEOM)
+		if (sc->slot_role[data_slot] == RK_ROLE_NONE)
 			return SECTOR_UNLOCATED;   /* a DDF slot without a block */
 		*role = sc->slot_role[data_slot];
 		return SECTOR_LOCATED;
@@ -253,7 +253,7 @@ static rk_err analyse_slice(struct scrub_state *sc, struct scrub_batch *b, uint3
 			continue;
 		}
 		char why[200];
-		uint32_t role = RK_ROLE_NONE_GEOM;
+		uint32_t role = RK_ROLE_NONE;
 		enum sector_verdict verdict = classify_sector(sc, v, a, z, &role, why, sizeof why);
 		size_t end = extend_run(sc, v, a, verdict, role);
 		sc->nfault = 0;
@@ -290,7 +290,7 @@ rk_err check_parity_range(struct scrub_state *sc, struct scrub_batch *b, uint32_
 	if (v.nmissing >= g->nparity)
 		return RK_OK;
 	for (uint32_t k = 0; k < g->q_slots; k++)
-		sc->slot_role[k] = RK_ROLE_NONE_GEOM;
+		sc->slot_role[k] = RK_ROLE_NONE;
 	for (uint32_t r = 0; r < g->nroles; r++)
 		if (w->slot[r] < g->q_slots)
 			sc->slot_role[w->slot[r]] = r;

@@ -33,8 +33,6 @@
 #define RK_CREATE_CHUNK_DEFAULT (512u * 1024u)   /* mkraid's default stripe unit */
 /* The chunk limits are the superblock's (RK_CHUNK_MIN, RK_CHUNK_MAX in
  * rk_sb.h); these names stay until mkraid moves. */
-#define RK_CREATE_CHUNK_MIN     RK_CHUNK_MIN
-#define RK_CREATE_CHUNK_MAX     RK_CHUNK_MAX
 #define RK_CREATE_LAYOUT_DEFAULT 0xFFFFFFFFu    /* the level's default layout */
 
 /* Phases reported to the progress callback. */

@@ -120,11 +120,7 @@ struct rk_sb {
 	uint8_t  reserved[RK_SB_RESERVED_LEN];  /* zero unless unknown compat bits (see above) */
 	struct rk_role roles[RK_SB_MAX_ROLES];
 };
-/* RK_ROLE_NONE ("no role") is rk_geom.h's; defined here only until that
- * header carries it (helper H1's branch), identically. */
-#ifndef RK_ROLE_NONE
-#define RK_ROLE_NONE 0xFFFFFFFFu
-#endif
+/* RK_ROLE_NONE ("no role") and RK_LEVEL_LINEAR are rk_geom.h's. */
 
 /* Chunk limits for striped levels (0, 4, 5, 6, 10): a power of two in
  * [RK_CHUNK_MIN, RK_CHUNK_MAX].  Linear and RAID-1 have no stripe unit:

@@ -1,6 +1,7 @@
 /* cli.c: shared tool plumbing. */
 #include "cli.h"
 #include "rk_create.h"
+#include "rk_sb.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -233,7 +234,7 @@ void cli_progress_end(struct cli_progress *p)
 int cli_parse_chunk(const char *s, uint64_t *out)
 {
 	uint64_t v;
-	if (cli_parse_size(s, &v) || v < RK_CREATE_CHUNK_MIN || v > RK_CREATE_CHUNK_MAX || (v & (v - 1)))
+	if (cli_parse_size(s, &v) || v < RK_CHUNK_MIN || v > RK_CHUNK_MAX || (v & (v - 1)))
 		return -1;
 	*out = v;
 	return 0;

@@ -89,7 +89,7 @@ int  cli_parse_options(int argc, char **argv, const struct cli_command *cmd);
  * "k" accepted).  Rejects negatives, junk and overflow.  0 on success. */
 int  cli_parse_size(const char *s, uint64_t *out);
 /* Parses a stripe unit (chunk): a size that is a power of two from 4K to
- * 16M (RK_CREATE_CHUNK_MIN..MAX).  0 on success. */
+ * 16M (RK_CHUNK_MIN..MAX).  0 on success. */
 int  cli_parse_chunk(const char *s, uint64_t *out);
 /* Parses a decimal unsigned integer in [min, max]. */
 int  cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);

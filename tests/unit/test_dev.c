@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rk_dev.h"
+#include "helpers/rk_test.h"
 
 static char tmpdir[256];
 
@@ -1120,63 +1121,34 @@ START_TEST(loop_device)
 }
 END_TEST
 
-static Suite *dev_suite(void)
-{
-	Suite *s = suite_create("dev");
-	TCase *tc;
-
-	tc = tcase_create("file");
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
-	tcase_add_test(tc, file_create);
-	tcase_add_test(tc, file_roundtrip);
-	tcase_add_test(tc, file_bounds);
-	tcase_add_test(tc, file_readonly);
-	tcase_add_test(tc, file_short);
-	tcase_add_test(tc, file_not_a_file);
-	tcase_add_test(tc, file_missing);
-	tcase_add_test(tc, file_lock);
-	tcase_add_test(tc, file_identity);
-	tcase_add_test(tc, file_direct);
-	tcase_add_test(tc, file_peek);
-	tcase_add_test(tc, file_peek_holes_advise);
-	tcase_add_test(tc, dev_new_contract);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("mem");
-	tcase_add_test(tc, mem_basic);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("fault");
-	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
-	tcase_add_test(tc, fault_spec_parse);
-	tcase_add_test(tc, fault_none_counts);
-	tcase_add_test(tc, fault_plan_checks);
-	tcase_add_test(tc, fault_fail_write);
-	tcase_add_test(tc, fault_tear_write);
-	tcase_add_test(tc, fault_kill);
-	tcase_add_test(tc, fault_pull);
-	tcase_add_test(tc, fault_read_error);
-	tcase_add_test(tc, power_cut_buffering);
-	tcase_add_test(tc, power_cut_semantics);
-	tcase_add_test(tc, power_cut_files);
-	tcase_add_test(tc, fault_threads);
-	tcase_add_test(tc, power_cut_threads);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("loop");
-	tcase_add_unchecked_fixture(tc, tmp_setup, loop_teardown);
-	tcase_add_test(tc, loop_device);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(dev_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	const struct rk_test_entry tests_file[] = {
+		RK_TEST(file_create), RK_TEST(file_roundtrip), RK_TEST(file_bounds),
+		RK_TEST(file_readonly), RK_TEST(file_short), RK_TEST(file_not_a_file),
+		RK_TEST(file_missing), RK_TEST(file_lock), RK_TEST(file_identity),
+		RK_TEST(file_direct), RK_TEST(file_peek), RK_TEST(file_peek_holes_advise),
+		RK_TEST(dev_new_contract), RK_TEST_END,
+	};
+	const struct rk_test_entry tests_mem[] = {
+		RK_TEST(mem_basic), RK_TEST_END,
+	};
+	const struct rk_test_entry tests_fault[] = {
+		RK_TEST(fault_spec_parse), RK_TEST(fault_none_counts), RK_TEST(fault_plan_checks),
+		RK_TEST(fault_fail_write), RK_TEST(fault_tear_write), RK_TEST(fault_kill),
+		RK_TEST(fault_pull), RK_TEST(fault_read_error), RK_TEST(power_cut_buffering),
+		RK_TEST(power_cut_semantics), RK_TEST(power_cut_files), RK_TEST(fault_threads),
+		RK_TEST(power_cut_threads), RK_TEST_END,
+	};
+	const struct rk_test_entry tests_loop[] = {
+		RK_TEST(loop_device), RK_TEST_END,
+	};
+	const struct rk_test_case cases[] = {
+		{ "file", 0, tmp_setup, tmp_teardown, 0, tests_file },
+		{ "mem", 0, NULL, NULL, 0, tests_mem },
+		{ "fault", 0, tmp_setup, tmp_teardown, 0, tests_fault },
+		{ "loop", 0, tmp_setup, loop_teardown, 1, tests_loop },
+		RK_TEST_CASES_END,
+	};
+	return rk_test_main("dev", cases);
 }

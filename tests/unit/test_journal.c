@@ -9,6 +9,7 @@
 #include "rk_dev.h"
 #include "rk_journal.h"
 #include "rk_le.h"
+#include "helpers/rk_test.h"
 
 #define JOFF 69632u
 #define JSIZE (956u * 1024u)
@@ -207,24 +208,16 @@ START_TEST(t_overlay)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("journal");
-	TCase *tc = tcase_create("codec");
-	tcase_add_test(tc, t_roundtrip);
-	tcase_add_test(tc, t_flip_every_byte);
-	tcase_add_loop_test(tc, t_crafted, 0, (int)(sizeof bad / sizeof bad[0]));
-	tcase_add_test(tc, t_encode_refuses);
-	tcase_add_test(tc, t_overlay);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	const struct rk_test_entry tests_codec[] = {
+		RK_TEST(t_roundtrip), RK_TEST(t_flip_every_byte),
+		RK_TEST_LOOP(t_crafted, 0, (int)(sizeof bad / sizeof bad[0])),
+		RK_TEST(t_encode_refuses), RK_TEST(t_overlay), RK_TEST_END,
+	};
+	const struct rk_test_case cases[] = {
+		{ "codec", 0, NULL, NULL, 0, tests_codec },
+		RK_TEST_CASES_END,
+	};
+	return rk_test_main("journal", cases);
 }

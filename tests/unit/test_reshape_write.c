@@ -27,6 +27,7 @@
 #include "rk_sb.h"
 #include "rk_scrub.h"
 #include "rk_vol.h"
+#include "helpers/rk_test.h"
 
 #define MAXM 12
 #define DEVSZ (3u << 20)
@@ -939,28 +940,17 @@ START_TEST(t_crash)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("reshape_write");
-	TCase *tc = tcase_create("reshape_write");
-	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0]));
-	tcase_add_test(tc, t_write_edges);
-	tcase_add_loop_test(tc, t_write_pos0, 0, 2);
-	tcase_add_loop_test(tc, t_write_reverting, 0, 2);
-	tcase_add_loop_test(tc, t_write_degraded, 0, 5);
-	tcase_add_test(tc, t_write_pull);
-	tcase_add_test(tc, t_records);
-	tcase_add_loop_test(tc, t_crash, 0, 3);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	const struct rk_test_entry tests_reshape_write[] = {
+		RK_TEST_LOOP(t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0])),
+		RK_TEST(t_write_edges), RK_TEST_LOOP(t_write_pos0, 0, 2),
+		RK_TEST_LOOP(t_write_reverting, 0, 2), RK_TEST_LOOP(t_write_degraded, 0, 5),
+		RK_TEST(t_write_pull), RK_TEST(t_records), RK_TEST_LOOP(t_crash, 0, 3), RK_TEST_END,
+	};
+	const struct rk_test_case cases[] = {
+		{ "reshape_write", 300, NULL, NULL, 0, tests_reshape_write },
+		RK_TEST_CASES_END,
+	};
+	return rk_test_main("reshape_write", cases);
 }

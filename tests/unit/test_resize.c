@@ -16,6 +16,7 @@
 #include "rk_sb.h"
 #include "rk_scrub.h"
 #include "rk_vol.h"
+#include "helpers/rk_test.h"
 
 #define MAXM 12
 /* Every write; under the sanitizers (several times slower) every 4th. */
@@ -916,30 +917,19 @@ START_TEST(t_revert_kill_every_write)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("resize");
-	TCase *tc = tcase_create("resize");
-	tcase_set_timeout(tc, 600);
-	tcase_add_loop_test(tc, t_grow_size, 0, 6);
-	tcase_add_test(tc, t_shrink);
-	tcase_add_test(tc, t_fs_probe_kinds);
-	tcase_add_loop_test(tc, t_reshape, 0, (int)(sizeof rs_cases / sizeof rs_cases[0]));
-	tcase_add_test(tc, t_refusals);
-	tcase_add_loop_test(tc, t_kill_every_write, 0, 4);
-	tcase_add_loop_test(tc, t_power_cut, 0, 2);
-	tcase_add_test(tc, t_r10_refusals);
-	tcase_add_loop_test(tc, t_revert, 0, (int)(sizeof rv_cases / sizeof rv_cases[0]));
-	tcase_add_loop_test(tc, t_revert_kill_every_write, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	const struct rk_test_entry tests_resize[] = {
+		RK_TEST_LOOP(t_grow_size, 0, 6), RK_TEST(t_shrink), RK_TEST(t_fs_probe_kinds),
+		RK_TEST_LOOP(t_reshape, 0, (int)(sizeof rs_cases / sizeof rs_cases[0])),
+		RK_TEST(t_refusals), RK_TEST_LOOP(t_kill_every_write, 0, 4),
+		RK_TEST_LOOP(t_power_cut, 0, 2), RK_TEST(t_r10_refusals),
+		RK_TEST_LOOP(t_revert, 0, (int)(sizeof rv_cases / sizeof rv_cases[0])),
+		RK_TEST_LOOP(t_revert_kill_every_write, 0, 2), RK_TEST_END,
+	};
+	const struct rk_test_case cases[] = {
+		{ "resize", 600, NULL, NULL, 0, tests_resize },
+		RK_TEST_CASES_END,
+	};
+	return rk_test_main("resize", cases);
 }

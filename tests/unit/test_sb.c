@@ -15,6 +15,7 @@
 #include "rk_dev.h"
 #include "rk_le.h"
 #include "rk_sb.h"
+#include "helpers/rk_test.h"
 
 #define MiB (1024ull * 1024ull)
 #define GiB (1024ull * MiB)
@@ -1303,38 +1304,23 @@ START_TEST(test_spec_example)
 }
 END_TEST
 
-static Suite *sb_suite(void)
-{
-	Suite *s = suite_create("sb");
-	TCase *tc = tcase_create("codec");
-	tcase_add_test(tc, test_sizes);
-	tcase_add_test(tc, test_volume_size);
-	tcase_add_test(tc, test_offsets);
-	tcase_add_test(tc, test_roundtrip_random);
-	tcase_add_test(tc, test_encode_sb_bytes_zero);
-	tcase_add_loop_test(tc, test_rules, 0, NRULES);
-	tcase_add_test(tc, test_decode_rules);
-	tcase_add_test(tc, test_features);
-	tcase_add_test(tc, test_flips);
-	tcase_add_test(tc, test_init);
-	tcase_add_test(tc, test_spec_example);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("copies");
-	tcase_add_test(tc, test_read_choose);
-	tcase_add_test(tc, test_read_resized);
-	tcase_add_test(tc, test_write_invalid);
-	tcase_add_test(tc, test_file_device);
-	tcase_add_test(tc, test_write_torn);
-	tcase_add_test(tc, test_write_power_cut);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(sb_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	const struct rk_test_entry tests_codec[] = {
+		RK_TEST(test_sizes), RK_TEST(test_volume_size), RK_TEST(test_offsets),
+		RK_TEST(test_roundtrip_random), RK_TEST(test_encode_sb_bytes_zero),
+		RK_TEST_LOOP(test_rules, 0, NRULES), RK_TEST(test_decode_rules),
+		RK_TEST(test_features), RK_TEST(test_flips), RK_TEST(test_init),
+		RK_TEST(test_spec_example), RK_TEST_END,
+	};
+	const struct rk_test_entry tests_copies[] = {
+		RK_TEST(test_read_choose), RK_TEST(test_read_resized), RK_TEST(test_write_invalid),
+		RK_TEST(test_file_device), RK_TEST(test_write_torn), RK_TEST(test_write_power_cut), RK_TEST_END,
+	};
+	const struct rk_test_case cases[] = {
+		{ "codec", 0, NULL, NULL, 0, tests_codec },
+		{ "copies", 0, NULL, NULL, 0, tests_copies },
+		RK_TEST_CASES_END,
+	};
+	return rk_test_main("sb", cases);
 }

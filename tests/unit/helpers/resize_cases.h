@@ -1,0 +1,58 @@
+/* resize_cases.h: the reshapes the resize suites (test_resize_*.c) run, and
+ * the checks they share: arrays on memory members, added members, the
+ * verification of a finished resize and the read of an interrupted one. */
+#ifndef RESIZE_CASES_H
+#define RESIZE_CASES_H
+
+#include <stdint.h>
+
+#include "rk_array.h"
+#include "rk_dev.h"
+
+#define RESIZE_MAX_MEMBERS 12
+/* Kill points tried: every write; under the sanitizers (several times
+ * slower) every 4th. */
+#ifdef __SANITIZE_ADDRESS__
+#define RESIZE_KILL_STRIDE 4
+#else
+#define RESIZE_KILL_STRIDE 1
+#endif
+
+/* One reshape: an array of LEVEL/LAYOUT/CHUNK on NR members gains NADD. */
+struct rs_case {
+	int32_t level;
+	uint32_t layout, nr, nadd;
+	uint64_t chunk;
+	int32_t new_level;       /* RS_KEEP_LEVEL: keep */
+	uint64_t new_chunk;      /* 0 keep */
+};
+#define RS_KEEP_LEVEL (-99)
+extern const struct rs_case rs_cases[];
+extern const unsigned rs_ncases;
+/* The first RAID-10 case (n2 4 -> 5). */
+#define RS_R10 11
+
+/* An array on NR fresh memory members of DEVSZ bytes (a journal in the gap
+ * below the data when JOURNAL and the level is redundant), its volume
+ * filled with the shared random stream; returns those bytes (*vol: size). */
+uint8_t *resize_make_array(rk_dev **d, int32_t level, uint32_t layout, uint64_t chunk, uint32_t nr,
+                           uint64_t devsz, int journal, uint64_t *vol);
+/* COUNT members to be added, d[FIRST ...], named new0, new1, ..., of DEVSZ
+ * bytes full of junk (0x5A) that must never show in the volume. */
+void resize_add_members(rk_dev **d, uint32_t first, uint32_t count, uint64_t devsz);
+/* Opens the array on D (N members, any order, mid-reshape or not) through
+ * rk_array_open_devs with FLAGS, as the freshest superblock describes it,
+ * with roles MISS and MISS2 left out (-1: none); rk_array_open_devs's
+ * result. */
+rk_err resize_open_mid(rk_array **a, rk_dev **d, uint32_t n, int miss, int miss2, unsigned flags);
+/* The array on D (role order, N members) is in no reshape, agrees on
+ * events, holds DATA in its first LEN bytes and zeros after, and scrubs
+ * clean. */
+void resize_verify(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
+/* The members D (N of them, any state an interruption left) open as an
+ * array (rk_array_open_devs, read-only) whose volume is DATA (LEN bytes);
+ * mid-reshape (or mid-revert) through the dual-geometry reader.  Returns 1
+ * when it was opened mid-reshape. */
+int resize_array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
+
+#endif

@@ -545,23 +545,17 @@ END_TEST
 
 int main(void)
 {
-	const struct rk_test_entry tests_file[] = {
-		RK_TEST(file_create), RK_TEST(file_roundtrip), RK_TEST(file_bounds),
-		RK_TEST(file_readonly), RK_TEST(file_short), RK_TEST(file_not_a_file),
-		RK_TEST(file_missing), RK_TEST(file_lock), RK_TEST(file_identity),
-		RK_TEST(file_direct), RK_TEST(file_peek), RK_TEST(file_peek_holes_advise),
-		RK_TEST(dev_new_contract), RK_TEST_END,
-	};
-	const struct rk_test_entry tests_mem[] = {
-		RK_TEST(mem_basic), RK_TEST_END,
-	};
-	const struct rk_test_entry tests_loop[] = {
-		RK_TEST(loop_device), RK_TEST_END,
-	};
 	const struct rk_test_case cases[] = {
-		{ "file", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0, tests_file },
-		{ "mem", 0, NULL, NULL, 0, tests_mem },
-		{ "loop", 0, rk_test_tmpdir_make, loop_teardown, 1, tests_loop },
+		{ "file", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+		  RK_TESTS(RK_TEST(file_create), RK_TEST(file_roundtrip), RK_TEST(file_bounds),
+		           RK_TEST(file_readonly), RK_TEST(file_short), RK_TEST(file_not_a_file),
+		           RK_TEST(file_missing), RK_TEST(file_lock), RK_TEST(file_identity),
+		           RK_TEST(file_direct), RK_TEST(file_peek),
+		           RK_TEST(file_peek_holes_advise), RK_TEST(dev_new_contract)) },
+		{ "mem", 0, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST(mem_basic)) },
+		{ "loop", 0, rk_test_tmpdir_make, loop_teardown, 1,
+		  RK_TESTS(RK_TEST(loop_device)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("dev_file", cases);

@@ -527,13 +527,11 @@ END_TEST
 
 int main(void)
 {
-	const struct rk_test_entry tests_core[] = {
-		RK_TEST(test_kat_parity), RK_TEST(test_kat_raid10), RK_TEST(test_kat_linear_raid1),
-		RK_TEST_LOOP(test_round_trips, 0, 2), RK_TEST(test_large), RK_TEST(test_invalid),
-		RK_TEST(test_names), RK_TEST_END,
-	};
 	const struct rk_test_case cases[] = {
-		{ "core", 120, NULL, NULL, 0, tests_core },
+		{ "core", 120, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST(test_kat_parity), RK_TEST(test_kat_raid10),
+		           RK_TEST(test_kat_linear_raid1), RK_TEST_LOOP(test_round_trips, 0, 2),
+		           RK_TEST(test_large), RK_TEST(test_invalid), RK_TEST(test_names)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("geom", cases);

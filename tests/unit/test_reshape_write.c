@@ -735,14 +735,13 @@ END_TEST
 
 int main(void)
 {
-	const struct rk_test_entry tests_reshape_write[] = {
-		RK_TEST_LOOP(t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0])),
-		RK_TEST(t_write_edges), RK_TEST_LOOP(t_write_pos0, 0, 2),
-		RK_TEST_LOOP(t_write_reverting, 0, 2), RK_TEST_LOOP(t_write_degraded, 0, 5),
-		RK_TEST(t_write_pull), RK_TEST_LOOP(t_crash, 0, 3), RK_TEST_END,
-	};
 	const struct rk_test_case cases[] = {
-		{ "reshape_write", 300, NULL, NULL, 0, tests_reshape_write },
+		{ "reshape_write", 300, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST_LOOP(t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0])),
+		           RK_TEST(t_write_edges), RK_TEST_LOOP(t_write_pos0, 0, 2),
+		           RK_TEST_LOOP(t_write_reverting, 0, 2),
+		           RK_TEST_LOOP(t_write_degraded, 0, 5), RK_TEST(t_write_pull),
+		           RK_TEST_LOOP(t_crash, 0, 3)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("reshape_write", cases);

@@ -144,11 +144,9 @@ END_TEST
 
 int main(void)
 {
-	const struct rk_test_entry tests[] = {
-		RK_TEST_LOOP(t_kill_every_write, 0, 4), RK_TEST_LOOP(t_power_cut, 0, 2), RK_TEST_END,
-	};
 	const struct rk_test_case cases[] = {
-		{ "interrupt", 600, NULL, NULL, 0, tests },
+		{ "interrupt", 600, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST_LOOP(t_kill_every_write, 0, 4), RK_TEST_LOOP(t_power_cut, 0, 2)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("resize_interrupt", cases);

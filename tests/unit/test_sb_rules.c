@@ -349,12 +349,10 @@ END_TEST
 
 int main(void)
 {
-	const struct rk_test_entry tests[] = {
-		RK_TEST_LOOP(test_rules, 0, NRULES), RK_TEST(test_decode_rules),
-		RK_TEST(test_features), RK_TEST(test_flips), RK_TEST_END,
-	};
 	const struct rk_test_case cases[] = {
-		{ "rules", 0, NULL, NULL, 0, tests },
+		{ "rules", 0, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST_LOOP(test_rules, 0, NRULES), RK_TEST(test_decode_rules),
+		           RK_TEST(test_features), RK_TEST(test_flips)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("sb_rules", cases);

@@ -659,14 +659,13 @@ END_TEST
 int main(void)
 {
 	ncfg = configs(cfgs);
-	const struct rk_test_entry tests_core[] = {
-		RK_TEST_LOOP(test_healthy, 0, (int)ncfg),
-		RK_TEST_LOOP(test_degraded, 0, (int)ncfg), RK_TEST(test_degraded_then_second_loss),
-		RK_TEST(test_toofew), RK_TEST(test_read_error), RK_TEST(test_write_costs),
-		RK_TEST(test_wide), RK_TEST(test_resync), RK_TEST(test_bounds), RK_TEST_END,
-	};
 	const struct rk_test_case cases[] = {
-		{ "core", 300, NULL, NULL, 0, tests_core },
+		{ "core", 300, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST_LOOP(test_healthy, 0, (int)ncfg),
+		           RK_TEST_LOOP(test_degraded, 0, (int)ncfg),
+		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_toofew),
+		           RK_TEST(test_read_error), RK_TEST(test_write_costs), RK_TEST(test_wide),
+		           RK_TEST(test_resync), RK_TEST(test_bounds)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("vol", cases);

@@ -33,6 +33,8 @@ struct rk_test_entry {
 #define RK_TEST(t) { (t), 0, 1 }
 #define RK_TEST_LOOP(t, start, end) { (t), (start), (end) }
 #define RK_TEST_END { NULL, 0, 0 }
+/* A case's table in place: RK_TESTS(RK_TEST(a), RK_TEST_LOOP(b, 0, 4)). */
+#define RK_TESTS(...) ((const struct rk_test_entry[]){ __VA_ARGS__, RK_TEST_END })
 #define RK_TEST_CASES_END { NULL, 0, NULL, NULL, 0, NULL }
 
 /* One Check test case: its tests (ending with RK_TEST_END), a timeout in

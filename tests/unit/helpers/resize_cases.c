@@ -177,3 +177,80 @@ int resize_array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_
 		free(own[i]);
 	return mid;
 }
+
+void resize_interrupted(const struct rs_case *c, const struct rk_fault_spec *spec, struct resize_interruption *run,
+                        uint64_t *writes)
+{
+	rk_dev *d[RESIZE_MAX_MEMBERS], *w[RESIZE_MAX_MEMBERS];
+	uint64_t vol;
+	rk_test_rnd_seed(12345);   /* same data each run */
+	uint8_t *data = resize_make_array(d, c->level, c->layout, c->chunk, c->nr, run->member_size, run->journal, &vol);
+	uint32_t n = c->nr + c->nadd;
+	for (uint32_t a = 0; a < c->nadd; a++)
+		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], "new", run->member_size), RK_OK);
+	rk_fault_plan *plan;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	for (uint32_t r = 0; r < n; r++)
+		ck_assert_int_eq(rk_dev_fault(&w[r], d[r], plan, (int)r), RK_OK);
+	if (spec->model == RK_FAULT_NONE) {
+		resize_verify(d, c->nr, data, vol);
+		resize_verify(w, c->nr, data, vol);
+	}
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = run->batch };
+	if (c->new_level != RS_KEEP_LEVEL) {
+		o.set_level = 1;
+		o.level = c->new_level;
+	}
+	struct rk_resize_result res;
+	rk_err e = rk_resize_reshape(w, c->nr, w + c->nr, c->nadd, &o, &res);
+	if (writes)
+		*writes = rk_fault_writes(plan);
+	if (spec->model == RK_FAULT_NONE)
+		resize_verify(w, n, data, vol);
+	ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	/* What survived, on fresh devices. */
+	rk_dev *after[RESIZE_MAX_MEMBERS];
+	for (uint32_t r = 0; r < n; r++) {
+		rk_dev *lo = rk_fault_lower(plan, (int)r);
+		ck_assert_ptr_nonnull(lo);
+		ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), rk_dev_size(lo)), RK_OK);
+		memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), rk_dev_size(lo));
+	}
+	rk_test_close_devs(w, n);
+	rk_fault_plan_free(plan);
+	if (spec->model != RK_FAULT_NONE) {
+		/* Mid-reshape the volume reads as before (old members suffice
+		 * when the reshape never got recorded). */
+		uint8_t *b = malloc(vol);
+		ck_assert_ptr_nonnull(b);
+		uint64_t vsz;
+		rk_err re = rk_resize_read(after, n, b, vol, 0, &vsz);
+		if (re == RK_E_STALE || re == RK_E_NOSB)   /* new members never got a superblock */
+			re = rk_resize_read(after, c->nr, b, vol, 0, &vsz);
+		ck_assert_msg(re == RK_OK, "read after kill: %s", rk_errmsg());
+		ck_assert_msg(!memcmp(b, data, vol), "volume changed by an interrupted reshape (%s)", rk_errmsg());
+		free(b);
+		/* and as an assembled array (read-only mid-reshape) */
+		if (resize_array_read_check(after, n, data, vol))
+			run->midreads++;
+		e = rk_resize_continue(after, n, NULL, &res);
+		if (e == RK_E_NOSB || e == RK_E_STALE) {
+			/* The added members were never written (or listed): the old
+			 * array is intact; start again. */
+			e = rk_resize_continue(after, c->nr, NULL, &res);
+			ck_assert_msg(e == RK_OK, "continue (old members): %s", rk_errmsg());
+			struct rk_sb *s = rk_test_read_sb(after[0]);
+			int started = !!(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || s->nroles != c->nr;
+			free(s);
+			if (!started)
+				e = rk_resize_reshape(after, c->nr, after + c->nr, c->nadd, &o, &res);
+		}
+		ck_assert_msg(e == RK_OK, "continue: %s", rk_errmsg());
+		run->points++;
+	} else {
+		ck_assert_int_eq(e, RK_OK);
+	}
+	resize_verify(after, n, data, vol);
+	rk_test_close_devs(after, n);
+	free(data);
+}

@@ -1,6 +1,8 @@
 /* resize_cases.h: the reshapes the resize suites (test_resize_*.c) run, and
- * the checks they share: arrays on memory members, added members, the
- * verification of a finished resize and the read of an interrupted one. */
+ * the checks they share (also test_reshape_write.c): arrays on memory
+ * members, added members, opening an array mid-reshape, the verification
+ * of a finished resize, the read of an interrupted one, and one
+ * interrupted run. */
 #ifndef RESIZE_CASES_H
 #define RESIZE_CASES_H
 
@@ -54,5 +56,20 @@ void resize_verify(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
  * mid-reshape (or mid-revert) through the dual-geometry reader.  Returns 1
  * when it was opened mid-reshape. */
 int resize_array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
+
+/* An interruption series: the array's member size, journal and reshape
+ * batch, and what the runs saw. */
+struct resize_interruption {
+	uint64_t member_size;
+	int journal;
+	uint64_t batch;
+	uint64_t points;     /* interruption points resumed */
+	uint64_t midreads;   /* of them, opened mid-reshape through rk_array_open_devs */
+};
+/* One run of case C with fault SPEC (model, n, seed) over every member
+ * (RK_FAULT_NONE: *writes gets the writes a whole reshape makes); then
+ * continue on what the members hold and check everything. */
+void resize_interrupted(const struct rs_case *c, const struct rk_fault_spec *spec, struct resize_interruption *run,
+                        uint64_t *writes);
 
 #endif

@@ -360,15 +360,8 @@ START_TEST(t_read_error)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "array", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_roundtrip, 0, (int)(sizeof levels / sizeof levels[0])),
-		           RK_TEST(t_degraded_write_protocol), RK_TEST(t_readonly_untouched),
-		           RK_TEST(t_toofew), RK_TEST(t_ranges), RK_TEST(t_changed_since_discovery),
-		           RK_TEST(t_member_fails_during_write), RK_TEST(t_read_error)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("array", cases);
-}
+RK_TEST_SUITE("array", { "array", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_roundtrip, 0, (int)(sizeof levels / sizeof levels[0])),
+	           RK_TEST(t_degraded_write_protocol), RK_TEST(t_readonly_untouched),
+	           RK_TEST(t_toofew), RK_TEST(t_ranges), RK_TEST(t_changed_since_discovery),
+	           RK_TEST(t_member_fails_during_write), RK_TEST(t_read_error)) })

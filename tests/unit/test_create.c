@@ -717,22 +717,15 @@ START_TEST(t_range_is_zero_sparse)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "create", 120, setup, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_each_level, 0, 7),
-		           RK_TEST(t_refuse_existing_array_writes_nothing),
-		           RK_TEST(t_refuse_ext4_writes_nothing),
-		           RK_TEST(t_too_small_writes_nothing),
-		           RK_TEST(t_sizes_differ_and_size_limit), RK_TEST(t_missing_members),
-		           RK_TEST(t_create_size_and_rollback),
-		           RK_TEST(t_duplicate_and_bad_options),
-		           RK_TEST_LOOP(t_old_content_resync, 0, 3),
-		           RK_TEST(t_old_content_degraded_raid6), RK_TEST_LOOP(t_from_fill, 0, 4),
-		           RK_TEST(t_failed_commit_leaves_no_array),
-		           RK_TEST(t_power_cut_every_write), RK_TEST(t_range_is_zero_sparse)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("create", cases);
-}
+RK_TEST_SUITE("create", { "create", 120, setup, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_each_level, 0, 7),
+	           RK_TEST(t_refuse_existing_array_writes_nothing),
+	           RK_TEST(t_refuse_ext4_writes_nothing),
+	           RK_TEST(t_too_small_writes_nothing),
+	           RK_TEST(t_sizes_differ_and_size_limit), RK_TEST(t_missing_members),
+	           RK_TEST(t_create_size_and_rollback),
+	           RK_TEST(t_duplicate_and_bad_options),
+	           RK_TEST_LOOP(t_old_content_resync, 0, 3),
+	           RK_TEST(t_old_content_degraded_raid6), RK_TEST_LOOP(t_from_fill, 0, 4),
+	           RK_TEST(t_failed_commit_leaves_no_array),
+	           RK_TEST(t_power_cut_every_write), RK_TEST(t_range_is_zero_sparse)) })

@@ -316,15 +316,8 @@ START_TEST(fault_threads)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "fault", 0, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(fault_spec_parse), RK_TEST(fault_none_counts),
-		           RK_TEST(fault_plan_checks), RK_TEST(fault_fail_write),
-		           RK_TEST(fault_tear_write), RK_TEST(fault_kill), RK_TEST(fault_pull),
-		           RK_TEST(fault_read_error), RK_TEST(fault_threads)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("dev_fault", cases);
-}
+RK_TEST_SUITE("dev_fault", { "fault", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(fault_spec_parse), RK_TEST(fault_none_counts),
+	           RK_TEST(fault_plan_checks), RK_TEST(fault_fail_write),
+	           RK_TEST(fault_tear_write), RK_TEST(fault_kill), RK_TEST(fault_pull),
+	           RK_TEST(fault_read_error), RK_TEST(fault_threads)) })

@@ -543,20 +543,13 @@ START_TEST(loop_device)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "file", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST(file_create), RK_TEST(file_roundtrip), RK_TEST(file_bounds),
-		           RK_TEST(file_readonly), RK_TEST(file_short), RK_TEST(file_not_a_file),
-		           RK_TEST(file_missing), RK_TEST(file_lock), RK_TEST(file_identity),
-		           RK_TEST(file_direct), RK_TEST(file_peek),
-		           RK_TEST(file_peek_holes_advise), RK_TEST(dev_new_contract)) },
-		{ "mem", 0, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(mem_basic)) },
-		{ "loop", 0, rk_test_tmpdir_make, loop_teardown, 1,
-		  RK_TESTS(RK_TEST(loop_device)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("dev_file", cases);
-}
+RK_TEST_SUITE("dev_file", { "file", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(file_create), RK_TEST(file_roundtrip), RK_TEST(file_bounds),
+	           RK_TEST(file_readonly), RK_TEST(file_short), RK_TEST(file_not_a_file),
+	           RK_TEST(file_missing), RK_TEST(file_lock), RK_TEST(file_identity),
+	           RK_TEST(file_direct), RK_TEST(file_peek),
+	           RK_TEST(file_peek_holes_advise), RK_TEST(dev_new_contract)) },
+	{ "mem", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(mem_basic)) },
+	{ "loop", 0, rk_test_tmpdir_make, loop_teardown, 1,
+	  RK_TESTS(RK_TEST(loop_device)) })

@@ -233,13 +233,6 @@ START_TEST(power_cut_threads)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "power cut", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST(power_cut_buffering), RK_TEST(power_cut_semantics),
-		           RK_TEST(power_cut_files), RK_TEST(power_cut_threads)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("dev_power_cut", cases);
-}
+RK_TEST_SUITE("dev_power_cut", { "power cut", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(power_cut_buffering), RK_TEST(power_cut_semantics),
+	           RK_TEST(power_cut_files), RK_TEST(power_cut_threads)) })

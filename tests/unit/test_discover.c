@@ -796,24 +796,17 @@ START_TEST(t_probe_native_and_fs)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "discover", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST(t_shuffled_clean), RK_TEST(t_stale_events),
-		           RK_TEST(t_stale_marked_faulty), RK_TEST(t_stale_marked_same_events),
-		           RK_TEST(t_stale_marked_missing), RK_TEST(t_replaced),
-		           RK_TEST(t_rebuilding_not_used), RK_TEST(t_duplicate_uuid),
-		           RK_TEST(t_duplicate_same_file), RK_TEST(t_foreign_uuid_filter),
-		           RK_TEST(t_unknown_junk), RK_TEST(t_mixed_with_junk),
-		           RK_TEST(t_missing_and_failed), RK_TEST(t_levels_tolerance),
-		           RK_TEST(t_split_brain_mirror), RK_TEST(t_split_brain_raid5),
-		           RK_TEST(t_no_false_split_brain), RK_TEST(t_wiped_primary_and_backup),
-		           RK_TEST(t_spare)) },
-		{ "probe", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST(t_probe_fixtures), RK_TEST(t_probe_md_words),
-		           RK_TEST(t_probe_native_and_fs)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("discover", cases);
-}
+RK_TEST_SUITE("discover", { "discover", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_shuffled_clean), RK_TEST(t_stale_events),
+	           RK_TEST(t_stale_marked_faulty), RK_TEST(t_stale_marked_same_events),
+	           RK_TEST(t_stale_marked_missing), RK_TEST(t_replaced),
+	           RK_TEST(t_rebuilding_not_used), RK_TEST(t_duplicate_uuid),
+	           RK_TEST(t_duplicate_same_file), RK_TEST(t_foreign_uuid_filter),
+	           RK_TEST(t_unknown_junk), RK_TEST(t_mixed_with_junk),
+	           RK_TEST(t_missing_and_failed), RK_TEST(t_levels_tolerance),
+	           RK_TEST(t_split_brain_mirror), RK_TEST(t_split_brain_raid5),
+	           RK_TEST(t_no_false_split_brain), RK_TEST(t_wiped_primary_and_backup),
+	           RK_TEST(t_spare)) },
+	{ "probe", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_probe_fixtures), RK_TEST(t_probe_md_words),
+	           RK_TEST(t_probe_native_and_fs)) })

@@ -242,13 +242,6 @@ START_TEST(t_native_entry)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "fmt", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST(t_table), RK_TEST(t_md12_fixture), RK_TEST(t_md090_fixture),
-		           RK_TEST(t_md_random), RK_TEST(t_native_entry)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("fmt", cases);
-}
+RK_TEST_SUITE("fmt", { "fmt", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_table), RK_TEST(t_md12_fixture), RK_TEST(t_md090_fixture),
+	           RK_TEST(t_md_random), RK_TEST(t_native_entry)) })

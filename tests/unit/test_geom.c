@@ -525,14 +525,7 @@ START_TEST(test_names)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "core", 120, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(test_kat_parity), RK_TEST(test_kat_raid10),
-		           RK_TEST(test_kat_linear_raid1), RK_TEST_LOOP(test_round_trips, 0, 2),
-		           RK_TEST(test_large), RK_TEST(test_invalid), RK_TEST(test_names)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("geom", cases);
-}
+RK_TEST_SUITE("geom", { "core", 120, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(test_kat_parity), RK_TEST(test_kat_raid10),
+	           RK_TEST(test_kat_linear_raid1), RK_TEST_LOOP(test_round_trips, 0, 2),
+	           RK_TEST(test_large), RK_TEST(test_invalid), RK_TEST(test_names)) })

@@ -317,14 +317,7 @@ START_TEST(t_records)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "codec", 0, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(t_roundtrip), RK_TEST(t_flip_every_byte),
-		           RK_TEST_LOOP(t_crafted, 0, (int)(sizeof bad / sizeof bad[0])),
-		           RK_TEST(t_encode_refuses), RK_TEST(t_overlay), RK_TEST(t_records)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("journal", cases);
-}
+RK_TEST_SUITE("journal", { "codec", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(t_roundtrip), RK_TEST(t_flip_every_byte),
+	           RK_TEST_LOOP(t_crafted, 0, (int)(sizeof bad / sizeof bad[0])),
+	           RK_TEST(t_encode_refuses), RK_TEST(t_overlay), RK_TEST(t_records)) })

@@ -598,16 +598,9 @@ START_TEST(variants_present)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "parity", 300, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(variants_present), RK_TEST(gf_tables), RK_TEST(known_answer),
-		           RK_TEST(ref_definition), RK_TEST(gen_lengths), RK_TEST(gen_alignments),
-		           RK_TEST(gen_disks), RK_TEST(gen_partial), RK_TEST(rec_pairs_small),
-		           RK_TEST(rec_pairs_large), RK_TEST(rec_lengths), RK_TEST(recover_any),
-		           RK_TEST(override)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("parity", cases);
-}
+RK_TEST_SUITE("parity", { "parity", 300, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(variants_present), RK_TEST(gf_tables), RK_TEST(known_answer),
+	           RK_TEST(ref_definition), RK_TEST(gen_lengths), RK_TEST(gen_alignments),
+	           RK_TEST(gen_disks), RK_TEST(gen_partial), RK_TEST(rec_pairs_small),
+	           RK_TEST(rec_pairs_large), RK_TEST(rec_lengths), RK_TEST(recover_any),
+	           RK_TEST(override)) })

@@ -474,18 +474,11 @@ START_TEST(t_restore_refuses_faulty_role)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "rebuild", 600, setup, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_rebuild_each_role, 0, (int)(sizeof cfgs / sizeof cfgs[0])),
-		           RK_TEST(t_rebuild_two_and_in_place), RK_TEST(t_rebuild_refusals),
-		           RK_TEST(t_rebuild_killed_raid6), RK_TEST(t_rebuild_killed_raid10)) },
-		{ "restore", 600, setup, rk_test_tmpdir_remove, 0,
-		  RK_TESTS(RK_TEST(t_restore_raid5), RK_TEST(t_restore_raid6),
-		           RK_TEST(t_restore_raid1), RK_TEST(t_restore_raid10),
-		           RK_TEST(t_restore_refuses_faulty_role)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("recover", cases);
-}
+RK_TEST_SUITE("recover", { "rebuild", 600, setup, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_rebuild_each_role, 0, (int)(sizeof cfgs / sizeof cfgs[0])),
+	           RK_TEST(t_rebuild_two_and_in_place), RK_TEST(t_rebuild_refusals),
+	           RK_TEST(t_rebuild_killed_raid6), RK_TEST(t_rebuild_killed_raid10)) },
+	{ "restore", 600, setup, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_restore_raid5), RK_TEST(t_restore_raid6),
+	           RK_TEST(t_restore_raid1), RK_TEST(t_restore_raid10),
+	           RK_TEST(t_restore_refuses_faulty_role)) })

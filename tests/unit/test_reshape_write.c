@@ -733,16 +733,9 @@ START_TEST(t_crash)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "reshape_write", 300, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0])),
-		           RK_TEST(t_write_edges), RK_TEST_LOOP(t_write_pos0, 0, 2),
-		           RK_TEST_LOOP(t_write_reverting, 0, 2),
-		           RK_TEST_LOOP(t_write_degraded, 0, 5), RK_TEST(t_write_pull),
-		           RK_TEST_LOOP(t_crash, 0, 3)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("reshape_write", cases);
-}
+RK_TEST_SUITE("reshape_write", { "reshape_write", 300, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0])),
+	           RK_TEST(t_write_edges), RK_TEST_LOOP(t_write_pos0, 0, 2),
+	           RK_TEST_LOOP(t_write_reverting, 0, 2),
+	           RK_TEST_LOOP(t_write_degraded, 0, 5), RK_TEST(t_write_pull),
+	           RK_TEST_LOOP(t_crash, 0, 3)) })

@@ -38,11 +38,4 @@ START_TEST(t_kill_every_write)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "kill", 1200, NULL, NULL, 0, RK_TESTS(RK_TEST_LOOP(t_kill_every_write, 0, 4)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("resize_kill", cases);
-}
+RK_TEST_SUITE("resize_kill", { "kill", 1200, NULL, NULL, 0, RK_TESTS(RK_TEST_LOOP(t_kill_every_write, 0, 4)) })

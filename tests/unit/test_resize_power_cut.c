@@ -33,11 +33,4 @@ START_TEST(t_power_cut)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "power cut", 1200, NULL, NULL, 0, RK_TESTS(RK_TEST_LOOP(t_power_cut, 0, 2)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("resize_power_cut", cases);
-}
+RK_TEST_SUITE("resize_power_cut", { "power cut", 1200, NULL, NULL, 0, RK_TESTS(RK_TEST_LOOP(t_power_cut, 0, 2)) })

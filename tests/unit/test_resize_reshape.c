@@ -141,13 +141,6 @@ START_TEST(t_r10_refusals)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "reshape", 600, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_reshape, 0, (int)rs_ncases), RK_TEST(t_refusals),
-		           RK_TEST(t_r10_refusals)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("resize_reshape", cases);
-}
+RK_TEST_SUITE("resize_reshape", { "reshape", 600, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_reshape, 0, (int)rs_ncases), RK_TEST(t_refusals),
+	           RK_TEST(t_r10_refusals)) })

@@ -296,13 +296,6 @@ START_TEST(t_revert_kill_every_write)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "revert", 1200, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_revert, 0, (int)(sizeof rv_cases / sizeof rv_cases[0])),
-		           RK_TEST_LOOP(t_revert_kill_every_write, 0, 2)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("resize_revert", cases);
-}
+RK_TEST_SUITE("resize_revert", { "revert", 1200, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_revert, 0, (int)(sizeof rv_cases / sizeof rv_cases[0])),
+	           RK_TEST_LOOP(t_revert_kill_every_write, 0, 2)) })

@@ -146,13 +146,6 @@ START_TEST(t_fs_probe_kinds)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "size", 600, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST_LOOP(t_grow_size, 0, 6), RK_TEST(t_shrink),
-		           RK_TEST(t_fs_probe_kinds)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("resize_size", cases);
-}
+RK_TEST_SUITE("resize_size", { "size", 600, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_grow_size, 0, 6), RK_TEST(t_shrink),
+	           RK_TEST(t_fs_probe_kinds)) })

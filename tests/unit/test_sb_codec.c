@@ -391,14 +391,7 @@ START_TEST(test_spec_example)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "codec", 0, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(test_sizes), RK_TEST(test_volume_size), RK_TEST(test_offsets),
-		           RK_TEST(test_roundtrip_random), RK_TEST(test_encode_sb_bytes_zero),
-		           RK_TEST(test_init), RK_TEST(test_spec_example)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("sb_codec", cases);
-}
+RK_TEST_SUITE("sb_codec", { "codec", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(test_sizes), RK_TEST(test_volume_size), RK_TEST(test_offsets),
+	           RK_TEST(test_roundtrip_random), RK_TEST(test_encode_sb_bytes_zero),
+	           RK_TEST(test_init), RK_TEST(test_spec_example)) })

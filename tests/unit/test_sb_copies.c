@@ -417,14 +417,7 @@ START_TEST(test_write_power_cut)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "copies", 0, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST(test_read_choose), RK_TEST(test_read_resized),
-		           RK_TEST(test_write_invalid), RK_TEST(test_file_device),
-		           RK_TEST(test_write_torn), RK_TEST(test_write_power_cut)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("sb_copies", cases);
-}
+RK_TEST_SUITE("sb_copies", { "copies", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(test_read_choose), RK_TEST(test_read_resized),
+	           RK_TEST(test_write_invalid), RK_TEST(test_file_device),
+	           RK_TEST(test_write_torn), RK_TEST(test_write_power_cut)) })

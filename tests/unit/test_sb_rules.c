@@ -347,13 +347,6 @@ START_TEST(test_flips)
 }
 END_TEST
 
-int main(void)
-{
-	const struct rk_test_case cases[] = {
-		{ "rules", 0, NULL, NULL, 0,
-		  RK_TESTS(RK_TEST_LOOP(test_rules, 0, NRULES), RK_TEST(test_decode_rules),
-		           RK_TEST(test_features), RK_TEST(test_flips)) },
-		RK_TEST_CASES_END,
-	};
-	return rk_test_main("sb_rules", cases);
-}
+RK_TEST_SUITE("sb_rules", { "rules", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(test_rules, 0, NRULES), RK_TEST(test_decode_rules),
+	           RK_TEST(test_features), RK_TEST(test_flips)) })

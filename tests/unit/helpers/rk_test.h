@@ -50,6 +50,15 @@ struct rk_test_case {
 	const struct rk_test_entry *tests;
 };
 
+/* A suite's main(): RK_TEST_SUITE("name", { case }, ...) runs the cases
+ * (struct rk_test_case rows) with rk_test_main. */
+#define RK_TEST_SUITE(name, ...) \
+	int main(void) \
+	{ \
+		const struct rk_test_case cases_[] = { __VA_ARGS__, RK_TEST_CASES_END }; \
+		return rk_test_main(name, cases_); \
+	}
+
 /* Builds suite NAME from CASES (ending with a case whose name is NULL),
  * runs it with the output Check's CK_VERBOSITY asks for (default normal)
  * and returns the exit status for main(): EXIT_SUCCESS when every test

@@ -25,13 +25,7 @@ static struct rk_sb *new_array(int32_t level, uint32_t layout, uint64_t chunk, u
 {
 	struct rk_sb *sb = calloc(1, sizeof *sb);
 	ck_assert_ptr_nonnull(sb);
-	struct rk_sb_params p;
-	memset(&p, 0, sizeof p);
-	p.name = name;
-	p.level = level;
-	p.layout = layout;
-	p.chunk = chunk;
-	p.nroles = nroles;
+	struct rk_sb_params p = { .name = name, .level = level, .layout = layout, .chunk = chunk, .nroles = nroles };
 	p.data_size = rk_sb_max_data_size(DEV_SIZE, RK_DATA_OFFSET_DEFAULT, chunk ? chunk : 4096);
 	ck_assert_uint_gt(p.data_size, 0);
 	rk_err e = rk_sb_init(sb, &p);
@@ -56,6 +50,15 @@ static void write_member(const char *name, const struct rk_sb *tmpl, uint32_t ro
 	ck_assert_msg(e == RK_OK, "write %s: %s", name, rk_errmsg());
 	rk_dev_close(d);
 	free(s);
+}
+
+/* Writes roles [FROM, TO) of TMPL (with EVENTS) to new files named a, b, c, ... by role. */
+static void write_roles(const struct rk_sb *tmpl, uint32_t from, uint32_t to, uint64_t events)
+{
+	for (uint32_t r = from; r < to; r++) {
+		char name[2] = { (char)('a' + r), 0 };
+		write_member(name, tmpl, r, events);
+	}
 }
 
 static void write_junk(const char *name, uint64_t size, int random)
@@ -124,13 +127,26 @@ static void assert_role(const struct rk_array_info *a, uint32_t r, const char *n
 
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' lacks '%s'", (s), (sub))
 
+/* Discovers NAMES (N of them, no UUID filter): one array, in STATE, with
+ * the member named LEFT left over as stale for a reason holding WHY.
+ * Returns the discovery (rk_discovery_free it). */
+static struct rk_discovery *expect_stale(const char *const *names, uint32_t n, int state, const char *left,
+                                         const char *why)
+{
+	struct rk_discovery *d = disc(names, n, NULL);
+	ck_assert_uint_eq(d->narrays, 1);
+	ck_assert_int_eq(d->arrays[0].state, state);
+	const struct rk_member *m = left_named(d, left);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
+	HAS(m->reason, why);
+	return d;
+}
+
 START_TEST(t_shuffled_clean)
 {
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "shuf");
-	write_member("a", t, 0, 9);
-	write_member("b", t, 1, 9);
-	write_member("c", t, 2, 9);
-	write_member("d", t, 3, 9);
+	write_roles(t, 0, 4, 9);
 	const char *n[] = { "c", "a", "d", "b" };
 	struct rk_discovery *d = disc(n, 4, NULL);
 	ck_assert_uint_eq(d->narrays, 1);
@@ -157,9 +173,7 @@ END_TEST
 START_TEST(t_stale_events)
 {
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "st");
-	write_member("a", t, 0, 9);
-	write_member("b", t, 1, 9);
-	write_member("c", t, 2, 9);
+	write_roles(t, 0, 3, 9);
 	write_member("d", t, 3, 5);
 	const char *n[] = { "d", "b", "a", "c" };
 	struct rk_discovery *d = disc(n, 4, NULL);
@@ -187,18 +201,9 @@ START_TEST(t_stale_marked_faulty)
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "mk");
 	write_member("d", t, 3, 5);
 	t->roles[3].state = RK_ROLE_FAULTY;
-	write_member("a", t, 0, 6);
-	write_member("b", t, 1, 6);
-	write_member("c", t, 2, 6);
+	write_roles(t, 0, 3, 6);
 	const char *n[] = { "a", "b", "d", "c" };
-	struct rk_discovery *d = disc(n, 4, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "d");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "marked faulty by members at events 6");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 4, RK_ASTATE_DEGRADED, "d", "marked faulty by members at events 6"));
 	free(t);
 }
 END_TEST
@@ -209,19 +214,9 @@ START_TEST(t_stale_marked_same_events)
 	struct rk_sb *t = new_array(6, 2, 65536, 5, "mk2");
 	write_member("e", t, 4, 7);
 	t->roles[4].state = RK_ROLE_FAULTY;
-	for (uint32_t r = 0; r < 4; r++) {
-		char nm[2] = { (char)('a' + r), 0 };
-		write_member(nm, t, r, 7);
-	}
+	write_roles(t, 0, 4, 7);
 	const char *n[] = { "e", "a", "b", "c", "d" };
-	struct rk_discovery *d = disc(n, 5, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "e");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "faulty");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 5, RK_ASTATE_DEGRADED, "e", "faulty"));
 	free(t);
 }
 END_TEST
@@ -232,17 +227,9 @@ START_TEST(t_stale_marked_missing)
 	write_member("c", t, 2, 2);
 	t->roles[2].state = RK_ROLE_EMPTY;
 	memset(t->roles[2].member_uuid, 0, 16);
-	write_member("a", t, 0, 3);
-	write_member("b", t, 1, 3);
+	write_roles(t, 0, 2, 3);
 	const char *n[] = { "c", "b", "a" };
-	struct rk_discovery *d = disc(n, 3, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "c");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "marked missing by members at events 3");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 3, RK_ASTATE_DEGRADED, "c", "marked missing by members at events 3"));
 	free(t);
 }
 END_TEST
@@ -253,17 +240,10 @@ START_TEST(t_replaced)
 	write_member("old0", t, 0, 4);
 	uuid_generate(t->roles[0].member_uuid);   /* role 0 rebuilt onto a new member */
 	write_member("new0", t, 0, 8);
-	write_member("b", t, 1, 8);
-	write_member("c", t, 2, 8);
+	write_roles(t, 1, 3, 8);
 	const char *n[] = { "old0", "b", "c", "new0" };
-	struct rk_discovery *d = disc(n, 4, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_CLEAN);
-	assert_role(a, 0, "new0");
-	const struct rk_member *m = left_named(d, "old0");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "replaced");
+	struct rk_discovery *d = expect_stale(n, 4, RK_ASTATE_CLEAN, "old0", "replaced");
+	assert_role(&d->arrays[0], 0, "new0");
 	rk_discovery_free(d);
 	free(t);
 }
@@ -274,18 +254,9 @@ START_TEST(t_rebuilding_not_used)
 	struct rk_sb *t = new_array(5, 2, 65536, 3, "rb");
 	t->roles[2].state = RK_ROLE_REBUILDING;
 	t->roles[2].checkpoint = 65536;
-	write_member("a", t, 0, 4);
-	write_member("b", t, 1, 4);
-	write_member("c", t, 2, 4);
+	write_roles(t, 0, 3, 4);
 	const char *n[] = { "a", "b", "c" };
-	struct rk_discovery *d = disc(n, 3, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "c");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "rebuilt");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 3, RK_ASTATE_DEGRADED, "c", "rebuilt"));
 	free(t);
 }
 END_TEST
@@ -295,8 +266,7 @@ START_TEST(t_duplicate_uuid)
 	struct rk_sb *t = new_array(5, 2, 65536, 3, "dup");
 	write_member("a", t, 0, 9);
 	write_member("b_old", t, 1, 3);
-	write_member("b", t, 1, 9);
-	write_member("c", t, 2, 9);
+	write_roles(t, 1, 3, 9);
 	const char *n[] = { "b_old", "a", "c", "b" };
 	struct rk_discovery *d = disc(n, 4, NULL);
 	const struct rk_array_info *a = &d->arrays[0];
@@ -328,8 +298,7 @@ END_TEST
 START_TEST(t_duplicate_same_file)
 {
 	struct rk_sb *t = new_array(1, 0, 0, 2, "same");
-	write_member("a", t, 0, 1);
-	write_member("b", t, 1, 1);
+	write_roles(t, 0, 2, 1);
 	ck_assert_int_eq(link(rk_test_path("a"), rk_test_path("a_link")), 0);
 	char dotted[320];
 	snprintf(dotted, sizeof dotted, "%s/./b", rk_test_tmpdir());
@@ -447,10 +416,7 @@ END_TEST
 START_TEST(t_missing_and_failed)
 {
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "miss");
-	write_member("a", t, 0, 1);
-	write_member("b", t, 1, 1);
-	write_member("c", t, 2, 1);
-	write_member("d", t, 3, 1);
+	write_roles(t, 0, 4, 1);
 	const char *n1[] = { "d", "a", "c" };
 	struct rk_discovery *d = disc(n1, 3, NULL);
 	const struct rk_array_info *a = &d->arrays[0];
@@ -565,9 +531,7 @@ START_TEST(t_split_brain_raid5)
 	ck_assert_ptr_nonnull(u);
 	memcpy(u, t, sizeof *u);
 	t->roles[3].state = RK_ROLE_FAULTY;   /* side 1: a, b, c without d */
-	write_member("a", t, 0, 8);
-	write_member("b", t, 1, 8);
-	write_member("c", t, 2, 8);
+	write_roles(t, 0, 3, 8);
 	u->roles[2].state = RK_ROLE_FAULTY;   /* side 2: d (with copies of a, b) without c */
 	write_member("d", u, 3, 9);
 	const char *n[] = { "a", "b", "c", "d" };
@@ -597,8 +561,7 @@ START_TEST(t_no_false_split_brain)
 	t->roles[0].state = RK_ROLE_FAULTY;
 	write_member("d", t, 3, 6);            /* d left at 6, marking a */
 	t->roles[3].state = RK_ROLE_FAULTY;
-	write_member("b", t, 1, 7);
-	write_member("c", t, 2, 7);
+	write_roles(t, 1, 3, 7);
 	write_member("e", t, 4, 7);
 	const char *n[] = { "e", "d", "c", "b", "a" };
 	struct rk_discovery *d = disc(n, 5, NULL);
@@ -614,8 +577,7 @@ END_TEST
 START_TEST(t_wiped_primary_and_backup)
 {
 	struct rk_sb *t = new_array(1, 0, 0, 2, "wipe");
-	write_member("a", t, 0, 3);
-	write_member("b", t, 1, 3);
+	write_roles(t, 0, 2, 3);
 	/* Overwrite a's primary: the backup identifies it. */
 	FILE *f = fopen(rk_test_path("a"), "r+b");
 	ck_assert_ptr_nonnull(f);
@@ -646,9 +608,7 @@ START_TEST(t_spare)
 	t->sb_bytes = rk_sb_bytes_for(4);
 	uuid_generate(t->roles[3].member_uuid);
 	t->roles[3].state = RK_ROLE_SPARE;
-	write_member("a", t, 0, 2);
-	write_member("b", t, 1, 2);
-	write_member("c", t, 2, 2);
+	write_roles(t, 0, 3, 2);
 	write_member("s", t, 3, 2);
 	const char *n[] = { "s", "a", "b", "c" };
 	struct rk_discovery *d = disc(n, 4, NULL);

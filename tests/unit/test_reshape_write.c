@@ -637,12 +637,7 @@ static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t
 	uint64_t writes = rk_fault_writes(plan);
 	ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
 	rk_dev *after[RESIZE_MAX_MEMBERS];
-	for (uint32_t r = 0; r < n; r++) {
-		rk_dev *lo = rk_fault_lower(plan, (int)r);
-		ck_assert_ptr_nonnull(lo);
-		ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), rk_dev_size(lo)), RK_OK);
-		memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), rk_dev_size(lo));
-	}
+	rk_test_crash_copies(plan, n, after);
 	rk_test_close_devs(fw, n);
 	rk_fault_plan_free(plan);
 	if (spec->model == RK_FAULT_NONE)

@@ -237,12 +237,7 @@ START_TEST(t_revert_kill_every_write)
 			ck_assert_uint_gt(total, 20);
 		}
 		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
-		for (uint32_t r = 0; r < n; r++) {
-			rk_dev *lo = rk_fault_lower(plan, (int)r);
-			ck_assert_ptr_nonnull(lo);
-			ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), devsz), RK_OK);
-			memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), devsz);
-		}
+		rk_test_crash_copies(plan, n, after);
 		rk_test_close_devs(w, n);
 		rk_fault_plan_free(plan);
 		if (k) {

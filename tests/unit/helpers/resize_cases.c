@@ -210,12 +210,7 @@ void resize_interrupted(const struct rs_case *c, const struct rk_fault_spec *spe
 	ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
 	/* What survived, on fresh devices. */
 	rk_dev *after[RESIZE_MAX_MEMBERS];
-	for (uint32_t r = 0; r < n; r++) {
-		rk_dev *lo = rk_fault_lower(plan, (int)r);
-		ck_assert_ptr_nonnull(lo);
-		ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), rk_dev_size(lo)), RK_OK);
-		memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), rk_dev_size(lo));
-	}
+	rk_test_crash_copies(plan, n, after);
 	rk_test_close_devs(w, n);
 	rk_fault_plan_free(plan);
 	if (spec->model != RK_FAULT_NONE) {

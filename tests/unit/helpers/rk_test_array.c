@@ -84,6 +84,16 @@ struct rk_sb *rk_test_read_sb_path(const char *path)
 	return s;
 }
 
+void rk_test_crash_copies(rk_fault_plan *plan, uint32_t n, rk_dev **out)
+{
+	for (uint32_t r = 0; r < n; r++) {
+		rk_dev *lower = rk_fault_lower(plan, (int)r);
+		ck_assert_ptr_nonnull(lower);
+		ck_assert_int_eq(rk_dev_mem(&out[r], rk_dev_path(lower), rk_dev_size(lower)), RK_OK);
+		memcpy(rk_dev_mem_data(out[r]), rk_dev_mem_data(lower), rk_dev_size(lower));
+	}
+}
+
 void rk_test_close_devs(rk_dev **devs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)

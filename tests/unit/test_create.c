@@ -559,16 +559,6 @@ END_TEST
  * array A, new array B filled --from) leaves, on every member, either A's
  * superblock with A's data readable from the members that still carry it,
  * no superblock, or B's superblock with B's data readable. */
-struct wrap_ctx {
-	rk_fault_plan *plan;
-};
-
-static rk_err wrap_fault(void *ctx, uint32_t role, rk_dev **dev)
-{
-	struct wrap_ctx *w = ctx;
-	return rk_dev_fault(dev, *dev, w->plan, (int)role);
-}
-
 /* Reads the first LEN bytes of the array described by G from the members
  * whose chosen superblock belongs to it; compares with WANT when enough of
  * them are there.  Returns how many members carry it. */
@@ -645,13 +635,13 @@ START_TEST(t_power_cut_every_write)
 
 		struct rk_fault_spec spec = {.model = cut == 0 && total == 0 ? RK_FAULT_NONE : RK_FAULT_POWER_CUT,
 		                             .n = cut, .seed = cut * 7 + 1};
-		struct wrap_ctx w = {NULL};
-		ck_assert_int_eq(rk_fault_plan_create(&w.plan, &spec), RK_OK);
+		rk_fault_plan *plan = NULL;
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &spec), RK_OK);
 		o.from = fb;
 		o.force = 1;
 		o.chunk = 32 * 1024;
-		o.wrap_dev = wrap_fault;
-		o.wrap_ctx = &w;
+		o.wrap_dev = rk_test_wrap_fault;
+		o.wrap_ctx = plan;
 		rk_creator *c = NULL;
 		ck_assert_int_eq(rk_create_prepare(&c, &o, NULL), RK_OK);
 		struct rk_create_plan pb = *rk_create_get_plan(c);
@@ -661,15 +651,15 @@ START_TEST(t_power_cut_every_write)
 		rk_create_free(c);
 		if (spec.model == RK_FAULT_NONE) {
 			ck_assert_msg(e == RK_OK, "%s", rk_errmsg());
-			total = rk_fault_writes(w.plan);
+			total = rk_fault_writes(plan);
 			ck_assert_uint_gt(total, 3);
-			rk_fault_plan_free(w.plan);
+			rk_fault_plan_free(plan);
 			rk_create_plan_free(&pa);
 			cut = (uint64_t)-1;      /* the loop's cut++ makes it 0 */
 			continue;
 		}
-		ck_assert_int_eq(rk_fault_crash(w.plan), RK_OK);
-		rk_fault_plan_free(w.plan);
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+		rk_fault_plan_free(plan);
 		uint32_t ha = check_array_data(&pa, da, la);
 		uint32_t hb = check_array_data(&pb, db, lb);
 		seen_a += ha > 0;

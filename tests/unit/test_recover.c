@@ -279,16 +279,6 @@ START_TEST(t_rebuild_refusals)
 }
 END_TEST
 
-struct kill_ctx {
-	rk_fault_plan *plan;
-};
-
-static rk_err wrap_kill(void *ctx, uint32_t idx, rk_dev **dev)
-{
-	struct kill_ctx *k = ctx;
-	return rk_dev_fault(dev, *dev, k->plan, (int)idx);
-}
-
 /* A rebuild killed at write N (counted over every member and NEW) leaves an
  * array that assembles with the volume intact; running it again finishes
  * (resuming from the checkpoint once one was recorded) with NEW equal to
@@ -306,14 +296,15 @@ static void kill_and_resume(const struct cfg *c, uint32_t lost)
 		if (i != lost)
 			mp[k++] = pp[i];
 	/* count the writes of a whole run */
-	struct kill_ctx kc = { NULL };
+	rk_fault_plan *plan = NULL;
 	struct rk_fault_spec spec = { .model = RK_FAULT_NONE };
-	ck_assert_int_eq(rk_fault_plan_create(&kc.plan, &spec), RK_OK);
-	struct rk_rebuild_opts o = { .role = -1, .checkpoint_bytes = 128 * KIB, .wrap_dev = wrap_kill, .wrap_ctx = &kc };
+	ck_assert_int_eq(rk_fault_plan_create(&plan, &spec), RK_OK);
+	struct rk_rebuild_opts o = { .role = -1, .checkpoint_bytes = 128 * KIB, .wrap_dev = rk_test_wrap_fault,
+	                             .wrap_ctx = plan };
 	struct rk_rebuild_result res;
 	ck_assert_int_eq(rk_recover_rebuild(pp[MAXM], mp, k, &o, &res), RK_OK);
-	uint64_t W = rk_fault_writes(kc.plan);
-	rk_fault_plan_free(kc.plan);
+	uint64_t W = rk_fault_writes(plan);
+	rk_fault_plan_free(plan);
 	ck_assert_uint_gt(W, 20);
 	uint64_t cuts[] = { 0, 1, 2, 3, 5, 8, 13, W / 4, W / 2, (3 * W) / 4, W - 9, W - 5, W - 3, W - 2, W - 1 };
 	int resumed_seen = 0;
@@ -323,9 +314,10 @@ static void kill_and_resume(const struct cfg *c, uint32_t lost)
 				rk_test_copy_file(saved(i), pp[i]);
 		unlink(pp[MAXM]);
 		struct rk_fault_spec ks = { .model = RK_FAULT_KILL, .n = cuts[ci] };
-		ck_assert_int_eq(rk_fault_plan_create(&kc.plan, &ks), RK_OK);
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &ks), RK_OK);
+		o.wrap_ctx = plan;
 		rk_err e = rk_recover_rebuild(pp[MAXM], mp, k, &o, &res);
-		rk_fault_plan_free(kc.plan);
+		rk_fault_plan_free(plan);
 		ck_assert_msg(e == RK_E_FAULT, "cut %llu of %llu: %d %s", (unsigned long long)cuts[ci], (unsigned long long)W,
 		              e, rk_errmsg());
 		/* readable meanwhile, with or without NEW */

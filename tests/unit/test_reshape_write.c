@@ -66,28 +66,15 @@ static uint8_t *make_array(rk_dev **d, const struct mcase *c, uint64_t *vol)
 	return rk_test_mem_array_make(d, &a, vol);
 }
 
-struct stopper {
-	volatile int stop;
-	int left;
-};
-static void stop_after(void *ctx, uint64_t done, uint64_t total)
-{
-	struct stopper *s = ctx;
-	(void)done;
-	(void)total;
-	if (--s->left <= 0)
-		s->stop = 1;
-}
-
 /* Starts the reshape of case C on D (the added members are created at
  * D[nr...]) and stops it after NCK checkpoints (0: before the first
  * batch); returns the checkpoint. */
 static uint64_t start_mid(rk_dev **d, const struct mcase *c, int nck)
 {
 	resize_add_members(d, c->nr, c->nadd, DEVSZ);   /* junk must never show */
-	struct stopper st = { .stop = nck <= 0, .left = nck };
-	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = stop_after,
-	                            .progress_ctx = &st, .stop = &st.stop };
+	struct resize_stop st = { .flag = nck <= 0, .checkpoints = nck };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = resize_stop_progress,
+	                            .progress_ctx = &st, .stop = &st.flag };
 	if (c->new_level != -99) {
 		o.set_level = 1;
 		o.level = c->new_level;
@@ -357,9 +344,9 @@ START_TEST(t_write_reverting)
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	uint64_t pos = start_mid(d, c, 8);
-	struct stopper st = { .stop = 0, .left = 2 };
-	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = stop_after,
-	                            .progress_ctx = &st, .stop = &st.stop };
+	struct resize_stop st = { .checkpoints = 2 };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = resize_stop_progress,
+	                            .progress_ctx = &st, .stop = &st.flag };
 	struct rk_resize_result res;
 	rk_err e = rk_resize_revert(d, n, &o, &res);
 	ck_assert_msg(e == RK_E_FAULT, "%s: the revert was not stopped: %d %s", c->name, e, rk_errmsg());

@@ -19,18 +19,6 @@ static int g_journal;   /* resize_make_array adds a journal area */
 
 /* ---- revert after data moved ---- */
 
-struct stop_at {
-	volatile int flag;
-	uint64_t at;
-};
-static void stop_cb(void *ctx, uint64_t done, uint64_t total)
-{
-	struct stop_at *st = ctx;
-	(void)total;
-	if (done >= st->at)
-		st->flag = 1;
-}
-
 /* Case C on fresh members of DEVSZ, its reshape stopped at the first
  * checkpoint at or past PERMILLE thousandths of the volume (0: before any
  * data moved).  D gets every member (old ones by role, then the added);
@@ -41,9 +29,9 @@ static uint8_t *start_partial(const struct rs_case *c, rk_dev **d, uint64_t devs
 	uint8_t *data = resize_make_array(d, c->level, c->layout, c->chunk, c->nr, devsz, g_journal, vol);
 	uint64_t at = permille ? *vol / 1000 * permille + 1 : 0;
 	resize_add_members(d, c->nr, c->nadd, devsz);
-	struct stop_at st = { .flag = at == 0, .at = at };
+	struct resize_stop st = { .flag = at == 0, .at = at };
 	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = batch, .chunk = c->new_chunk,
-	                            .progress = stop_cb, .progress_ctx = &st, .stop = &st.flag };
+	                            .progress = resize_stop_progress, .progress_ctx = &st, .stop = &st.flag };
 	if (c->new_level != RS_KEEP_LEVEL) {
 		o.set_level = 1;
 		o.level = c->new_level;
@@ -142,8 +130,8 @@ START_TEST(t_revert)
 	 * the array reads as before, a forward reshape is refused, and
 	 * continue finishes the revert, saying so. */
 	data = start_partial(c, d, 3u << 20, 64 * 1024, 667, &vol, &pos);
-	struct stop_at st = { .at = pos / 2 };
-	o.progress = stop_cb;
+	struct resize_stop st = { .at = pos / 2 };
+	o.progress = resize_stop_progress;
 	o.progress_ctx = &st;
 	o.stop = &st.flag;
 	ck_assert_int_eq(rk_resize_revert(d, n, &o, &res), RK_E_FAULT);

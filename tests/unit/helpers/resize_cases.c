@@ -51,6 +51,14 @@ void resize_add_members(rk_dev **d, uint32_t first, uint32_t count, uint64_t dev
 	}
 }
 
+void resize_stop_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct resize_stop *st = ctx;
+	(void)total;
+	if (st->checkpoints > 0 ? --st->checkpoints <= 0 : done >= st->at)
+		st->flag = 1;
+}
+
 rk_err resize_open_mid(rk_array **a, rk_dev **d, uint32_t n, int miss, int miss2, unsigned flags)
 {
 	struct rk_sb *own[RESIZE_MAX_MEMBERS] = { 0 };

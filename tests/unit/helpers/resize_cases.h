@@ -57,6 +57,17 @@ void resize_verify(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
  * when it was opened mid-reshape. */
 int resize_array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
 
+/* Stops a reshape or revert (rk_resize_opts.progress with progress_ctx and
+ * stop pointing here) after CHECKPOINTS checkpoints when that is > 0, else
+ * at the first checkpoint at or past volume byte AT.  FLAG set from the
+ * start stops it before the first batch. */
+struct resize_stop {
+	volatile int flag;
+	int checkpoints;
+	uint64_t at;
+};
+void resize_stop_progress(void *ctx, uint64_t done, uint64_t total);
+
 /* An interruption series: the array's member size, journal and reshape
  * batch, and what the runs saw. */
 struct resize_interruption {

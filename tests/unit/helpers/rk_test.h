@@ -156,6 +156,9 @@ uint8_t *rk_test_mem_array_make(rk_dev **devs, const struct rk_test_mem_array *a
 struct rk_sb *rk_test_read_sb(rk_dev *d);
 /* The chosen superblock of the member file PATH. */
 struct rk_sb *rk_test_read_sb_path(const char *path);
+/* A wrap_dev callback (rk_create_opts, rk_rebuild_opts): wraps *DEV of
+ * ROLE in a fault device of the plan CTX (an rk_fault_plan). */
+rk_err rk_test_wrap_fault(void *ctx, uint32_t role, rk_dev **dev);
 /* What survived a crash: fresh memory copies OUT[0..n) (same names and
  * sizes) of the members 0..n-1 under PLAN, after rk_fault_crash. */
 void rk_test_crash_copies(rk_fault_plan *plan, uint32_t n, rk_dev **out);

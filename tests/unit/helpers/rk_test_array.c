@@ -84,6 +84,11 @@ struct rk_sb *rk_test_read_sb_path(const char *path)
 	return s;
 }
 
+rk_err rk_test_wrap_fault(void *ctx, uint32_t role, rk_dev **dev)
+{
+	return rk_dev_fault(dev, *dev, ctx, (int)role);
+}
+
 void rk_test_crash_copies(rk_fault_plan *plan, uint32_t n, rk_dev **out)
 {
 	for (uint32_t r = 0; r < n; r++) {

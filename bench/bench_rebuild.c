@@ -191,8 +191,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_rebuild: cat or dd failed\n");
 			goto out;
 		}
-		if (last_cpu < cpu_ref)
-			cpu_ref = last_cpu;
+		keep_min(&cpu_ref, last_cpu);
 		if ((tread = reference(surv, ns, NULL, 0)) < 0) {
 			fprintf(stderr, "bench_rebuild: cat failed\n");
 			goto out;
@@ -201,14 +200,10 @@ int main(int argc, char **argv)
 			goto out;
 		if (r % 2 == 0)
 			cr = last_cpu;
-		if (cr < cpu_rb)
-			cpu_rb = cr;
-		if (t < best_ref)
-			best_ref = t;
-		if (tread < best_read)
-			best_read = tread;
-		if (tr < best_rb)
-			best_rb = tr;
+		keep_min(&cpu_rb, cr);
+		keep_min(&best_ref, t);
+		keep_min(&best_read, tread);
+		keep_min(&best_rb, tr);
 	}
 	double bytes = (double)ns * (double)(mib << 20);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -188,21 +188,16 @@ int main(int argc, char **argv)
 				ca = last_cpu;
 			}
 			c = time_scrub(paths, n, level, size, &mism2, 1);
-			if (ca < cc)
-				cc = ca;
-			if (cb < cs)
-				cs = cb;
+			keep_min(&cc, ca);
+			keep_min(&cs, cb);
 			if (a < 0 || b < 0 || c < 0) {
 				rc = 2;
 				break;
 			}
 			mism += mism2;
-			if (a < tc)
-				tc = a;
-			if (b < ts)
-				ts = b;
-			if (c < tp)
-				tp = c;
+			keep_min(&tc, a);
+			keep_min(&ts, b);
+			keep_min(&tp, c);
 		}
 		if (rc)
 			break;

@@ -26,6 +26,13 @@ static inline double cpu(int who)
 	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 }
 
+/* Keeps in *BEST the least of the values seen (best-of-N timings). */
+static inline void keep_min(double *best, double x)
+{
+	if (x < *best)
+		*best = x;
+}
+
 /* Pseudo-random bytes (xorshift64*), whole 8-byte words of P[0, N). */
 static uint64_t bench_rs = 0x9e3779b97f4a7c15ull;
 static inline void fill(uint8_t *p, size_t n)

@@ -10,13 +10,8 @@ export CK_VERBOSITY=${CK_VERBOSITY:-normal}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 top=$(cd "$(dirname "$0")/.." && pwd)
-# Foreign RAID members (../shared/fixtures beside the clone, as in CI).
-if [ -z "${RK_FIXTURES:-}" ]; then
-	for d in "$top/../shared/fixtures/foreign" /work/shared/fixtures/foreign; do
-		[ -d "$d" ] && { RK_FIXTURES=$(cd "$d" && pwd); break; }
-	done
-fi
-export RK_FIXTURES=${RK_FIXTURES:-$top/../shared/fixtures/foreign}
+# Foreign RAID members (other systems' metadata): the copies in the clone.
+export RK_FIXTURES=${RK_FIXTURES:-$top/tests/fixtures/foreign}
 cd "$top"
 log=$O/test-logs
 mkdir -p "$log"

@@ -7,13 +7,8 @@
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
-# Foreign RAID members (../shared/fixtures beside the clone, as in CI).
-if [ -z "${RK_FIXTURES:-}" ]; then
-	for d in "$top/../shared/fixtures/foreign" /work/shared/fixtures/foreign; do
-		[ -d "$d" ] && { RK_FIXTURES=$(cd "$d" && pwd); break; }
-	done
-fi
-export RK_FIXTURES=${RK_FIXTURES:-$top/../shared/fixtures/foreign}
+# Foreign RAID members (other systems' metadata): the copies in the clone.
+export RK_FIXTURES=${RK_FIXTURES:-$top/tests/fixtures/foreign}
 bin=$top/$O/bin
 pass=0 fail=0 skip=0
 only=${1:-}

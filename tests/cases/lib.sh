@@ -1,5 +1,5 @@
-# lib.sh: helpers shared by the end-to-end case scripts (sourced through a
-# tool's NAME-lib.sh, or directly; not a case itself).  Run in the case's
+# lib.sh: helpers shared by the end-to-end case scripts (sourced through the
+# tool's NAME-lib.sh, which every case sources first; not a case itself).  Run in the case's
 # temporary folder with BIN, CASE and TOP set by tests/run-cases.sh.
 set -u
 
@@ -13,6 +13,16 @@ need_tools() {
 need_cmds() {
 	for t in "$@"; do
 		command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not installed"; exit 77; }
+	done
+}
+
+# need_fixtures NAME...: skip unless the foreign fixtures NAME.img.xz are
+# in $RK_FIXTURES (default: the clone's tests/fixtures/foreign); FX is set
+# to that folder.
+need_fixtures() {
+	FX=${RK_FIXTURES:-$TOP/tests/fixtures/foreign}
+	for n in "$@"; do
+		[ -f "$FX/$n.img.xz" ] || { echo "SKIP: no fixture $n.img.xz at $FX"; exit 77; }
 	done
 }
 
@@ -44,6 +54,12 @@ has() { grep -q -- "$2" "$1" || { echo "--- $1" >&2; head -n 60 "$1" >&2; fail "
 # (no jq needed).
 jget() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# Reproducible pseudo-random bytes: gen SEED BYTES > file (python3).
+# assemble-lib.sh replaces it with a faster openssl stream (other bytes).
+gen() {
+	python3 -c 'import random,sys; r=random.Random(sys.argv[1]); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2"
 }
 
 # hash_all FILE...: their sha256 sums, sorted by name (compare before/after).

@@ -1,11 +1,10 @@
-# Shared by the resize_* cases: BIN, fail, skip when tools are missing,
-# and check_array OLD_VOLUME MEMBER...: the volume starts with OLD_VOLUME's
+# resize-lib.sh: helpers of the tests/cases/resize_*/ scripts (sourced; not
+# a case itself): the shared ones from lib.sh, and check_array.
+. "$CASE/../lib.sh"
+need_tools mkraid raid-assemble raid-resize
+
+# check_array OLD_VOLUME MEMBER...: the volume starts with OLD_VOLUME's
 # bytes and is zero after them, and a scrub finds nothing.
-set -u
-fail() { echo "FAIL: $*"; exit 1; }
-for t in mkraid raid-assemble raid-resize; do
-	[ -x "$BIN/$t" ] || { echo "SKIP: $t not built yet"; exit 77; }
-done
 check_array() {
 	local old=$1; shift
 	"$BIN/raid-assemble" --export vol.chk "$@" > /dev/null 2> err.chk || fail "export: $(cat err.chk)"

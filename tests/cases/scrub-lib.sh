@@ -2,11 +2,6 @@
 # case itself): the shared ones from lib.sh, and these.
 . "$CASE/../lib.sh"
 
-# Reproducible pseudo-random bytes: gen SEED BYTES > file.
-gen() {
-	python3 -c 'import random,sys; r=random.Random(sys.argv[1]); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2"
-}
-
 # mkarr LEVEL N PREFIX [mkraid options...]: an array of N 8 MiB members
 # PREFIX0.. filled from ./data; the member names go to the array MS.
 mkarr() {

@@ -12,41 +12,11 @@
 #include "rk_create.h"
 #include "rk_discover.h"
 #include "rk_sb.h"
-
-static char tmpdir[64];
-static char *paths[16];
-
-static void setup(void)
-{
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/rk-array.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	for (int i = 0; i < 16; i++) {
-		paths[i] = malloc(128);
-		snprintf(paths[i], 128, "%s/m%d", tmpdir, i);
-	}
-}
-
-static void teardown(void)
-{
-	for (int i = 0; i < 16; i++) {
-		unlink(paths[i]);
-		free(paths[i]);
-	}
-	rmdir(tmpdir);
-}
+#include "helpers/rk_test.h"
 
 static void make_array(int32_t level, uint32_t n, uint64_t size)
 {
-	struct rk_create_opts o;
-	memset(&o, 0, sizeof o);
-	o.level = level;
-	o.layout = RK_CREATE_LAYOUT_DEFAULT;
-	o.chunk = 16384;
-	o.create_size = size;
-	o.nmembers = n;
-	o.paths = (const char *const *)paths;
-	rk_err e = rk_create(&o, NULL);
-	ck_assert_msg(e == RK_OK, "create level %d x%u: %s", level, n, rk_errmsg());
+	rk_test_create(level, RK_CREATE_LAYOUT_DEFAULT, 16384, n, size, NULL);
 }
 
 /* Discovers over the paths whose bit is set in MASK. */
@@ -56,50 +26,11 @@ static struct rk_discovery *discover(uint32_t n, uint32_t mask)
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (mask & (1u << i))
-			p[k++] = paths[i];
+			p[k++] = rk_test_members()[i];
 	struct rk_discovery *d = NULL;
 	ck_assert_int_eq(rk_discover(&d, p, k, NULL), RK_OK);
 	ck_assert_uint_eq(d->narrays, 1);
 	return d;
-}
-
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (uint8_t)x;
-	}
-}
-
-/* The chosen superblock of member I, read afresh. */
-static struct rk_sb *sb_of(int i)
-{
-	rk_dev *d;
-	ck_assert_int_eq(rk_dev_open(&d, paths[i], RK_DEV_RDONLY), RK_OK);
-	struct rk_sb_read rd;
-	ck_assert_int_eq(rk_sb_read(d, &rd), RK_OK);
-	struct rk_sb *s = malloc(sizeof *s);
-	memcpy(s, rd.copy[rd.chosen].sb, sizeof *s);
-	rk_sb_read_free(&rd);
-	rk_dev_close(d);
-	return s;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)n);
-	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return b;
 }
 
 static const struct { int32_t level; uint32_t n; } levels[] = {
@@ -117,7 +48,7 @@ START_TEST(t_roundtrip)
 	uint64_t size = rk_array_size(a);
 	ck_assert_uint_gt(size, 0);
 	uint8_t *w = malloc(size), *r = malloc(size);
-	fill(w, size, (uint32_t)_i);
+	rk_test_fill_seeded(w, size, (uint32_t)_i);
 	/* odd pieces, out of order */
 	uint64_t cut = size / 3 + 7;
 	ck_assert_int_eq(rk_array_write(a, w + cut, size - cut, cut), RK_OK);
@@ -151,12 +82,12 @@ START_TEST(t_degraded_write_protocol)
 	ck_assert_int_eq(rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDWR), RK_OK);
 	ck_assert(rk_array_role_down(a, 1) && rk_array_role_down(a, 3) && !rk_array_role_down(a, 0));
 	/* nothing written by opening */
-	struct rk_sb *s = sb_of(0);
+	struct rk_sb *s = rk_test_read_sb_path(rk_test_members()[0]);
 	ck_assert_uint_eq(s->events, ev0);
 	free(s);
 	ck_assert_int_eq(rk_array_begin_write(a), RK_OK);
 	for (int i = 0; i < 5; i += 2) {
-		s = sb_of(i);
+		s = rk_test_read_sb_path(rk_test_members()[i]);
 		ck_assert_uint_eq(s->events, ev0 + 1);
 		ck_assert_uint_eq(s->array_state, RK_ARRAY_ACTIVE);
 		ck_assert_uint_eq(s->roles[1].state, RK_ROLE_FAULTY);
@@ -167,11 +98,11 @@ START_TEST(t_degraded_write_protocol)
 	}
 	uint64_t size = rk_array_size(a);
 	uint8_t *w = malloc(size), *r = malloc(size);
-	fill(w, size, 99);
+	rk_test_fill_seeded(w, size, 99);
 	ck_assert_int_eq(rk_array_write(a, w, size, 0), RK_OK);
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
 	for (int i = 0; i < 5; i++) {
-		s = sb_of(i);
+		s = rk_test_read_sb_path(rk_test_members()[i]);
 		if (i == 1 || i == 3) {
 			ck_assert_uint_eq(s->events, ev0);   /* the absent members were not touched */
 		} else {
@@ -206,7 +137,7 @@ START_TEST(t_readonly_untouched)
 	size_t len[4];
 	uint8_t *before[4];
 	for (int i = 0; i < 4; i++)
-		before[i] = slurp(paths[i], &len[i]);
+		before[i] = rk_test_slurp(rk_test_members()[i], &len[i]);
 	struct rk_discovery *d = discover(4, 0xF);
 	rk_array *a;
 	ck_assert_int_eq(rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDONLY), RK_OK);
@@ -225,7 +156,7 @@ START_TEST(t_readonly_untouched)
 	rk_discovery_free(d);
 	for (int i = 0; i < 4; i++) {
 		size_t n;
-		uint8_t *after = slurp(paths[i], &n);
+		uint8_t *after = rk_test_slurp(rk_test_members()[i], &n);
 		ck_assert_uint_eq(n, len[i]);
 		ck_assert_msg(memcmp(after, before[i], n) == 0, "member %d changed", i);
 		free(after);
@@ -261,7 +192,7 @@ START_TEST(t_ranges)
 	ck_assert_int_eq(rk_array_write(a, buf, 16, UINT64_MAX - 3), RK_E_RANGE);
 	/* a refused write does not mark the array dirty */
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
-	struct rk_sb *s = sb_of(0);
+	struct rk_sb *s = rk_test_read_sb_path(rk_test_members()[0]);
 	ck_assert_uint_eq(s->events, d->arrays[0].sb->events);
 	free(s);
 	rk_discovery_free(d);
@@ -273,10 +204,10 @@ START_TEST(t_changed_since_discovery)
 	make_array(5, 3, 2u << 20);
 	struct rk_discovery *d = discover(3, 0x7);
 	/* someone else writes a new generation to member 2 */
-	struct rk_sb *s = sb_of(2);
+	struct rk_sb *s = rk_test_read_sb_path(rk_test_members()[2]);
 	s->events += 5;
 	rk_dev *dv;
-	ck_assert_int_eq(rk_dev_open(&dv, paths[2], RK_DEV_RDWR), RK_OK);
+	ck_assert_int_eq(rk_dev_open(&dv, rk_test_members()[2], RK_DEV_RDWR), RK_OK);
 	ck_assert_int_eq(rk_sb_write(dv, s), RK_OK);
 	rk_dev_close(dv);
 	free(s);
@@ -305,7 +236,7 @@ START_TEST(t_member_fails_during_write)
 	const struct rk_sb *sbs[4];
 	for (int i = 0; i < 4; i++) {
 		rk_dev *lower;
-		ck_assert_int_eq(rk_dev_open(&lower, paths[i], RK_DEV_RDWR), RK_OK);
+		ck_assert_int_eq(rk_dev_open(&lower, rk_test_members()[i], RK_DEV_RDWR), RK_OK);
 		ck_assert_int_eq(rk_dev_fault(&devs[i], lower, plan, i), RK_OK);
 		sbs[i] = ai->roles[i].sb;
 	}
@@ -314,7 +245,7 @@ START_TEST(t_member_fails_during_write)
 	ck_assert_int_eq(rk_array_open_devs(&a, ai->sb, devs, sbs, RK_ARRAY_RDWR), RK_OK);
 	uint64_t size = rk_array_size(a);
 	uint8_t *w = malloc(size), *r = malloc(size);
-	fill(w, size, 7);
+	rk_test_fill_seeded(w, size, 7);
 	rk_err e = rk_array_write(a, w, size, 0);
 	ck_assert_msg(e == RK_OK || rk_array_role_down(a, 2), "%s", rk_errmsg());
 	ck_assert(rk_array_role_down(a, 2));
@@ -329,7 +260,7 @@ START_TEST(t_member_fails_during_write)
 		rk_dev_close(devs[i]);
 	rk_fault_plan_free(plan);
 	rk_discovery_free(d);
-	struct rk_sb *s = sb_of(0);
+	struct rk_sb *s = rk_test_read_sb_path(rk_test_members()[0]);
 	ck_assert_uint_eq(s->roles[2].state, RK_ROLE_FAULTY);
 	ck_assert_uint_eq(s->array_state, RK_ARRAY_CLEAN);
 	free(s);
@@ -359,7 +290,7 @@ START_TEST(t_read_error)
 	ck_assert_int_eq(rk_array_open(&a, ai, RK_ARRAY_RDWR), RK_OK);
 	uint64_t size = rk_array_size(a);
 	uint8_t *w = malloc(size), *r = malloc(size);
-	fill(w, size, 3);
+	rk_test_fill_seeded(w, size, 3);
 	ck_assert_int_eq(rk_array_write(a, w, size, 0), RK_OK);
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
 	rk_discovery_free(d);
@@ -379,7 +310,7 @@ START_TEST(t_read_error)
 		const struct rk_sb *sbs[4];
 		for (int i = 0; i < 4; i++) {
 			rk_dev *lower;
-			ck_assert_int_eq(rk_dev_open(&lower, paths[i], rw ? RK_DEV_RDWR : RK_DEV_RDONLY), RK_OK);
+			ck_assert_int_eq(rk_dev_open(&lower, rk_test_members()[i], rw ? RK_DEV_RDWR : RK_DEV_RDONLY), RK_OK);
 			ck_assert_int_eq(rk_dev_fault(&devs[i], lower, plan, i), RK_OK);
 			sbs[i] = ai->roles[i].sb;
 		}
@@ -413,7 +344,7 @@ START_TEST(t_read_error)
 		for (int i = 0; i < 4; i++)
 			rk_dev_close(devs[i]);
 		rk_fault_plan_free(plan);
-		struct rk_sb *s = sb_of(0);
+		struct rk_sb *s = rk_test_read_sb_path(rk_test_members()[0]);
 		if (!rw) {
 			ck_assert_uint_eq(s->events, ev);               /* read-only: nothing written */
 			ck_assert_uint_eq(s->roles[1].state, RK_ROLE_ACTIVE);
@@ -429,29 +360,8 @@ START_TEST(t_read_error)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("array");
-	TCase *tc = tcase_create("array");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, t_roundtrip, 0, (int)(sizeof levels / sizeof levels[0]));
-	tcase_add_test(tc, t_degraded_write_protocol);
-	tcase_add_test(tc, t_readonly_untouched);
-	tcase_add_test(tc, t_toofew);
-	tcase_add_test(tc, t_ranges);
-	tcase_add_test(tc, t_changed_since_discovery);
-	tcase_add_test(tc, t_member_fails_during_write);
-	tcase_add_test(tc, t_read_error);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+RK_TEST_SUITE("array", { "array", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_roundtrip, 0, (int)(sizeof levels / sizeof levels[0])),
+	           RK_TEST(t_degraded_write_protocol), RK_TEST(t_readonly_untouched),
+	           RK_TEST(t_toofew), RK_TEST(t_ranges), RK_TEST(t_changed_since_discovery),
+	           RK_TEST(t_member_fails_during_write), RK_TEST(t_read_error)) })

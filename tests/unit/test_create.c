@@ -16,70 +16,25 @@
 #include "rk_geom.h"
 #include "rk_sb.h"
 #include "rk_vol.h"
+#include "helpers/rk_test.h"
 
 #define MIB (1024u * 1024u)
 #define MAXM 8
 
-static char dir[256];
-static char paths[MAXM][300];
-static const char *pp[MAXM];
+static const char *const *pp;   /* the member paths */
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "%s/rkcreate.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	for (int i = 0; i < MAXM; i++) {
-		snprintf(paths[i], sizeof paths[i], "%s/m%d.img", dir, i);
-		pp[i] = paths[i];
-	}
-}
-
-static void teardown(void)
-{
-	for (int i = 0; i < MAXM; i++)
-		unlink(paths[i]);
-	char f[300];
-	snprintf(f, sizeof f, "%s/from.bin", dir);
-	unlink(f);
-	rmdir(dir);
-}
-
-static void mkfile(const char *p, uint64_t size)
-{
-	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
-	close(fd);
+	rk_test_tmpdir_make();
+	pp = rk_test_member_paths();
 }
 
 /* Fills [off, off+len) of P with seeded pseudo-random bytes. */
 static void junk(const char *p, uint64_t off, uint64_t len, unsigned seed)
 {
-	int fd = open(p, O_RDWR);
-	ck_assert_int_ge(fd, 0);
-	uint8_t *b = malloc(len);
-	ck_assert_ptr_nonnull(b);
-	uint32_t x = seed * 2654435761u + 1;
-	for (uint64_t i = 0; i < len; i++) {
-		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-		b[i] = (uint8_t)x;
-	}
-	ck_assert_int_eq(pwrite(fd, b, len, (off_t)off), (ssize_t)len);
+	uint8_t *b = rk_test_random_bytes(len, seed);
+	rk_test_write_at(p, b, len, off);
 	free(b);
-	close(fd);
-}
-
-static uint32_t file_crc(const char *p)
-{
-	int fd = open(p, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	uint8_t buf[65536];
-	uLong c = crc32(0, NULL, 0);
-	ssize_t r;
-	while ((r = read(fd, buf, sizeof buf)) > 0)
-		c = crc32(c, buf, (uInt)r);
-	close(fd);
-	return (uint32_t)c;
 }
 
 static void opts_init(struct rk_create_opts *o, int32_t level, uint32_t n)
@@ -168,7 +123,7 @@ START_TEST(t_each_level)
 	int32_t level = levels[_i];
 	uint32_t n = level == 6 ? 5 : 4;
 	for (uint32_t i = 0; i < n; i++)
-		mkfile(pp[i], 8 * MIB);
+		rk_test_make_file(pp[i], 8 * MIB);
 	struct rk_create_opts o;
 	opts_init(&o, level, n);
 	o.chunk = 64 * 1024;
@@ -204,17 +159,17 @@ END_TEST
 START_TEST(t_refuse_existing_array_writes_nothing)
 {
 	for (int i = 0; i < 3; i++)
-		mkfile(pp[i], 4 * MIB);
+		rk_test_make_file(pp[i], 4 * MIB);
 	struct rk_create_opts o;
 	opts_init(&o, 5, 3);
 	o.chunk = 4096;
 	struct rk_create_plan p1;
 	ck_assert_int_eq(rk_create(&o, &p1), RK_OK);
 	/* A fourth, fresh member and the old three: refused, nothing changes. */
-	mkfile(pp[3], 4 * MIB);
+	rk_test_make_file(pp[3], 4 * MIB);
 	uint32_t before[4];
 	for (int i = 0; i < 4; i++)
-		before[i] = file_crc(pp[i]);
+		before[i] = rk_test_file_crc(pp[i]);
 	const char *order[4] = {pp[3], pp[0], pp[1], pp[2]};
 	o.paths = order;
 	o.nmembers = 4;
@@ -225,7 +180,7 @@ START_TEST(t_refuse_existing_array_writes_nothing)
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), pp[0]));
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "--force"));
 	for (int i = 0; i < 4; i++)
-		ck_assert_uint_eq(file_crc(pp[i]), before[i]);
+		ck_assert_uint_eq(rk_test_file_crc(pp[i]), before[i]);
 	/* --force overrides: a new array with a new UUID. */
 	o.force = 1;
 	e = rk_create(&o, &p2);
@@ -241,23 +196,23 @@ END_TEST
 
 START_TEST(t_refuse_ext4_writes_nothing)
 {
-	mkfile(pp[0], 8 * MIB);
-	mkfile(pp[1], 8 * MIB);
+	rk_test_make_file(pp[0], 8 * MIB);
+	rk_test_make_file(pp[1], 8 * MIB);
 	char cmd[700];
 	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F '%s' >/dev/null 2>&1", pp[1]);
 	if (system(cmd) != 0) {
 		printf("SKIP: mkfs.ext4 not usable here\n");
 		return;
 	}
-	uint32_t c0 = file_crc(pp[0]), c1 = file_crc(pp[1]);
+	uint32_t c0 = rk_test_file_crc(pp[0]), c1 = rk_test_file_crc(pp[1]);
 	struct rk_create_opts o;
 	opts_init(&o, 1, 2);
 	struct rk_create_plan p;
 	rk_err e = rk_create(&o, &p);
 	ck_assert_int_eq(e, RK_E_EXISTS);
 	ck_assert_msg(strstr(rk_errmsg(), "ext4") && strstr(rk_errmsg(), pp[1]), "%s", rk_errmsg());
-	ck_assert_uint_eq(file_crc(pp[0]), c0);
-	ck_assert_uint_eq(file_crc(pp[1]), c1);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), c0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[1]), c1);
 	/* With force the old signature is wiped: the member no longer looks like ext4. */
 	o.force = 1;
 	e = rk_create(&o, &p);
@@ -277,13 +232,13 @@ END_TEST
 
 START_TEST(t_too_small_writes_nothing)
 {
-	mkfile(pp[0], 8 * MIB);
-	mkfile(pp[1], 8 * MIB);
-	mkfile(pp[2], MIB + 64 * 1024);       /* no room for data and backup */
+	rk_test_make_file(pp[0], 8 * MIB);
+	rk_test_make_file(pp[1], 8 * MIB);
+	rk_test_make_file(pp[2], MIB + 64 * 1024);       /* no room for data and backup */
 	junk(pp[0], MIB, MIB, 1);
 	uint32_t c[3];
 	for (int i = 0; i < 3; i++)
-		c[i] = file_crc(pp[i]);
+		c[i] = rk_test_file_crc(pp[i]);
 	struct rk_create_opts o;
 	opts_init(&o, 5, 3);
 	struct rk_create_plan p;
@@ -291,15 +246,15 @@ START_TEST(t_too_small_writes_nothing)
 	ck_assert_int_eq(e, RK_E_SHORT);
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), pp[2]));
 	for (int i = 0; i < 3; i++)
-		ck_assert_uint_eq(file_crc(pp[i]), c[i]);
+		ck_assert_uint_eq(rk_test_file_crc(pp[i]), c[i]);
 }
 END_TEST
 
 START_TEST(t_sizes_differ_and_size_limit)
 {
-	mkfile(pp[0], 16 * MIB);
-	mkfile(pp[1], 10 * MIB);
-	mkfile(pp[2], 12 * MIB + 12345);
+	rk_test_make_file(pp[0], 16 * MIB);
+	rk_test_make_file(pp[1], 10 * MIB);
+	rk_test_make_file(pp[2], 12 * MIB + 12345);
 	struct rk_create_opts o;
 	opts_init(&o, 5, 3);
 	o.chunk = 256 * 1024;
@@ -324,18 +279,18 @@ START_TEST(t_sizes_differ_and_size_limit)
 	ck_assert_uint_eq(p.volume_size, 6 * MIB);
 	check_sbs(&p);
 	rk_create_plan_free(&p);
-	uint32_t c1 = file_crc(pp[1]);
+	uint32_t c1 = rk_test_file_crc(pp[1]);
 	o.size = 10 * MIB;
 	ck_assert_int_eq(rk_create(&o, &p), RK_E_RANGE);
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "--size"));
-	ck_assert_uint_eq(file_crc(pp[1]), c1);
+	ck_assert_uint_eq(rk_test_file_crc(pp[1]), c1);
 }
 END_TEST
 
 START_TEST(t_missing_members)
 {
 	for (int i = 0; i < 5; i++)
-		mkfile(pp[i], 8 * MIB);
+		rk_test_make_file(pp[i], 8 * MIB);
 	const char *m[5] = {pp[0], NULL, pp[2], NULL, pp[4]};
 	struct rk_create_opts o;
 	opts_init(&o, 6, 5);
@@ -351,7 +306,7 @@ START_TEST(t_missing_members)
 	const char *m3[5] = {pp[0], NULL, NULL, NULL, pp[4]};
 	o.paths = m3;
 	o.force = 1;
-	uint32_t c0 = file_crc(pp[0]);
+	uint32_t c0 = rk_test_file_crc(pp[0]);
 	ck_assert_int_eq(rk_create(&o, &p), RK_E_TOOFEW);
 	o.level = 5;
 	o.paths = m;
@@ -361,7 +316,7 @@ START_TEST(t_missing_members)
 	o.paths = m1;
 	o.nmembers = 2;
 	ck_assert_int_eq(rk_create(&o, &p), RK_E_TOOFEW);
-	ck_assert_uint_eq(file_crc(pp[0]), c0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), c0);
 	/* RAID-1 with all but one missing is fine. */
 	o.level = 1;
 	ck_assert_int_eq(rk_create(&o, &p), RK_OK);
@@ -381,7 +336,7 @@ START_TEST(t_create_size_and_rollback)
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), pp[0]));
 	ck_assert_int_ne(access(pp[0], F_OK), 0);
 	/* One refused member: no file is created. */
-	mkfile(pp[2], 8 * MIB);
+	rk_test_make_file(pp[2], 8 * MIB);
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F '%s' >/dev/null 2>&1", pp[2]);
 	int have_mkfs = system(cmd) == 0;
@@ -408,8 +363,8 @@ END_TEST
 
 START_TEST(t_duplicate_and_bad_options)
 {
-	mkfile(pp[0], 8 * MIB);
-	mkfile(pp[1], 8 * MIB);
+	rk_test_make_file(pp[0], 8 * MIB);
+	rk_test_make_file(pp[1], 8 * MIB);
 	struct rk_create_opts o;
 	opts_init(&o, 1, 2);
 	const char *d[2] = {pp[0], pp[0]};
@@ -418,7 +373,7 @@ START_TEST(t_duplicate_and_bad_options)
 	ck_assert_int_eq(rk_create(&o, &p), RK_E_INVAL);
 	/* The same file under another name. */
 	char other[400];
-	snprintf(other, sizeof other, "%s/../%s/m0.img", dir, strrchr(dir, '/') + 1);
+	snprintf(other, sizeof other, "%s/../%s/m0.img", rk_test_tmpdir(), strrchr(rk_test_tmpdir(), '/') + 1);
 	const char *d2[2] = {pp[0], other};
 	o.paths = d2;
 	rk_err e = rk_create(&o, &p);
@@ -437,7 +392,7 @@ START_TEST(t_duplicate_and_bad_options)
 	o.level = 5;
 	o.name = "a name that is much longer than thirty-two bytes";
 	ck_assert_int_eq(rk_create(&o, &p), RK_E_INVAL);
-	ck_assert_uint_eq(file_crc(pp[0]), file_crc(pp[1]));   /* both still all zero */
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), rk_test_file_crc(pp[1]));   /* both still all zero */
 }
 END_TEST
 
@@ -448,7 +403,7 @@ START_TEST(t_old_content_resync)
 	int32_t level = _i == 0 ? 5 : _i == 1 ? 6 : 10;
 	uint32_t n = 4;
 	for (uint32_t i = 0; i < n; i++)
-		mkfile(pp[i], 6 * MIB);
+		rk_test_make_file(pp[i], 6 * MIB);
 	junk(pp[1], MIB + 100000, 700000, 7);     /* old data in a few stripes */
 	junk(pp[3], 4 * MIB, 8192, 9);
 	struct rk_create_opts o;
@@ -480,7 +435,7 @@ END_TEST
 START_TEST(t_old_content_degraded_raid6)
 {
 	for (int i = 0; i < 5; i++) {
-		mkfile(pp[i], 4 * MIB);
+		rk_test_make_file(pp[i], 4 * MIB);
 		junk(pp[i], MIB, 2 * MIB, 80 + (unsigned)i);
 	}
 	const char *m[5] = {pp[0], NULL, pp[2], pp[3], pp[4]};
@@ -510,13 +465,13 @@ START_TEST(t_from_fill)
 	int32_t level = _i == 0 ? 5 : _i == 1 ? 6 : _i == 2 ? 0 : 10;
 	uint32_t n = 4;
 	for (uint32_t i = 0; i < n; i++) {
-		mkfile(pp[i], 5 * MIB);
+		rk_test_make_file(pp[i], 5 * MIB);
 		junk(pp[i], MIB, 3 * MIB, 20 + i);    /* old data everywhere */
 	}
 	char from[300];
-	snprintf(from, sizeof from, "%s/from.bin", dir);
+	snprintf(from, sizeof from, "%s/from.bin", rk_test_tmpdir());
 	uint64_t flen = 2 * MIB + 12345;          /* not a whole number of stripes */
-	mkfile(from, 0);
+	rk_test_make_file(from, 0);
 	junk(from, 0, flen, 99);
 	struct rk_create_opts o;
 	opts_init(&o, level, n);
@@ -545,15 +500,15 @@ START_TEST(t_from_fill)
 	rk_create_plan_free(&p);
 
 	/* A --from larger than the volume is refused before anything is written. */
-	mkfile(from, 0);
+	rk_test_make_file(from, 0);
 	junk(from, 0, 16 * MIB, 3);
-	uint32_t c0 = file_crc(pp[0]);
+	uint32_t c0 = rk_test_file_crc(pp[0]);
 	rk_creator *c = NULL;
 	int big = 0;
 	ck_assert_int_eq(rk_create_prepare(&c, &o, &big), RK_E_RANGE);
 	ck_assert_int_eq(big, 1);
 	ck_assert_ptr_null(c);
-	ck_assert_uint_eq(file_crc(pp[0]), c0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), c0);
 }
 END_TEST
 
@@ -563,7 +518,7 @@ END_TEST
 START_TEST(t_failed_commit_leaves_no_array)
 {
 	for (int i = 0; i < 3; i++)
-		mkfile(pp[i], 8 * MIB);
+		rk_test_make_file(pp[i], 8 * MIB);
 	struct rk_create_opts o;
 	opts_init(&o, 5, 3);
 	o.chunk = 64 * 1024;
@@ -572,8 +527,8 @@ START_TEST(t_failed_commit_leaves_no_array)
 	rk_create_plan_free(&p);
 
 	char from[300];
-	snprintf(from, sizeof from, "%s/from.bin", dir);
-	mkfile(from, 0);
+	snprintf(from, sizeof from, "%s/from.bin", rk_test_tmpdir());
+	rk_test_make_file(from, 0);
 	junk(from, 0, 4 * MIB, 5);
 	o.from = from;
 	o.force = 1;
@@ -604,16 +559,6 @@ END_TEST
  * array A, new array B filled --from) leaves, on every member, either A's
  * superblock with A's data readable from the members that still carry it,
  * no superblock, or B's superblock with B's data readable. */
-struct wrap_ctx {
-	rk_fault_plan *plan;
-};
-
-static rk_err wrap_fault(void *ctx, uint32_t role, rk_dev **dev)
-{
-	struct wrap_ctx *w = ctx;
-	return rk_dev_fault(dev, *dev, w->plan, (int)role);
-}
-
 /* Reads the first LEN bytes of the array described by G from the members
  * whose chosen superblock belongs to it; compares with WANT when enough of
  * them are there.  Returns how many members carry it. */
@@ -666,19 +611,19 @@ START_TEST(t_power_cut_every_write)
 {
 	const uint32_t n = 3;
 	char fa[300], fb[300];
-	snprintf(fa, sizeof fa, "%s/from.bin", dir);
-	snprintf(fb, sizeof fb, "%s/m7.img", dir);     /* pp[7]: B's data */
+	snprintf(fa, sizeof fa, "%s/from.bin", rk_test_tmpdir());
+	snprintf(fb, sizeof fb, "%s/m7.img", rk_test_tmpdir());     /* pp[7]: B's data */
 	const uint64_t la = 300000, lb = 200000;
-	mkfile(fa, 0);
+	rk_test_make_file(fa, 0);
 	junk(fa, 0, la, 41);
-	mkfile(fb, 0);
+	rk_test_make_file(fb, 0);
 	junk(fb, 0, lb, 42);
 	uint8_t *da = slurp(fa, la), *db = slurp(fb, lb);
 	uint64_t total = 0;
 	int seen_a = 0, seen_b = 0, seen_none = 0;
 	for (uint64_t cut = 0;; cut++) {
 		for (uint32_t i = 0; i < n; i++) {
-			mkfile(pp[i], 3 * MIB);
+			rk_test_make_file(pp[i], 3 * MIB);
 			junk(pp[i], MIB, MIB, 60 + i);
 		}
 		struct rk_create_opts o;
@@ -690,13 +635,13 @@ START_TEST(t_power_cut_every_write)
 
 		struct rk_fault_spec spec = {.model = cut == 0 && total == 0 ? RK_FAULT_NONE : RK_FAULT_POWER_CUT,
 		                             .n = cut, .seed = cut * 7 + 1};
-		struct wrap_ctx w = {NULL};
-		ck_assert_int_eq(rk_fault_plan_create(&w.plan, &spec), RK_OK);
+		rk_fault_plan *plan = NULL;
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &spec), RK_OK);
 		o.from = fb;
 		o.force = 1;
 		o.chunk = 32 * 1024;
-		o.wrap_dev = wrap_fault;
-		o.wrap_ctx = &w;
+		o.wrap_dev = rk_test_wrap_fault;
+		o.wrap_ctx = plan;
 		rk_creator *c = NULL;
 		ck_assert_int_eq(rk_create_prepare(&c, &o, NULL), RK_OK);
 		struct rk_create_plan pb = *rk_create_get_plan(c);
@@ -706,15 +651,15 @@ START_TEST(t_power_cut_every_write)
 		rk_create_free(c);
 		if (spec.model == RK_FAULT_NONE) {
 			ck_assert_msg(e == RK_OK, "%s", rk_errmsg());
-			total = rk_fault_writes(w.plan);
+			total = rk_fault_writes(plan);
 			ck_assert_uint_gt(total, 3);
-			rk_fault_plan_free(w.plan);
+			rk_fault_plan_free(plan);
 			rk_create_plan_free(&pa);
 			cut = (uint64_t)-1;      /* the loop's cut++ makes it 0 */
 			continue;
 		}
-		ck_assert_int_eq(rk_fault_crash(w.plan), RK_OK);
-		rk_fault_plan_free(w.plan);
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+		rk_fault_plan_free(plan);
 		uint32_t ha = check_array_data(&pa, da, la);
 		uint32_t hb = check_array_data(&pb, db, lb);
 		seen_a += ha > 0;
@@ -740,7 +685,7 @@ END_TEST
 
 START_TEST(t_range_is_zero_sparse)
 {
-	mkfile(pp[0], 64 * MIB);
+	rk_test_make_file(pp[0], 64 * MIB);
 	int z = 0;
 	uint64_t at = 0, scanned = 0;
 	ck_assert_int_eq(rk_create_range_is_zero(pp[0], 0, 64 * MIB, &z, &at, &scanned), RK_OK);
@@ -762,35 +707,15 @@ START_TEST(t_range_is_zero_sparse)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("create");
-	TCase *t = tcase_create("create");
-	tcase_add_checked_fixture(t, setup, teardown);
-	tcase_set_timeout(t, 120);
-	tcase_add_loop_test(t, t_each_level, 0, 7);
-	tcase_add_test(t, t_refuse_existing_array_writes_nothing);
-	tcase_add_test(t, t_refuse_ext4_writes_nothing);
-	tcase_add_test(t, t_too_small_writes_nothing);
-	tcase_add_test(t, t_sizes_differ_and_size_limit);
-	tcase_add_test(t, t_missing_members);
-	tcase_add_test(t, t_create_size_and_rollback);
-	tcase_add_test(t, t_duplicate_and_bad_options);
-	tcase_add_loop_test(t, t_old_content_resync, 0, 3);
-	tcase_add_test(t, t_old_content_degraded_raid6);
-	tcase_add_loop_test(t, t_from_fill, 0, 4);
-	tcase_add_test(t, t_failed_commit_leaves_no_array);
-	tcase_add_test(t, t_power_cut_every_write);
-	tcase_add_test(t, t_range_is_zero_sparse);
-	suite_add_tcase(s, t);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int f = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return f ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+RK_TEST_SUITE("create", { "create", 120, setup, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_each_level, 0, 7),
+	           RK_TEST(t_refuse_existing_array_writes_nothing),
+	           RK_TEST(t_refuse_ext4_writes_nothing),
+	           RK_TEST(t_too_small_writes_nothing),
+	           RK_TEST(t_sizes_differ_and_size_limit), RK_TEST(t_missing_members),
+	           RK_TEST(t_create_size_and_rollback),
+	           RK_TEST(t_duplicate_and_bad_options),
+	           RK_TEST_LOOP(t_old_content_resync, 0, 3),
+	           RK_TEST(t_old_content_degraded_raid6), RK_TEST_LOOP(t_from_fill, 0, 4),
+	           RK_TEST(t_failed_commit_leaves_no_array),
+	           RK_TEST(t_power_cut_every_write), RK_TEST(t_range_is_zero_sparse)) })

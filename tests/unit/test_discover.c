@@ -16,46 +16,16 @@
 #include "rk_print.h"
 #include "rk_probe.h"
 #include "rk_sb.h"
+#include "helpers/rk_test.h"
 
 #define DEV_SIZE (4ull << 20)
-
-static char tmpdir[256];
-
-static void setup(void)
-{
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/rk_tdisc.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-static char *P(const char *name)
-{
-	static char buf[16][300];
-	static int k;
-	char *b = buf[k++ % 16];
-	snprintf(b, 300, "%s/%s", tmpdir, name);
-	return b;
-}
 
 /* A template superblock of a fresh array. */
 static struct rk_sb *new_array(int32_t level, uint32_t layout, uint64_t chunk, uint32_t nroles, const char *name)
 {
 	struct rk_sb *sb = calloc(1, sizeof *sb);
 	ck_assert_ptr_nonnull(sb);
-	struct rk_sb_params p;
-	memset(&p, 0, sizeof p);
-	p.name = name;
-	p.level = level;
-	p.layout = layout;
-	p.chunk = chunk;
-	p.nroles = nroles;
+	struct rk_sb_params p = { .name = name, .level = level, .layout = layout, .chunk = chunk, .nroles = nroles };
 	p.data_size = rk_sb_max_data_size(DEV_SIZE, RK_DATA_OFFSET_DEFAULT, chunk ? chunk : 4096);
 	ck_assert_uint_gt(p.data_size, 0);
 	rk_err e = rk_sb_init(sb, &p);
@@ -73,8 +43,8 @@ static void write_member(const char *name, const struct rk_sb *tmpl, uint32_t ro
 	rk_err e = rk_sb_set_member(s, role, DEV_SIZE);
 	ck_assert_msg(e == RK_OK, "set_member: %s", rk_errmsg());
 	rk_dev *d = NULL;
-	unlink(P(name));
-	e = rk_dev_create(&d, P(name), DEV_SIZE);
+	unlink(rk_test_path(name));
+	e = rk_dev_create(&d, rk_test_path(name), DEV_SIZE);
 	ck_assert_msg(e == RK_OK, "create %s: %s", name, rk_errmsg());
 	e = rk_sb_write(d, s);
 	ck_assert_msg(e == RK_OK, "write %s: %s", name, rk_errmsg());
@@ -82,9 +52,18 @@ static void write_member(const char *name, const struct rk_sb *tmpl, uint32_t ro
 	free(s);
 }
 
+/* Writes roles [FROM, TO) of TMPL (with EVENTS) to new files named a, b, c, ... by role. */
+static void write_roles(const struct rk_sb *tmpl, uint32_t from, uint32_t to, uint64_t events)
+{
+	for (uint32_t r = from; r < to; r++) {
+		char name[2] = { (char)('a' + r), 0 };
+		write_member(name, tmpl, r, events);
+	}
+}
+
 static void write_junk(const char *name, uint64_t size, int random)
 {
-	FILE *f = fopen(P(name), "wb");
+	FILE *f = fopen(rk_test_path(name), "wb");
 	ck_assert_ptr_nonnull(f);
 	unsigned x = 12345;
 	for (uint64_t i = 0; i < size; i++) {
@@ -99,7 +78,7 @@ static struct rk_discovery *disc(const char *const *names, uint32_t n, const uin
 	char **paths = calloc(n ? n : 1, sizeof *paths);
 	ck_assert_ptr_nonnull(paths);
 	for (uint32_t i = 0; i < n; i++)
-		paths[i] = strdup(names[i][0] == '/' ? names[i] : P(names[i]));
+		paths[i] = strdup(names[i][0] == '/' ? names[i] : rk_test_path(names[i]));
 	struct rk_discovery *d = NULL;
 	rk_err e = rk_discover(&d, paths, n, uuid);
 	ck_assert_msg(e == RK_OK, "rk_discover: %s", rk_errmsg());
@@ -148,13 +127,26 @@ static void assert_role(const struct rk_array_info *a, uint32_t r, const char *n
 
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' lacks '%s'", (s), (sub))
 
+/* Discovers NAMES (N of them, no UUID filter): one array, in STATE, with
+ * the member named LEFT left over as stale for a reason holding WHY.
+ * Returns the discovery (rk_discovery_free it). */
+static struct rk_discovery *expect_stale(const char *const *names, uint32_t n, int state, const char *left,
+                                         const char *why)
+{
+	struct rk_discovery *d = disc(names, n, NULL);
+	ck_assert_uint_eq(d->narrays, 1);
+	ck_assert_int_eq(d->arrays[0].state, state);
+	const struct rk_member *m = left_named(d, left);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
+	HAS(m->reason, why);
+	return d;
+}
+
 START_TEST(t_shuffled_clean)
 {
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "shuf");
-	write_member("a", t, 0, 9);
-	write_member("b", t, 1, 9);
-	write_member("c", t, 2, 9);
-	write_member("d", t, 3, 9);
+	write_roles(t, 0, 4, 9);
 	const char *n[] = { "c", "a", "d", "b" };
 	struct rk_discovery *d = disc(n, 4, NULL);
 	ck_assert_uint_eq(d->narrays, 1);
@@ -181,9 +173,7 @@ END_TEST
 START_TEST(t_stale_events)
 {
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "st");
-	write_member("a", t, 0, 9);
-	write_member("b", t, 1, 9);
-	write_member("c", t, 2, 9);
+	write_roles(t, 0, 3, 9);
 	write_member("d", t, 3, 5);
 	const char *n[] = { "d", "b", "a", "c" };
 	struct rk_discovery *d = disc(n, 4, NULL);
@@ -211,18 +201,9 @@ START_TEST(t_stale_marked_faulty)
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "mk");
 	write_member("d", t, 3, 5);
 	t->roles[3].state = RK_ROLE_FAULTY;
-	write_member("a", t, 0, 6);
-	write_member("b", t, 1, 6);
-	write_member("c", t, 2, 6);
+	write_roles(t, 0, 3, 6);
 	const char *n[] = { "a", "b", "d", "c" };
-	struct rk_discovery *d = disc(n, 4, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "d");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "marked faulty by members at events 6");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 4, RK_ASTATE_DEGRADED, "d", "marked faulty by members at events 6"));
 	free(t);
 }
 END_TEST
@@ -233,19 +214,9 @@ START_TEST(t_stale_marked_same_events)
 	struct rk_sb *t = new_array(6, 2, 65536, 5, "mk2");
 	write_member("e", t, 4, 7);
 	t->roles[4].state = RK_ROLE_FAULTY;
-	for (uint32_t r = 0; r < 4; r++) {
-		char nm[2] = { (char)('a' + r), 0 };
-		write_member(nm, t, r, 7);
-	}
+	write_roles(t, 0, 4, 7);
 	const char *n[] = { "e", "a", "b", "c", "d" };
-	struct rk_discovery *d = disc(n, 5, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "e");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "faulty");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 5, RK_ASTATE_DEGRADED, "e", "faulty"));
 	free(t);
 }
 END_TEST
@@ -256,17 +227,9 @@ START_TEST(t_stale_marked_missing)
 	write_member("c", t, 2, 2);
 	t->roles[2].state = RK_ROLE_EMPTY;
 	memset(t->roles[2].member_uuid, 0, 16);
-	write_member("a", t, 0, 3);
-	write_member("b", t, 1, 3);
+	write_roles(t, 0, 2, 3);
 	const char *n[] = { "c", "b", "a" };
-	struct rk_discovery *d = disc(n, 3, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "c");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "marked missing by members at events 3");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 3, RK_ASTATE_DEGRADED, "c", "marked missing by members at events 3"));
 	free(t);
 }
 END_TEST
@@ -277,17 +240,10 @@ START_TEST(t_replaced)
 	write_member("old0", t, 0, 4);
 	uuid_generate(t->roles[0].member_uuid);   /* role 0 rebuilt onto a new member */
 	write_member("new0", t, 0, 8);
-	write_member("b", t, 1, 8);
-	write_member("c", t, 2, 8);
+	write_roles(t, 1, 3, 8);
 	const char *n[] = { "old0", "b", "c", "new0" };
-	struct rk_discovery *d = disc(n, 4, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_CLEAN);
-	assert_role(a, 0, "new0");
-	const struct rk_member *m = left_named(d, "old0");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "replaced");
+	struct rk_discovery *d = expect_stale(n, 4, RK_ASTATE_CLEAN, "old0", "replaced");
+	assert_role(&d->arrays[0], 0, "new0");
 	rk_discovery_free(d);
 	free(t);
 }
@@ -298,18 +254,9 @@ START_TEST(t_rebuilding_not_used)
 	struct rk_sb *t = new_array(5, 2, 65536, 3, "rb");
 	t->roles[2].state = RK_ROLE_REBUILDING;
 	t->roles[2].checkpoint = 65536;
-	write_member("a", t, 0, 4);
-	write_member("b", t, 1, 4);
-	write_member("c", t, 2, 4);
+	write_roles(t, 0, 3, 4);
 	const char *n[] = { "a", "b", "c" };
-	struct rk_discovery *d = disc(n, 3, NULL);
-	const struct rk_array_info *a = &d->arrays[0];
-	ck_assert_int_eq(a->state, RK_ASTATE_DEGRADED);
-	const struct rk_member *m = left_named(d, "c");
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(m->cls, RK_MEMBER_STALE);
-	HAS(m->reason, "rebuilt");
-	rk_discovery_free(d);
+	rk_discovery_free(expect_stale(n, 3, RK_ASTATE_DEGRADED, "c", "rebuilt"));
 	free(t);
 }
 END_TEST
@@ -319,8 +266,7 @@ START_TEST(t_duplicate_uuid)
 	struct rk_sb *t = new_array(5, 2, 65536, 3, "dup");
 	write_member("a", t, 0, 9);
 	write_member("b_old", t, 1, 3);
-	write_member("b", t, 1, 9);
-	write_member("c", t, 2, 9);
+	write_roles(t, 1, 3, 9);
 	const char *n[] = { "b_old", "a", "c", "b" };
 	struct rk_discovery *d = disc(n, 4, NULL);
 	const struct rk_array_info *a = &d->arrays[0];
@@ -352,11 +298,10 @@ END_TEST
 START_TEST(t_duplicate_same_file)
 {
 	struct rk_sb *t = new_array(1, 0, 0, 2, "same");
-	write_member("a", t, 0, 1);
-	write_member("b", t, 1, 1);
-	ck_assert_int_eq(link(P("a"), P("a_link")), 0);
+	write_roles(t, 0, 2, 1);
+	ck_assert_int_eq(link(rk_test_path("a"), rk_test_path("a_link")), 0);
 	char dotted[320];
-	snprintf(dotted, sizeof dotted, "%s/./b", tmpdir);
+	snprintf(dotted, sizeof dotted, "%s/./b", rk_test_tmpdir());
 	const char *n[] = { "a", "b", "a_link", dotted };
 	struct rk_discovery *d = disc(n, 4, NULL);
 	const struct rk_array_info *a = &d->arrays[0];
@@ -471,10 +416,7 @@ END_TEST
 START_TEST(t_missing_and_failed)
 {
 	struct rk_sb *t = new_array(5, 2, 65536, 4, "miss");
-	write_member("a", t, 0, 1);
-	write_member("b", t, 1, 1);
-	write_member("c", t, 2, 1);
-	write_member("d", t, 3, 1);
+	write_roles(t, 0, 4, 1);
 	const char *n1[] = { "d", "a", "c" };
 	struct rk_discovery *d = disc(n1, 3, NULL);
 	const struct rk_array_info *a = &d->arrays[0];
@@ -589,9 +531,7 @@ START_TEST(t_split_brain_raid5)
 	ck_assert_ptr_nonnull(u);
 	memcpy(u, t, sizeof *u);
 	t->roles[3].state = RK_ROLE_FAULTY;   /* side 1: a, b, c without d */
-	write_member("a", t, 0, 8);
-	write_member("b", t, 1, 8);
-	write_member("c", t, 2, 8);
+	write_roles(t, 0, 3, 8);
 	u->roles[2].state = RK_ROLE_FAULTY;   /* side 2: d (with copies of a, b) without c */
 	write_member("d", u, 3, 9);
 	const char *n[] = { "a", "b", "c", "d" };
@@ -621,8 +561,7 @@ START_TEST(t_no_false_split_brain)
 	t->roles[0].state = RK_ROLE_FAULTY;
 	write_member("d", t, 3, 6);            /* d left at 6, marking a */
 	t->roles[3].state = RK_ROLE_FAULTY;
-	write_member("b", t, 1, 7);
-	write_member("c", t, 2, 7);
+	write_roles(t, 1, 3, 7);
 	write_member("e", t, 4, 7);
 	const char *n[] = { "e", "d", "c", "b", "a" };
 	struct rk_discovery *d = disc(n, 5, NULL);
@@ -638,10 +577,9 @@ END_TEST
 START_TEST(t_wiped_primary_and_backup)
 {
 	struct rk_sb *t = new_array(1, 0, 0, 2, "wipe");
-	write_member("a", t, 0, 3);
-	write_member("b", t, 1, 3);
+	write_roles(t, 0, 2, 3);
 	/* Overwrite a's primary: the backup identifies it. */
-	FILE *f = fopen(P("a"), "r+b");
+	FILE *f = fopen(rk_test_path("a"), "r+b");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(fseek(f, RK_SB_PRIMARY_OFF, SEEK_SET), 0);
 	for (int i = 0; i < 4096; i++)
@@ -649,7 +587,7 @@ START_TEST(t_wiped_primary_and_backup)
 	fclose(f);
 	/* Cut b short: its backup is gone, the primary still says who it is
 	 * but the device is smaller than recorded. */
-	ck_assert_int_eq(truncate(P("b"), DEV_SIZE / 2), 0);
+	ck_assert_int_eq(truncate(rk_test_path("b"), DEV_SIZE / 2), 0);
 	const char *n[] = { "b", "a" };
 	struct rk_discovery *d = disc(n, 2, NULL);
 	ck_assert_uint_eq(d->narrays, 1);
@@ -670,9 +608,7 @@ START_TEST(t_spare)
 	t->sb_bytes = rk_sb_bytes_for(4);
 	uuid_generate(t->roles[3].member_uuid);
 	t->roles[3].state = RK_ROLE_SPARE;
-	write_member("a", t, 0, 2);
-	write_member("b", t, 1, 2);
-	write_member("c", t, 2, 2);
+	write_roles(t, 0, 3, 2);
 	write_member("s", t, 3, 2);
 	const char *n[] = { "s", "a", "b", "c" };
 	struct rk_discovery *d = disc(n, 4, NULL);
@@ -688,12 +624,6 @@ START_TEST(t_spare)
 END_TEST
 
 /* ---- probing the foreign fixtures ---- */
-
-static const char *fixture_dir(void)
-{
-	const char *e = getenv("RK_FIXTURES");
-	return e ? e : "../shared/fixtures/foreign";
-}
 
 /* Value of KEY= in a .blkid file ("" when absent). */
 static void blkid_value(const char *file, const char *key, char *out, size_t cap)
@@ -713,14 +643,6 @@ static void blkid_value(const char *file, const char *key, char *out, size_t cap
 	fclose(f);
 }
 
-static int unpack(const char *name, char *out, size_t cap)
-{
-	char cmd[1024];
-	snprintf(out, cap, "%s/%s.img", tmpdir, name);
-	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s.img.xz' > '%s' 2>/dev/null", fixture_dir(), name, out);
-	return system(cmd);
-}
-
 static const char *const fixtures[] = {
 	"adaptec-raid", "ddf-raid", "hpt37x-raid", "hpt45x-raid", "isw-raid", "jmicron-raid",
 	"lsi-raid", "mdraid-1", "mdraid", "nvidia-raid", "promise-raid", "silicon-raid", "via-raid",
@@ -734,9 +656,9 @@ static int have_fixtures(void)
 		return 0;
 	}
 	char p[512];
-	snprintf(p, sizeof p, "%s/mdraid-1.img.xz", fixture_dir());
+	snprintf(p, sizeof p, "%s/mdraid-1.img.xz", rk_test_fixtures());
 	if (access(p, R_OK) != 0) {
-		printf("SKIP: no foreign fixtures at %s\n", fixture_dir());
+		printf("SKIP: no foreign fixtures at %s\n", rk_test_fixtures());
 		return 0;
 	}
 	return 1;
@@ -748,8 +670,8 @@ START_TEST(t_probe_fixtures)
 		return;
 	for (size_t i = 0; i < NFIX; i++) {
 		char img[512], bl[512], type[128], usage[64], version[64], uuid[128], label[128];
-		ck_assert_msg(unpack(fixtures[i], img, sizeof img) == 0, "unpack %s", fixtures[i]);
-		snprintf(bl, sizeof bl, "%s/%s.blkid", fixture_dir(), fixtures[i]);
+		ck_assert_msg(rk_test_unpack_fixture(fixtures[i], img, sizeof img), "unpack %s", fixtures[i]);
+		snprintf(bl, sizeof bl, "%s/%s.blkid", rk_test_fixtures(), fixtures[i]);
 		blkid_value(bl, "ID_FS_TYPE", type, sizeof type);
 		blkid_value(bl, "ID_FS_USAGE", usage, sizeof usage);
 		blkid_value(bl, "ID_FS_VERSION", version, sizeof version);
@@ -785,7 +707,7 @@ START_TEST(t_probe_md_words)
 	if (!have_fixtures())
 		return;
 	char img[512];
-	ck_assert_int_eq(unpack("mdraid-1", img, sizeof img), 0);
+	ck_assert(rk_test_unpack_fixture("mdraid-1", img, sizeof img));
 	const char *n[] = { img };
 	struct rk_discovery *d = disc(n, 1, NULL);
 	HAS(d->left[0].reason, "an md 1.2 member (linux_raid_member) of array UUID 77e61baf-c0b5-d7d0-39cf-575b64d4878c");
@@ -798,7 +720,7 @@ START_TEST(t_probe_native_and_fs)
 	struct rk_sb *t = new_array(1, 0, 0, 2, "nat");
 	write_member("a", t, 0, 4);
 	struct rk_probe_result r;
-	ck_assert_int_eq(rk_probe_path(P("a"), &r), RK_OK);
+	ck_assert_int_eq(rk_probe_path(rk_test_path("a"), &r), RK_OK);
 	ck_assert_int_eq(r.found, 1);
 	ck_assert_str_eq(r.type, "raidkit");
 	ck_assert_str_eq(r.label, "nat");
@@ -807,19 +729,19 @@ START_TEST(t_probe_native_and_fs)
 	ck_assert_str_eq(r.uuid, u);
 	HAS(r.what, "role 0 of 2");
 	write_junk("z", 1 << 20, 0);
-	ck_assert_int_eq(rk_probe_path(P("z"), &r), RK_OK);
+	ck_assert_int_eq(rk_probe_path(rk_test_path("z"), &r), RK_OK);
 	ck_assert_int_eq(r.found, 0);
-	ck_assert_int_ne(rk_probe_path(P("nonexistent"), &r), RK_OK);
+	ck_assert_int_ne(rk_probe_path(rk_test_path("nonexistent"), &r), RK_OK);
 	/* A file system, when mkfs.ext4 is there. */
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "command -v mkfs.ext4 >/dev/null && truncate -s 8M '%s' && "
-	         "mkfs.ext4 -q -F -L fslabel '%s' >/dev/null 2>&1", P("fs"), P("fs"));
+	         "mkfs.ext4 -q -F -L fslabel '%s' >/dev/null 2>&1", rk_test_path("fs"), rk_test_path("fs"));
 	if (system(cmd) != 0) {
 		printf("SKIP: mkfs.ext4 unavailable: file system probe not tested\n");
 		free(t);
 		return;
 	}
-	ck_assert_int_eq(rk_probe_path(P("fs"), &r), RK_OK);
+	ck_assert_int_eq(rk_probe_path(rk_test_path("fs"), &r), RK_OK);
 	ck_assert_int_eq(r.found, 1);
 	ck_assert_str_eq(r.type, "ext4");
 	ck_assert_str_eq(r.usage, "filesystem");
@@ -834,47 +756,17 @@ START_TEST(t_probe_native_and_fs)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("discover");
-	TCase *tc = tcase_create("discover");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, t_shuffled_clean);
-	tcase_add_test(tc, t_stale_events);
-	tcase_add_test(tc, t_stale_marked_faulty);
-	tcase_add_test(tc, t_stale_marked_same_events);
-	tcase_add_test(tc, t_stale_marked_missing);
-	tcase_add_test(tc, t_replaced);
-	tcase_add_test(tc, t_rebuilding_not_used);
-	tcase_add_test(tc, t_duplicate_uuid);
-	tcase_add_test(tc, t_duplicate_same_file);
-	tcase_add_test(tc, t_foreign_uuid_filter);
-	tcase_add_test(tc, t_unknown_junk);
-	tcase_add_test(tc, t_mixed_with_junk);
-	tcase_add_test(tc, t_missing_and_failed);
-	tcase_add_test(tc, t_levels_tolerance);
-	tcase_add_test(tc, t_split_brain_mirror);
-	tcase_add_test(tc, t_split_brain_raid5);
-	tcase_add_test(tc, t_no_false_split_brain);
-	tcase_add_test(tc, t_wiped_primary_and_backup);
-	tcase_add_test(tc, t_spare);
-	suite_add_tcase(s, tc);
-	TCase *tp = tcase_create("probe");
-	tcase_add_checked_fixture(tp, setup, teardown);
-	tcase_set_timeout(tp, 120);
-	tcase_add_test(tp, t_probe_fixtures);
-	tcase_add_test(tp, t_probe_md_words);
-	tcase_add_test(tp, t_probe_native_and_fs);
-	suite_add_tcase(s, tp);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+RK_TEST_SUITE("discover", { "discover", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_shuffled_clean), RK_TEST(t_stale_events),
+	           RK_TEST(t_stale_marked_faulty), RK_TEST(t_stale_marked_same_events),
+	           RK_TEST(t_stale_marked_missing), RK_TEST(t_replaced),
+	           RK_TEST(t_rebuilding_not_used), RK_TEST(t_duplicate_uuid),
+	           RK_TEST(t_duplicate_same_file), RK_TEST(t_foreign_uuid_filter),
+	           RK_TEST(t_unknown_junk), RK_TEST(t_mixed_with_junk),
+	           RK_TEST(t_missing_and_failed), RK_TEST(t_levels_tolerance),
+	           RK_TEST(t_split_brain_mirror), RK_TEST(t_split_brain_raid5),
+	           RK_TEST(t_no_false_split_brain), RK_TEST(t_wiped_primary_and_backup),
+	           RK_TEST(t_spare)) },
+	{ "probe", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_probe_fixtures), RK_TEST(t_probe_md_words),
+	           RK_TEST(t_probe_native_and_fs)) })

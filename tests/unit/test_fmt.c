@@ -13,62 +13,7 @@
 #include "rk_json.h"
 #include "rk_le.h"
 #include "rk_sb.h"
-
-static char tmpdir[256];
-
-static void setup(void)
-{
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/rk_tfmt.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
-static const char *fixture_dir(void)
-{
-	const char *e = getenv("RK_FIXTURES");
-	return e ? e : "../shared/fixtures/foreign";
-}
-
-/* Unpacks fixture NAME into the temp folder; 0 when it is not possible
- * (after printing SKIP). */
-static int unpack(const char *name, char *out, size_t cap)
-{
-	if (system("command -v xz >/dev/null 2>&1") != 0) {
-		printf("SKIP: xz is not installed: md fixtures cannot be unpacked\n");
-		return 0;
-	}
-	char cmd[1024];
-	snprintf(out, cap, "%s/%s.img", tmpdir, name);
-	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s.img.xz' > '%s' 2>/dev/null", fixture_dir(), name, out);
-	if (system(cmd) != 0) {
-		printf("SKIP: cannot unpack %s/%s.img.xz\n", fixture_dir(), name);
-		return 0;
-	}
-	return 1;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	ck_assert_int_gt(n, 0);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)n);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
+#include "helpers/rk_test.h"
 
 START_TEST(t_table)
 {
@@ -93,7 +38,7 @@ END_TEST
 START_TEST(t_md12_fixture)
 {
 	char img[512];
-	if (!unpack("mdraid-1", img, sizeof img))
+	if (!rk_test_unpack_fixture("mdraid-1", img, sizeof img))
 		return;
 	rk_dev *d = NULL;
 	ck_assert_int_eq(rk_dev_open(&d, img, RK_DEV_RDONLY), RK_OK);
@@ -145,7 +90,7 @@ START_TEST(t_md12_fixture)
 
 	/* Hostile variations of the header. */
 	size_t len;
-	uint8_t *img_b = slurp(img, &len);
+	uint8_t *img_b = rk_test_slurp(img, &len);
 	uint8_t *b = img_b + 4096;
 	size_t blen = 4096;
 	b[33] ^= 1;   /* a name byte: checksum now wrong, still decoded */
@@ -173,7 +118,7 @@ END_TEST
 START_TEST(t_md090_fixture)
 {
 	char img[512];
-	if (!unpack("mdraid", img, sizeof img))
+	if (!rk_test_unpack_fixture("mdraid", img, sizeof img))
 		return;
 	rk_dev *d = NULL;
 	ck_assert_int_eq(rk_dev_open(&d, img, RK_DEV_RDONLY), RK_OK);
@@ -204,7 +149,7 @@ START_TEST(t_md090_fixture)
 	rk_dev_close(d);
 
 	size_t len;
-	uint8_t *b = slurp(img, &len);
+	uint8_t *b = rk_test_slurp(img, &len);
 	uint64_t at = (len & ~(size_t)65535) - 65536;
 	b[at + 100] ^= 0x10;
 	ck_assert_int_eq(rk_md090_decode(&m, b + at, 4096, at), RK_OK);
@@ -269,7 +214,7 @@ START_TEST(t_native_entry)
 	ck_assert_int_eq(rk_sb_init(&sb, &p), RK_OK);
 	ck_assert_int_eq(rk_sb_set_member(&sb, 1, 4 << 20), RK_OK);
 	char path[300];
-	snprintf(path, sizeof path, "%s/m", tmpdir);
+	snprintf(path, sizeof path, "%s", rk_test_path("m"));
 	rk_dev *d = NULL;
 	ck_assert_int_eq(rk_dev_create(&d, path, 4 << 20), RK_OK);
 	ck_assert_int_eq(rk_sb_write(d, &sb), RK_OK);
@@ -297,26 +242,6 @@ START_TEST(t_native_entry)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("fmt");
-	TCase *tc = tcase_create("fmt");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, t_table);
-	tcase_add_test(tc, t_md12_fixture);
-	tcase_add_test(tc, t_md090_fixture);
-	tcase_add_test(tc, t_md_random);
-	tcase_add_test(tc, t_native_entry);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+RK_TEST_SUITE("fmt", { "fmt", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_table), RK_TEST(t_md12_fixture), RK_TEST(t_md090_fixture),
+	           RK_TEST(t_md_random), RK_TEST(t_native_entry)) })

@@ -7,23 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rk_geom.h"
-
-/* Hot loops check without Check's per-assertion bookkeeping. */
-#define REQ(c) do { if (!(c)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c); } while (0)
-#define REQ_MSG(c, ...) do { if (!(c)) ck_abort_msg(__VA_ARGS__); } while (0)
-
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
+#include "helpers/rk_test.h"
 
 /* ---- known-answer tables ----
  * One row per stripe: a token per role, "Dk" = volume chunk k, "P", "Q".
@@ -308,71 +292,71 @@ static void round_trips(const struct rk_geom *g, unsigned iter)
 {
 	struct rk_loc locs[16];
 	uint32_t *vr = malloc(g->nroles * sizeof *vr), *sl = malloc(g->nroles * sizeof *sl);
-	REQ(vr != NULL);
+	RK_REQUIRE(vr != NULL);
 	for (unsigned it = 0; it < iter; it++) {
-		uint64_t voff = it == 0 ? 0 : it == 1 ? g->volume_size - 1 : rnd_below(g->volume_size);
+		uint64_t voff = it == 0 ? 0 : it == 1 ? g->volume_size - 1 : rk_test_rnd_below(g->volume_size);
 		struct rk_loc l;
 		uint64_t run, v;
 		enum rk_blk_kind kd;
-		REQ(rk_geom_map(g, voff, &l, &run) == RK_OK);
-		REQ((l.role) < (g->nroles));
-		REQ((l.member_off) < (g->member_size));
-		REQ((l.stripe) == (voff / g->stripe_data));
-		REQ((run) >= (1));
-		REQ((run) <= (g->volume_size - voff));
-		REQ(rk_geom_unmap(g, l.role, l.member_off, &v, &kd) == RK_OK);
-		REQ_MSG(kd == RK_BLK_DATA && v == voff, "level %d layout %u n=%u: %llu -> role %u +%llu -> %llu (%d)",
+		RK_REQUIRE(rk_geom_map(g, voff, &l, &run) == RK_OK);
+		RK_REQUIRE((l.role) < (g->nroles));
+		RK_REQUIRE((l.member_off) < (g->member_size));
+		RK_REQUIRE((l.stripe) == (voff / g->stripe_data));
+		RK_REQUIRE((run) >= (1));
+		RK_REQUIRE((run) <= (g->volume_size - voff));
+		RK_REQUIRE(rk_geom_unmap(g, l.role, l.member_off, &v, &kd) == RK_OK);
+		RK_REQUIRE_MSG(kd == RK_BLK_DATA && v == voff, "level %d layout %u n=%u: %llu -> role %u +%llu -> %llu (%d)",
 		              g->level, g->layout, g->nroles, (unsigned long long)voff, l.role,
 		              (unsigned long long)l.member_off, (unsigned long long)v, kd);
 		/* the last byte of the run is still contiguous */
 		struct rk_loc l2;
-		REQ(rk_geom_map(g, voff + run - 1, &l2, NULL) == RK_OK);
-		REQ((l2.role) == (l.role));
-		REQ((l2.member_off) == (l.member_off + run - 1));
+		RK_REQUIRE(rk_geom_map(g, voff + run - 1, &l2, NULL) == RK_OK);
+		RK_REQUIRE((l2.role) == (l.role));
+		RK_REQUIRE((l2.member_off) == (l.member_off + run - 1));
 		uint32_t nc = rk_geom_copies(g, voff, locs, 16);
-		REQ((nc) == (g->copies < 16 ? g->copies : 16));
-		REQ((locs[0].role) == (l.role));
-		REQ((locs[0].member_off) == (l.member_off));
+		RK_REQUIRE((nc) == (g->copies < 16 ? g->copies : 16));
+		RK_REQUIRE((locs[0].role) == (l.role));
+		RK_REQUIRE((locs[0].member_off) == (l.member_off));
 		for (uint32_t i = 0; i < nc; i++) {
 			for (uint32_t j = 0; j < i; j++)
-				REQ((locs[j].role) != (locs[i].role));   /* copies on distinct members */
-			REQ(rk_geom_unmap(g, locs[i].role, locs[i].member_off, &v, &kd) == RK_OK);
-			REQ((kd) == (RK_BLK_DATA));
-			REQ((v) == (voff));
+				RK_REQUIRE((locs[j].role) != (locs[i].role));   /* copies on distinct members */
+			RK_REQUIRE(rk_geom_unmap(g, locs[i].role, locs[i].member_off, &v, &kd) == RK_OK);
+			RK_REQUIRE((kd) == (RK_BLK_DATA));
+			RK_REQUIRE((v) == (voff));
 		}
 		/* reverse: a random member byte */
-		uint32_t role = (uint32_t)rnd_below(g->nroles);
-		uint64_t moff = rnd_below(g->member_size);
-		REQ(rk_geom_unmap(g, role, moff, &v, &kd) == RK_OK);
+		uint32_t role = (uint32_t)rk_test_rnd_below(g->nroles);
+		uint64_t moff = rk_test_rnd_below(g->member_size);
+		RK_REQUIRE(rk_geom_unmap(g, role, moff, &v, &kd) == RK_OK);
 		if (kd == RK_BLK_DATA) {
-			REQ((v) < (g->volume_size));
+			RK_REQUIRE((v) < (g->volume_size));
 			nc = rk_geom_copies(g, v, locs, 16);
 			int found = 0;
 			for (uint32_t i = 0; i < nc; i++)
 				found |= locs[i].role == role && locs[i].member_off == moff;
-			REQ_MSG(found || g->copies > 16, "level %d layout %u n=%u: role %u +%llu -> %llu not a copy",
+			RK_REQUIRE_MSG(found || g->copies > 16, "level %d layout %u n=%u: role %u +%llu -> %llu not a copy",
 			              g->level, g->layout, g->nroles, role, (unsigned long long)moff, (unsigned long long)v);
 		} else if (kd == RK_BLK_P || kd == RK_BLK_Q) {
-			REQ((g->level) >= (4));
-			REQ((v) == (moff / g->chunk * g->stripe_data));
+			RK_REQUIRE((g->level) >= (4));
+			RK_REQUIRE((v) == (moff / g->chunk * g->stripe_data));
 		}
 		/* stripe maps: a permutation consistent with map */
 		if (g->level == 0 || g->level == 4 || g->level == 5 || g->level == 6) {
 			struct rk_stripe_map m = { .vol_role = vr, .slot = sl };
-			REQ(rk_geom_stripe_map(g, l.stripe, &m) == RK_OK);
+			RK_REQUIRE(rk_geom_stripe_map(g, l.stripe, &m) == RK_OK);
 			uint32_t j = (uint32_t)(voff % g->stripe_data / g->chunk);
-			REQ((vr[j]) == (l.role));
+			RK_REQUIRE((vr[j]) == (l.role));
 			if (g->level != 0 && (it & 7) == 0) {
 				/* slots: distinct, data below q_slots, P/Q at q_slots(+1) */
 				uint8_t *used = calloc(g->q_slots + 2, 1);
 				for (uint32_t r = 0; r < g->nroles; r++) {
-					REQ((sl[r]) < (g->q_slots + 2));
-					REQ(!used[sl[r]]);
+					RK_REQUIRE((sl[r]) < (g->q_slots + 2));
+					RK_REQUIRE(!used[sl[r]]);
 					used[sl[r]] = 1;
 				}
-				REQ((sl[m.p_role]) == (g->q_slots));
+				RK_REQUIRE((sl[m.p_role]) == (g->q_slots));
 				if (g->level == 6)
-					REQ((sl[m.q_role]) == (g->q_slots + 1));
+					RK_REQUIRE((sl[m.q_role]) == (g->q_slots + 1));
 				free(used);
 			}
 		}
@@ -383,14 +367,14 @@ static void round_trips(const struct rk_geom *g, unsigned iter)
 
 START_TEST(test_round_trips)
 {
-	rng_state = 0x1234567 + (uint64_t)_i;
+	rk_test_rnd_seed(0x1234567 + (uint64_t)_i);
 	struct lvl_layout L[64];
 	uint32_t nl = all_layouts(L);
 	static const uint64_t chunks[] = { 512, 4096, 65536, 3 * 512 };
 	for (uint32_t k = 0; k < nl; k++) {
 		for (uint32_t n = 1; n <= 40; n++) {
 			uint64_t chunk = chunks[(n + k) % 4];
-			uint64_t msize = chunk * (3 + rnd_below(50)) + rnd_below(chunk);
+			uint64_t msize = chunk * (3 + rk_test_rnd_below(50)) + rk_test_rnd_below(chunk);
 			struct rk_geom g;
 			rk_err e = rk_geom_init(&g, L[k].level, L[k].layout, chunk, n, msize);
 			if (n < rk_level_min_roles(L[k].level) ||
@@ -407,7 +391,7 @@ END_TEST
 
 START_TEST(test_large)
 {
-	rng_state = 0xabcdef;
+	rk_test_rnd_seed(0xabcdef);
 	struct lvl_layout L[64];
 	uint32_t nl = all_layouts(L);
 	static const uint32_t counts[] = { 255, 257, 2032 };
@@ -541,27 +525,7 @@ START_TEST(test_names)
 }
 END_TEST
 
-static Suite *geom_suite(void)
-{
-	Suite *s = suite_create("geom");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_kat_parity);
-	tcase_add_test(tc, test_kat_raid10);
-	tcase_add_test(tc, test_kat_linear_raid1);
-	tcase_add_loop_test(tc, test_round_trips, 0, 2);
-	tcase_add_test(tc, test_large);
-	tcase_add_test(tc, test_invalid);
-	tcase_add_test(tc, test_names);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(geom_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+RK_TEST_SUITE("geom", { "core", 120, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(test_kat_parity), RK_TEST(test_kat_raid10),
+	           RK_TEST(test_kat_linear_raid1), RK_TEST_LOOP(test_round_trips, 0, 2),
+	           RK_TEST(test_large), RK_TEST(test_invalid), RK_TEST(test_names)) })

@@ -1,7 +1,8 @@
 /* test_journal.c: the journal record codec (libmeta/journal.c) as untrusted
  * input: a valid record round-trips; every field out of its bounds, every
  * flipped byte (CRC), torn and foreign records are refused; the replay
- * overlay device reads the lower device with its writes on top. */
+ * overlay device reads the lower device with its writes on top; the
+ * mid-reshape records (kinds 3, 4) are decoded as untrusted input. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "rk_dev.h"
 #include "rk_journal.h"
 #include "rk_le.h"
+#include "helpers/rk_test.h"
 
 #define JOFF 69632u
 #define JSIZE (956u * 1024u)
@@ -207,24 +209,115 @@ START_TEST(t_overlay)
 }
 END_TEST
 
-static Suite *suite(void)
+/* ---- the mid-reshape records as untrusted input ---- */
+
+static const uint8_t uu[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
+
+static struct rk_jrec_ctx rs_ctx(void)
 {
-	Suite *s = suite_create("journal");
-	TCase *tc = tcase_create("codec");
-	tcase_add_test(tc, t_roundtrip);
-	tcase_add_test(tc, t_flip_every_byte);
-	tcase_add_loop_test(tc, t_crafted, 0, (int)(sizeof bad / sizeof bad[0]));
-	tcase_add_test(tc, t_encode_refuses);
-	tcase_add_test(tc, t_overlay);
-	suite_add_tcase(s, tc);
-	return s;
+	return (struct rk_jrec_ctx){ .jsize = 512u * 1024u, .member_size = 1u << 20, .vol_size = 4u << 20,
+	                             .nroles = 5, .role = 2, .array_uuid = uu, .reshaping = 1,
+	                             .rs_pos = 786432, .rs_base = 786432, .rs_old = 1048576,
+	                             .rs_new_size = 1u << 20, .rs_old_size = 1u << 20 };
 }
 
-int main(void)
+START_TEST(t_records)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	struct rk_jrec h, d;
+	memset(&h, 0, sizeof h);
+	h.kind = RK_JREC_DATA_RS;
+	h.role = 2;
+	h.nroles = 5;
+	h.seq = 7;
+	memcpy(h.array_uuid, uu, 16);
+	rk_jrec_set_part(&h, 2);
+	rk_jrec_set_part(&h, 4);
+	h.nsegs = 2;
+	h.seg[0] = (struct rk_jseg){ 4096, 512 };                       /* new data area */
+	h.seg[1] = (struct rk_jseg){ 262144 + (1u << 20) - 1024, 1024 }; /* the old one's end */
+	h.payload = 1536;
+	h.rs_pos = 786432;
+	h.rs_base = 786432;
+	h.rs_old = 1048576;
+	uint8_t *rec = calloc(1, RK_JNL_HDR + 1536);
+	ck_assert_ptr_nonnull(rec);
+	for (int i = 0; i < 1536; i++)
+		rec[RK_JNL_HDR + i] = (uint8_t)(i * 3);
+	ck_assert_int_eq(rk_jrec_encode(&h, rec), RK_OK);
+	struct rk_jrec_ctx c = rs_ctx();
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
+	ck_assert_uint_eq(d.kind, RK_JREC_DATA_RS);
+	ck_assert_uint_eq(d.rs_pos, 786432);
+	ck_assert_uint_eq(d.rs_old, 1048576);
+	ck_assert_uint_eq(d.seg[1].len, 1024);
+	ck_assert(rk_jrec_verify(&d, rec));
+	/* the tag lies at 3520 (spec/journal.md), inside the CRC */
+	ck_assert_uint_eq(rec[3520 + 2], (786432 >> 16) & 0xff);
+	rec[3520 + 24] ^= 1;   /* past the tag: covered by the CRC only */
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
+	ck_assert(!rk_jrec_verify(&d, rec));
+	rec[3520 + 24] ^= 1;
+	/* another reshape state, or no reshape: no record for this array */
+	c.rs_pos += 196608;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	c = rs_ctx();
+	c.rs_old += 4096;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	c = rs_ctx();
+	c.reshaping = 0;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	ck_assert_int_eq(rk_jrec_decode(&d, rec, c.jsize, c.member_size, c.vol_size, 5, 2, uu), RK_E_NOSB);
+	/* a context that is no forward shift is refused */
+	c = rs_ctx();
+	c.rs_old = c.rs_base;
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_INVAL);
+	/* segments: in the gap between the areas, past the old one, wrapping */
+	c = rs_ctx();
+	c.rs_new_size = 65536;
+	c.rs_old_size = 1u << 20;
+	static const struct rk_jseg bad_segs[] = {
+		{ 65536, 512 },                      /* past the new area, before the old */
+		{ 262144 - 256, 512 },               /* straddles the old area's start */
+		{ 262144 + (1u << 20) - 256, 512 },  /* past the old area's end */
+		{ UINT64_MAX - 100, 512 },           /* wraps */
+		{ 4096, 0 },                         /* empty */
+	};
+	for (size_t i = 0; i < sizeof bad_segs / sizeof bad_segs[0]; i++) {
+		struct rk_jrec x = h;
+		x.nsegs = 1;
+		x.seg[0] = bad_segs[i];
+		x.payload = bad_segs[i].len;
+		uint8_t *r2 = calloc(1, RK_JNL_HDR + 512);
+		ck_assert_ptr_nonnull(r2);
+		if (rk_jrec_encode(&x, r2) == RK_OK)
+			ck_assert_msg(rk_jrec_decode_ctx(&d, r2, &c) == RK_E_CORRUPT, "bad segment %zu accepted", i);
+		free(r2);
+	}
+	/* a plain DATA record is no record mid-reshape; INTENT_RS ranges are
+	 * volume ranges */
+	struct rk_jrec p = h;
+	p.kind = RK_JREC_DATA;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
+	c = rs_ctx();
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
+	p.kind = RK_JREC_INTENT_RS;
+	p.nsegs = 1;
+	p.seg[0] = (struct rk_jseg){ 0, 4u << 20 };
+	p.payload = 0;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
+	ck_assert_uint_eq(d.kind, RK_JREC_INTENT_RS);
+	p.seg[0].len++;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
+	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_CORRUPT);
+	/* encoding a tag that is no forward shift is refused */
+	p.rs_old = p.rs_base;
+	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_E_INVAL);
+	free(rec);
 }
+END_TEST
+
+RK_TEST_SUITE("journal", { "codec", 0, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(t_roundtrip), RK_TEST(t_flip_every_byte),
+	           RK_TEST_LOOP(t_crafted, 0, (int)(sizeof bad / sizeof bad[0])),
+	           RK_TEST(t_encode_refuses), RK_TEST(t_overlay), RK_TEST(t_records)) })

@@ -9,22 +9,7 @@
 #include <unistd.h>
 #include "rk_parity.h"
 #include "parity_int.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	/* xorshift64*: reproducible, seeded per test. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-static void fill(void *p, size_t n)
-{
-	uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(rnd() >> 32);
-}
+#include "helpers/rk_test.h"
 
 /* Shift-and-add multiplication: independent of the library's tables. */
 static uint8_t slow_mul(uint8_t a, uint8_t b)
@@ -64,12 +49,12 @@ static struct stripe *st_new(int disks, size_t len, int off)
 	for (int i = 0; i < disks; i++) {
 		/* The block ends where the allocation ends, so that ASan catches a
 		 * kernel reading or writing past it. */
-		size_t o = off < 0 ? rnd() % 64 : (size_t)off;
+		size_t o = off < 0 ? rk_test_rnd() % 64 : (size_t)off;
 		void *m = NULL;
 		ck_assert_int_eq(posix_memalign(&m, 64, o + len), 0);
 		s->mem[i] = m;
 		s->p[i] = s->mem[i] + o;
-		fill(s->p[i], len);
+		rk_test_fill(s->p[i], len);
 	}
 	return s;
 }
@@ -195,7 +180,7 @@ END_TEST
 /* The reference against the byte-by-byte definition. */
 START_TEST(ref_definition)
 {
-	rng_state = 11;
+	rk_test_rnd_seed(11);
 	for (int disks = 3; disks <= 40; disks += 37 / 7) {
 		for (size_t li = 0; li < NLENS && lens[li] <= 4096 + 17; li++) {
 			struct stripe *s = st_new(disks, lens[li], -1);
@@ -231,19 +216,19 @@ static void cmp_gen(const struct rk_parity_algo *a, struct stripe *s)
 	size_t n = s->len;
 	rk_parity_ref.gen(d, n, s->p);
 	uint8_t *P = dup_block(s->p[d - 2], n), *Q = dup_block(s->p[d - 1], n);
-	fill(s->p[d - 2], n);
-	fill(s->p[d - 1], n);
+	rk_test_fill(s->p[d - 2], n);
+	rk_test_fill(s->p[d - 1], n);
 	a->gen(d, n, s->p);
 	ck_assert_msg(!memcmp(P, s->p[d - 2], n), "%s gen P disks %d len %zu", a->name, d, n);
 	ck_assert_msg(!memcmp(Q, s->p[d - 1], n), "%s gen Q disks %d len %zu", a->name, d, n);
 	/* xor_gen over the data (and the P slot as destination). */
-	fill(s->p[d - 2], n);
+	rk_test_fill(s->p[d - 2], n);
 	a->xor_gen(d - 1, n, s->p);
 	ck_assert_msg(!memcmp(P, s->p[d - 2], n), "%s xor_gen disks %d len %zu", a->name, d - 1, n);
 	/* xor_gen with every block but the last as data. */
 	rk_parity_ref.xor_gen(d, n, s->p);
 	memcpy(Q, s->p[d - 1], n);
-	fill(s->p[d - 1], n);
+	rk_test_fill(s->p[d - 1], n);
 	a->xor_gen(d, n, s->p);
 	ck_assert_msg(!memcmp(Q, s->p[d - 1], n), "%s xor_gen disks %d len %zu", a->name, d, n);
 	free(P);
@@ -254,7 +239,7 @@ START_TEST(gen_lengths)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 22;
+	rk_test_rnd_seed(22);
 	for (int i = 0; i < nv; i++)
 		for (size_t li = 0; li < NLENS; li++)
 			for (int disks = 3; disks <= 12; disks += 3) {
@@ -263,8 +248,8 @@ START_TEST(gen_lengths)
 				st_free(s);
 			}
 	for (int r = 0; r < 40; r++) {
-		size_t n = 1 + rnd() % 20000;
-		int disks = 3 + (int)(rnd() % 30);
+		size_t n = 1 + rk_test_rnd() % 20000;
+		int disks = 3 + (int)(rk_test_rnd() % 30);
 		struct stripe *s = st_new(disks, n, -1);
 		for (int i = 0; i < nv; i++)
 			cmp_gen(v[i], s);
@@ -277,7 +262,7 @@ START_TEST(gen_alignments)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 33;
+	rk_test_rnd_seed(33);
 	for (int off = 1; off < 64; off++)
 		for (int i = 0; i < nv; i++) {
 			struct stripe *s = st_new(7, 4096 + 17, off);
@@ -294,7 +279,7 @@ START_TEST(gen_disks)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 44;
+	rk_test_rnd_seed(44);
 	for (int disks = 3; disks <= RK_PARITY_MAX_DISKS; disks += disks < 40 ? 1 : 11) {
 		struct stripe *s = st_new(disks, 64 * 5 + 9, -1);
 		for (int i = 0; i < nv; i++)
@@ -321,7 +306,7 @@ static void check_partial(const struct rk_parity_algo *a, struct stripe *s, int 
 		t[i] = (i >= start && i <= stop) || i >= d - 2 ? s->p[i] : NULL;
 	a->gen_partial(d, start, stop, n, t);            /* remove old */
 	for (int i = start; i <= stop; i++)
-		fill(s->p[i], n);
+		rk_test_fill(s->p[i], n);
 	a->gen_partial(d, start, stop, n, t);            /* add new */
 	uint8_t *P = dup_block(s->p[d - 2], n), *Q = dup_block(s->p[d - 1], n);
 	rk_parity_ref.gen(d, n, s->p);
@@ -337,7 +322,7 @@ START_TEST(gen_partial)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 55;
+	rk_test_rnd_seed(55);
 	for (int i = 0; i < nv; i++) {
 		for (int disks = 3; disks <= 10; disks++)
 			for (int a = 0; a < disks - 2; a++)
@@ -348,7 +333,7 @@ START_TEST(gen_partial)
 				}
 		for (size_t li = 0; li < NLENS; li++) {
 			struct stripe *s = st_new(8, lens[li], -1);
-			check_partial(v[i], s, (int)(rnd() % 6), 5);
+			check_partial(v[i], s, (int)(rk_test_rnd() % 6), 5);
 			st_free(s);
 		}
 		struct stripe *s = st_new(RK_PARITY_MAX_DISKS, 1000, -1);
@@ -366,8 +351,8 @@ static void check_rec2(const struct rk_parity_algo *a, struct stripe *s, int x, 
 {
 	size_t n = s->len;
 	uint8_t *X = dup_block(s->p[x], n), *Y = dup_block(s->p[y], n);
-	fill(s->p[x], n);
-	fill(s->p[y], n);
+	rk_test_fill(s->p[x], n);
+	rk_test_fill(s->p[y], n);
 	a->rec_2data(s->disks, n, x, y, s->p);
 	ck_assert_msg(!memcmp(X, s->p[x], n), "%s rec_2data disks %d (%d,%d) len %zu: x",
 		      a->name, s->disks, x, y, n);
@@ -381,8 +366,8 @@ static void check_recp(const struct rk_parity_algo *a, struct stripe *s, int x)
 	size_t n = s->len;
 	int d = s->disks;
 	uint8_t *X = dup_block(s->p[x], n), *P = dup_block(s->p[d - 2], n);
-	fill(s->p[x], n);
-	fill(s->p[d - 2], n);
+	rk_test_fill(s->p[x], n);
+	rk_test_fill(s->p[d - 2], n);
 	a->rec_datap(d, n, x, s->p);
 	ck_assert_msg(!memcmp(X, s->p[x], n), "%s rec_datap disks %d %d len %zu: data",
 		      a->name, d, x, n);
@@ -397,7 +382,7 @@ START_TEST(rec_pairs_small)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 66;
+	rk_test_rnd_seed(66);
 	for (int k = 1; k <= 32; k++) {
 		struct stripe *s = st_new(k + 2, 64 * 5 + 17, -1);
 		rk_parity_ref.gen(k + 2, s->len, s->p);
@@ -418,7 +403,7 @@ START_TEST(rec_pairs_large)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 77;
+	rk_test_rnd_seed(77);
 	for (int k = 33; k <= 255; k += k < 64 ? 7 : 37) {
 		struct stripe *s = st_new(k + 2, 64 * 4 + 5, -1);
 		rk_parity_ref.gen(k + 2, s->len, s->p);
@@ -429,7 +414,7 @@ START_TEST(rec_pairs_large)
 			check_recp(v[i], s, 0);
 			check_recp(v[i], s, k - 1);
 			for (int r = 0; r < 12; r++) {
-				int x = (int)(rnd() % (unsigned)k), y = (int)(rnd() % (unsigned)k);
+				int x = (int)(rk_test_rnd() % (unsigned)k), y = (int)(rk_test_rnd() % (unsigned)k);
 				if (x == y)
 					continue;
 				check_rec2(v[i], s, x < y ? x : y, x < y ? y : x);
@@ -455,7 +440,7 @@ START_TEST(rec_lengths)
 {
 	int nv;
 	const struct rk_parity_algo *const *v = variants(&nv);
-	rng_state = 88;
+	rk_test_rnd_seed(88);
 	for (size_t li = 0; li < NLENS; li++) {
 		for (int off = 0; off < 2; off++) {
 			struct stripe *s = st_new(10, lens[li], off ? -1 : 0);
@@ -479,13 +464,13 @@ START_TEST(rec_lengths)
 		st_free(s);
 	}
 	for (int r = 0; r < 30; r++) {
-		int k = 2 + (int)(rnd() % 20);
-		struct stripe *s = st_new(k + 2, 1 + rnd() % 20000, -1);
+		int k = 2 + (int)(rk_test_rnd() % 20);
+		struct stripe *s = st_new(k + 2, 1 + rk_test_rnd() % 20000, -1);
 		rk_parity_ref.gen(k + 2, s->len, s->p);
 		for (int i = 0; i < nv; i++) {
-			int x = (int)(rnd() % (unsigned)(k - 1));
-			check_rec2(v[i], s, x, x + 1 + (int)(rnd() % (unsigned)(k - 1 - x)));
-			check_recp(v[i], s, (int)(rnd() % (unsigned)k));
+			int x = (int)(rk_test_rnd() % (unsigned)(k - 1));
+			check_rec2(v[i], s, x, x + 1 + (int)(rk_test_rnd() % (unsigned)(k - 1 - x)));
+			check_recp(v[i], s, (int)(rk_test_rnd() % (unsigned)k));
 		}
 		st_free(s);
 	}
@@ -495,7 +480,7 @@ END_TEST
 /* rk_parity_recover: every one or two lost blocks, P and Q included. */
 START_TEST(recover_any)
 {
-	rng_state = 99;
+	rk_test_rnd_seed(99);
 	for (int k = 1; k <= 9; k++) {
 		int d = k + 2;
 		struct stripe *s = st_new(d, 64 * 3 + 11, -1);
@@ -507,16 +492,16 @@ START_TEST(recover_any)
 			for (int b = a; b < d; b++) {
 				if (b > a && a < k && b < k && k < 2)
 					continue;
-				fill(s->p[a], s->len);
+				rk_test_fill(s->p[a], s->len);
 				if (b > a)
-					fill(s->p[b], s->len);
+					rk_test_fill(s->p[b], s->len);
 				rk_parity_recover(d, s->len, a, b > a ? b : -1, s->p);
 				for (int i = 0; i < d; i++)
 					ck_assert_msg(!memcmp(orig[i], s->p[i], s->len),
 						      "recover k %d lost %d,%d: block %d", k, a, b, i);
 			}
 		/* A lone lost Q leaves P as it is (even when P is wrong). */
-		fill(s->p[d - 2], s->len);
+		rk_test_fill(s->p[d - 2], s->len);
 		uint8_t *badp = dup_block(s->p[d - 2], s->len);
 		rk_parity_recover(d, s->len, d - 1, -1, s->p);
 		ck_assert(!memcmp(badp, s->p[d - 2], s->len));
@@ -613,28 +598,9 @@ START_TEST(variants_present)
 }
 END_TEST
 
-int main(void)
-{
-	Suite *s = suite_create("parity");
-	TCase *tc = tcase_create("parity");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, variants_present);
-	tcase_add_test(tc, gf_tables);
-	tcase_add_test(tc, known_answer);
-	tcase_add_test(tc, ref_definition);
-	tcase_add_test(tc, gen_lengths);
-	tcase_add_test(tc, gen_alignments);
-	tcase_add_test(tc, gen_disks);
-	tcase_add_test(tc, gen_partial);
-	tcase_add_test(tc, rec_pairs_small);
-	tcase_add_test(tc, rec_pairs_large);
-	tcase_add_test(tc, rec_lengths);
-	tcase_add_test(tc, recover_any);
-	tcase_add_test(tc, override);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
-}
+RK_TEST_SUITE("parity", { "parity", 300, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(variants_present), RK_TEST(gf_tables), RK_TEST(known_answer),
+	           RK_TEST(ref_definition), RK_TEST(gen_lengths), RK_TEST(gen_alignments),
+	           RK_TEST(gen_disks), RK_TEST(gen_partial), RK_TEST(rec_pairs_small),
+	           RK_TEST(rec_pairs_large), RK_TEST(rec_lengths), RK_TEST(recover_any),
+	           RK_TEST(override)) })

@@ -20,96 +20,34 @@
 #include "rk_geom.h"
 #include "rk_recover.h"
 #include "rk_sb.h"
+#include "helpers/rk_test.h"
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
 #define MAXM 8
 #define MSIZE (3 * MIB)
 
-static char dir[256];
-static char paths[MAXM + 2][300];     /* members, then NEW, then --from */
-static char saved[MAXM + 1][300];     /* copies of the original members */
-static char *pp[MAXM + 2];
+static char *const *pp;   /* members, then NEW, then --from */
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "%s/rkrecover.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	for (int i = 0; i < MAXM + 2; i++) {
-		snprintf(paths[i], sizeof paths[i], "%s/m%d.img", dir, i);
-		pp[i] = paths[i];
-	}
-	for (int i = 0; i < MAXM + 1; i++)
-		snprintf(saved[i], sizeof saved[i], "%s/orig%d.img", dir, i);
+	rk_test_tmpdir_make();
+	pp = rk_test_members();
 }
 
-static void teardown(void)
+/* Where the copy of original member I is kept. */
+static const char *saved(uint32_t i)
 {
-	for (int i = 0; i < MAXM + 2; i++)
-		unlink(paths[i]);
-	for (int i = 0; i < MAXM + 1; i++)
-		unlink(saved[i]);
-	rmdir(dir);
+	char name[32];
+	snprintf(name, sizeof name, "orig%u.img", i);
+	return rk_test_path(name);
 }
 
 static uint8_t *slurp(const char *p, uint64_t *len)
 {
-	int fd = open(p, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	struct stat st;
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	uint8_t *b = malloc((size_t)st.st_size + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(pread(fd, b, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (uint64_t)st.st_size;
-	return b;
-}
-
-static void spit(const char *p, const uint8_t *b, uint64_t len)
-{
-	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, b, (size_t)len, 0), (ssize_t)len);
-	close(fd);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-	uint64_t n;
-	uint8_t *b = slurp(from, &n);
-	spit(to, b, n);
-	free(b);
-}
-
-static uint32_t file_crc(const char *p)
-{
-	uint64_t n;
-	uint8_t *b = slurp(p, &n);
-	uint32_t c = (uint32_t)crc32(0, b, (uInt)n);
-	free(b);
-	return c;
-}
-
-static void zero_range(const char *p, uint64_t off, uint64_t len)
-{
-	int fd = open(p, O_RDWR);
-	ck_assert_int_ge(fd, 0);
-	uint8_t *z = calloc(1, (size_t)len);
-	ck_assert_int_eq(pwrite(fd, z, (size_t)len, (off_t)off), (ssize_t)len);
-	free(z);
-	close(fd);
-}
-
-static uint8_t *random_bytes(uint64_t len, unsigned seed)
-{
-	uint8_t *b = malloc((size_t)len);
-	ck_assert_ptr_nonnull(b);
-	uint32_t x = seed * 2654435761u + 1;
-	for (uint64_t i = 0; i < len; i++) {
-		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-		b[i] = (uint8_t)x;
-	}
+	size_t n;
+	uint8_t *b = rk_test_slurp(p, &n);
+	*len = n;
 	return b;
 }
 
@@ -150,7 +88,7 @@ static struct rk_create_plan make_array(const struct cfg *c, unsigned seed, uint
 	ck_assert_msg(rk_create(&o, &p) == RK_OK, "%s: create: %s", c->what, rk_errmsg());
 	/* data through the array (every block written: parity consistent) */
 	*vsize = p.volume_size;
-	*vol = random_bytes(p.volume_size, seed);
+	*vol = rk_test_random_bytes(p.volume_size, seed);
 	struct rk_discovery *d = NULL;
 	ck_assert_int_eq(rk_discover(&d, pp, c->n, NULL), RK_OK);
 	rk_array *a = NULL;
@@ -159,12 +97,12 @@ static struct rk_create_plan make_array(const struct cfg *c, unsigned seed, uint
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
 	rk_discovery_free(d);
 	for (uint32_t i = 0; i < c->n; i++)
-		copy_file(pp[i], saved[i]);
+		rk_test_copy_file(pp[i], saved(i));
 	return p;
 }
 
 /* The volume read through discovery + rk_array equals VOL. */
-static void check_volume(char **mp, uint32_t n, const uint8_t *vol, uint64_t vsize, int want_state)
+static void check_volume(char *const *mp, uint32_t n, const uint8_t *vol, uint64_t vsize, int want_state)
 {
 	struct rk_discovery *d = NULL;
 	ck_assert_int_eq(rk_discover(&d, mp, n, NULL), RK_OK);
@@ -217,7 +155,7 @@ START_TEST(t_rebuild_each_role)
 	char *mp[MAXM];
 	for (uint32_t r = 0; r < c->n; r++) {
 		for (uint32_t i = 0; i < c->n; i++)
-			copy_file(saved[i], pp[i]);
+			rk_test_copy_file(saved(i), pp[i]);
 		unlink(pp[MAXM]);
 		/* role r lost: the others plus NEW */
 		uint32_t k = 0;
@@ -233,11 +171,11 @@ START_TEST(t_rebuild_each_role)
 		ck_assert_int_eq(res.resumed, 0);
 		ck_assert_uint_eq(res.total, mb);
 		ck_assert_uint_gt(res.events_after, res.events_before);
-		same_data_area(saved[r], pp[MAXM], p.data_offset, mb);
+		same_data_area(saved(r), pp[MAXM], p.data_offset, mb);
 		mp[k++] = pp[MAXM];
 		check_volume(mp, k, vol, vsize, RK_ASTATE_CLEAN);
 		/* the old member, back, is stale (replaced) */
-		copy_file(saved[r], pp[r]);
+		rk_test_copy_file(saved(r), pp[r]);
 		mp[k++] = pp[r];
 		struct rk_discovery *d = NULL;
 		ck_assert_int_eq(rk_discover(&d, mp, k, NULL), RK_OK);
@@ -264,25 +202,25 @@ START_TEST(t_rebuild_two_and_in_place)
 	char *mp[MAXM + 2] = { pp[0], pp[2], pp[4] };
 	struct rk_rebuild_opts o = { .role = -1 };
 	struct rk_rebuild_result res;
-	uint32_t c_before = file_crc(pp[0]);
+	uint32_t c_before = rk_test_file_crc(pp[0]);
 	ck_assert_int_eq(rk_recover_rebuild(pp[MAXM], mp, 3, &o, &res), RK_E_INVAL);
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "--role"));
 	ck_assert_int_eq(access(pp[MAXM], F_OK), -1);      /* nothing created */
-	ck_assert_uint_eq(file_crc(pp[0]), c_before);       /* nothing written */
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), c_before);       /* nothing written */
 	o.role = 0;
 	ck_assert_int_eq(rk_recover_rebuild(pp[MAXM], mp, 3, &o, &res), RK_E_INVAL);   /* role 0 has a member */
 	o.role = 3;
 	ck_assert_msg(rk_recover_rebuild(pp[MAXM], mp, 3, &o, &res) == RK_OK, "%s", rk_errmsg());
-	same_data_area(saved[3], pp[MAXM], p.data_offset, mb);
+	same_data_area(saved(3), pp[MAXM], p.data_offset, mb);
 	mp[3] = pp[MAXM];
 	/* role 1 now: its old member m1 is stale (the rebuild moved events on) and is rebuilt in place */
 	mp[4] = pp[1];
 	o.role = -1;
-	zero_range(pp[1], p.data_offset, 64 * KIB);     /* its data is damaged as well */
+	rk_test_write_at(pp[1], NULL, 64 * KIB, p.data_offset);     /* its data is damaged as well */
 	ck_assert_msg(rk_recover_rebuild(pp[1], mp, 5, &o, &res) == RK_OK, "%s", rk_errmsg());
 	ck_assert_int_eq(res.new_kind, RK_NEW_STALE);
 	ck_assert_uint_eq(res.role, 1);
-	same_data_area(saved[1], pp[1], p.data_offset, mb);
+	same_data_area(saved(1), pp[1], p.data_offset, mb);
 	check_volume(mp, 5, vol, vsize, RK_ASTATE_CLEAN);
 	free(vol);
 	rk_create_plan_free(&p);
@@ -312,20 +250,20 @@ START_TEST(t_rebuild_refusals)
 	struct rk_create_plan p2;
 	ck_assert_int_eq(rk_create(&co, &p2), RK_OK);
 	rk_create_plan_free(&p2);
-	uint32_t crc_other = file_crc(pp[MAXM + 1]), crc0 = file_crc(pp[0]);
+	uint32_t crc_other = rk_test_file_crc(pp[MAXM + 1]), crc0 = rk_test_file_crc(pp[0]);
 	ck_assert_int_eq(rk_recover_rebuild(pp[MAXM + 1], mp, 3, &o, &res), RK_E_EXISTS);
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "--force"));
-	ck_assert_uint_eq(file_crc(pp[MAXM + 1]), crc_other);
-	ck_assert_uint_eq(file_crc(pp[0]), crc0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[MAXM + 1]), crc_other);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), crc0);
 	/* an active member as NEW */
 	ck_assert_int_eq(rk_recover_rebuild(pp[1], mp, 3, &o, &res), RK_E_INVAL);
-	ck_assert_uint_eq(file_crc(pp[0]), crc0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), crc0);
 	/* too small */
-	spit(pp[MAXM], vol, 512 * KIB);
-	uint32_t crc_small = file_crc(pp[MAXM]);
+	rk_test_spit(pp[MAXM], vol, 512 * KIB);
+	uint32_t crc_small = rk_test_file_crc(pp[MAXM]);
 	ck_assert_int_eq(rk_recover_rebuild(pp[MAXM], mp, 3, &o, &res), RK_E_SHORT);
-	ck_assert_uint_eq(file_crc(pp[MAXM]), crc_small);
-	ck_assert_uint_eq(file_crc(pp[0]), crc0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[MAXM]), crc_small);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), crc0);
 	/* nothing missing */
 	unlink(pp[MAXM]);
 	mp[3] = pp[3];
@@ -335,21 +273,11 @@ START_TEST(t_rebuild_refusals)
 	o.force = 1;
 	ck_assert_msg(rk_recover_rebuild(pp[MAXM + 1], mp, 3, &o, &res) == RK_OK, "%s", rk_errmsg());
 	ck_assert_int_eq(res.new_kind, RK_NEW_FORCED);
-	same_data_area(saved[3], pp[MAXM + 1], p.data_offset, member_bytes(&p));
+	same_data_area(saved(3), pp[MAXM + 1], p.data_offset, member_bytes(&p));
 	free(vol);
 	rk_create_plan_free(&p);
 }
 END_TEST
-
-struct kill_ctx {
-	rk_fault_plan *plan;
-};
-
-static rk_err wrap_kill(void *ctx, uint32_t idx, rk_dev **dev)
-{
-	struct kill_ctx *k = ctx;
-	return rk_dev_fault(dev, *dev, k->plan, (int)idx);
-}
 
 /* A rebuild killed at write N (counted over every member and NEW) leaves an
  * array that assembles with the volume intact; running it again finishes
@@ -368,26 +296,28 @@ static void kill_and_resume(const struct cfg *c, uint32_t lost)
 		if (i != lost)
 			mp[k++] = pp[i];
 	/* count the writes of a whole run */
-	struct kill_ctx kc = { NULL };
+	rk_fault_plan *plan = NULL;
 	struct rk_fault_spec spec = { .model = RK_FAULT_NONE };
-	ck_assert_int_eq(rk_fault_plan_create(&kc.plan, &spec), RK_OK);
-	struct rk_rebuild_opts o = { .role = -1, .checkpoint_bytes = 128 * KIB, .wrap_dev = wrap_kill, .wrap_ctx = &kc };
+	ck_assert_int_eq(rk_fault_plan_create(&plan, &spec), RK_OK);
+	struct rk_rebuild_opts o = { .role = -1, .checkpoint_bytes = 128 * KIB, .wrap_dev = rk_test_wrap_fault,
+	                             .wrap_ctx = plan };
 	struct rk_rebuild_result res;
 	ck_assert_int_eq(rk_recover_rebuild(pp[MAXM], mp, k, &o, &res), RK_OK);
-	uint64_t W = rk_fault_writes(kc.plan);
-	rk_fault_plan_free(kc.plan);
+	uint64_t W = rk_fault_writes(plan);
+	rk_fault_plan_free(plan);
 	ck_assert_uint_gt(W, 20);
 	uint64_t cuts[] = { 0, 1, 2, 3, 5, 8, 13, W / 4, W / 2, (3 * W) / 4, W - 9, W - 5, W - 3, W - 2, W - 1 };
 	int resumed_seen = 0;
 	for (size_t ci = 0; ci < sizeof cuts / sizeof cuts[0]; ci++) {
 		for (uint32_t i = 0; i < c->n; i++)
 			if (i != lost)
-				copy_file(saved[i], pp[i]);
+				rk_test_copy_file(saved(i), pp[i]);
 		unlink(pp[MAXM]);
 		struct rk_fault_spec ks = { .model = RK_FAULT_KILL, .n = cuts[ci] };
-		ck_assert_int_eq(rk_fault_plan_create(&kc.plan, &ks), RK_OK);
+		ck_assert_int_eq(rk_fault_plan_create(&plan, &ks), RK_OK);
+		o.wrap_ctx = plan;
 		rk_err e = rk_recover_rebuild(pp[MAXM], mp, k, &o, &res);
-		rk_fault_plan_free(kc.plan);
+		rk_fault_plan_free(plan);
 		ck_assert_msg(e == RK_E_FAULT, "cut %llu of %llu: %d %s", (unsigned long long)cuts[ci], (unsigned long long)W,
 		              e, rk_errmsg());
 		/* readable meanwhile, with or without NEW */
@@ -401,7 +331,7 @@ static void kill_and_resume(const struct cfg *c, uint32_t lost)
 		ck_assert_uint_eq(res.role, lost);
 		if (res.resumed && res.start > 0)
 			resumed_seen = 1;
-		same_data_area(saved[lost], pp[MAXM], p.data_offset, mb);
+		same_data_area(saved(lost), pp[MAXM], p.data_offset, mb);
 		check_volume(mp, k + 1, vol, vsize, RK_ASTATE_CLEAN);
 	}
 	ck_assert_msg(resumed_seen, "no cut point resumed past 0");
@@ -425,23 +355,23 @@ static void restore_case(const struct cfg *c)
 	struct rk_create_plan p = make_array(c, 31, &vol, &vsize);
 	uint32_t crcs[MAXM];
 	for (uint32_t i = 0; i < c->n; i++)
-		crcs[i] = file_crc(pp[i]);
+		crcs[i] = rk_test_file_crc(pp[i]);
 	struct rk_restore_result *r = NULL;
 	ck_assert_int_eq(rk_recover_restore(pp, c->n, NULL, &r), RK_OK);
 	ck_assert_uint_eq(r->nrepaired, 0);
 	ck_assert_uint_eq(r->ncannot, 0);
 	for (uint32_t i = 0; i < c->n; i++) {
 		ck_assert_int_eq(r->m[i].action, RK_RESTORE_OK);
-		ck_assert_uint_eq(file_crc(pp[i]), crcs[i]);
+		ck_assert_uint_eq(rk_test_file_crc(pp[i]), crcs[i]);
 	}
 	rk_restore_result_free(r);
 
 	/* primary of m0, backup of m1 wiped; both of m2 */
 	uint64_t bk = rk_sb_backup_offset(MSIZE);
-	zero_range(pp[0], RK_SB_PRIMARY_OFF, RK_SB_AREA);
-	zero_range(pp[1], bk, RK_SB_AREA);
-	zero_range(pp[2], RK_SB_PRIMARY_OFF, RK_SB_AREA);
-	zero_range(pp[2], MSIZE - RK_SB_AREA, RK_SB_AREA);
+	rk_test_write_at(pp[0], NULL, RK_SB_AREA, RK_SB_PRIMARY_OFF);
+	rk_test_write_at(pp[1], NULL, RK_SB_AREA, bk);
+	rk_test_write_at(pp[2], NULL, RK_SB_AREA, RK_SB_PRIMARY_OFF);
+	rk_test_write_at(pp[2], NULL, RK_SB_AREA, MSIZE - RK_SB_AREA);
 	ck_assert_int_eq(rk_recover_restore(pp, c->n, NULL, &r), RK_OK);
 	ck_assert_uint_eq(r->ncannot, 0);
 	ck_assert_uint_eq(r->nrepaired, 3);
@@ -456,14 +386,14 @@ static void restore_case(const struct cfg *c)
 	rk_restore_result_free(r);
 	/* every member is byte-identical to before (the same superblock contents) */
 	for (uint32_t i = 0; i < c->n; i++)
-		ck_assert_msg(file_crc(pp[i]) == crcs[i], "%s: member %u differs after restore", c->what, i);
+		ck_assert_msg(rk_test_file_crc(pp[i]) == crcs[i], "%s: member %u differs after restore", c->what, i);
 	check_volume(pp, c->n, vol, vsize, RK_ASTATE_CLEAN);
 
 	/* both gone, but the data in the file is not the role's: not restored */
-	zero_range(pp[1], RK_SB_PRIMARY_OFF, RK_SB_AREA);
-	zero_range(pp[1], bk, RK_SB_AREA);
+	rk_test_write_at(pp[1], NULL, RK_SB_AREA, RK_SB_PRIMARY_OFF);
+	rk_test_write_at(pp[1], NULL, RK_SB_AREA, bk);
 	{
-		uint8_t *j = random_bytes(256 * KIB, 99);
+		uint8_t *j = rk_test_random_bytes(256 * KIB, 99);
 		int fd = open(pp[1], O_RDWR);
 		ck_assert_int_ge(fd, 0);
 		for (uint64_t at = p.data_offset; at + 256 * KIB <= p.data_offset + p.data_size; at += 256 * KIB)
@@ -471,28 +401,28 @@ static void restore_case(const struct cfg *c)
 		close(fd);
 		free(j);
 	}
-	uint32_t crc1 = file_crc(pp[1]);
+	uint32_t crc1 = rk_test_file_crc(pp[1]);
 	ck_assert_int_eq(rk_recover_restore(pp, c->n, NULL, &r), RK_OK);
 	ck_assert_int_eq(r->m[1].action, RK_RESTORE_CANNOT);
 	ck_assert_uint_eq(r->ncannot, 1);
 	ck_assert_msg(strstr(r->m[1].what, "disagree") || strstr(r->m[1].what, "differ"), "%s", r->m[1].what);
 	rk_restore_result_free(r);
-	ck_assert_uint_eq(file_crc(pp[1]), crc1);
+	ck_assert_uint_eq(rk_test_file_crc(pp[1]), crc1);
 
 	/* two members without superblocks: no single place is certain */
-	copy_file(saved[1], pp[1]);
-	zero_range(pp[1], RK_SB_PRIMARY_OFF, RK_SB_AREA);
-	zero_range(pp[1], bk, RK_SB_AREA);
-	zero_range(pp[0], RK_SB_PRIMARY_OFF, RK_SB_AREA);
-	zero_range(pp[0], bk, RK_SB_AREA);
-	uint32_t crc0 = file_crc(pp[0]);
-	crc1 = file_crc(pp[1]);
+	rk_test_copy_file(saved(1), pp[1]);
+	rk_test_write_at(pp[1], NULL, RK_SB_AREA, RK_SB_PRIMARY_OFF);
+	rk_test_write_at(pp[1], NULL, RK_SB_AREA, bk);
+	rk_test_write_at(pp[0], NULL, RK_SB_AREA, RK_SB_PRIMARY_OFF);
+	rk_test_write_at(pp[0], NULL, RK_SB_AREA, bk);
+	uint32_t crc0 = rk_test_file_crc(pp[0]);
+	crc1 = rk_test_file_crc(pp[1]);
 	ck_assert_int_eq(rk_recover_restore(pp, c->n, NULL, &r), RK_OK);
 	ck_assert_int_eq(r->m[0].action, RK_RESTORE_CANNOT);
 	ck_assert_int_eq(r->m[1].action, RK_RESTORE_CANNOT);
 	rk_restore_result_free(r);
-	ck_assert_uint_eq(file_crc(pp[0]), crc0);
-	ck_assert_uint_eq(file_crc(pp[1]), crc1);
+	ck_assert_uint_eq(rk_test_file_crc(pp[0]), crc0);
+	ck_assert_uint_eq(rk_test_file_crc(pp[1]), crc1);
 	free(vol);
 	rk_create_plan_free(&p);
 }
@@ -522,49 +452,25 @@ START_TEST(t_restore_refuses_faulty_role)
 	ck_assert_int_eq(rk_array_write(a, vol + 4096, 4096, 0), RK_OK);
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
 	rk_discovery_free(d);
-	zero_range(pp[3], RK_SB_PRIMARY_OFF, RK_SB_AREA);
-	zero_range(pp[3], rk_sb_backup_offset(MSIZE), RK_SB_AREA);
-	uint32_t crc3 = file_crc(pp[3]);
+	rk_test_write_at(pp[3], NULL, RK_SB_AREA, RK_SB_PRIMARY_OFF);
+	rk_test_write_at(pp[3], NULL, RK_SB_AREA, rk_sb_backup_offset(MSIZE));
+	uint32_t crc3 = rk_test_file_crc(pp[3]);
 	struct rk_restore_result *r = NULL;
 	ck_assert_int_eq(rk_recover_restore(pp, 4, NULL, &r), RK_OK);
 	ck_assert_int_eq(r->m[3].action, RK_RESTORE_CANNOT);
 	ck_assert_ptr_nonnull(strstr(r->m[3].what, "faulty"));
 	rk_restore_result_free(r);
-	ck_assert_uint_eq(file_crc(pp[3]), crc3);
+	ck_assert_uint_eq(rk_test_file_crc(pp[3]), crc3);
 	free(vol);
 	rk_create_plan_free(&p);
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("recover");
-	TCase *t = tcase_create("rebuild");
-	tcase_add_checked_fixture(t, setup, teardown);
-	tcase_set_timeout(t, 600);
-	tcase_add_loop_test(t, t_rebuild_each_role, 0, (int)(sizeof cfgs / sizeof cfgs[0]));
-	tcase_add_test(t, t_rebuild_two_and_in_place);
-	tcase_add_test(t, t_rebuild_refusals);
-	tcase_add_test(t, t_rebuild_killed_raid6);
-	tcase_add_test(t, t_rebuild_killed_raid10);
-	suite_add_tcase(s, t);
-	TCase *u = tcase_create("restore");
-	tcase_add_checked_fixture(u, setup, teardown);
-	tcase_set_timeout(u, 600);
-	tcase_add_test(u, t_restore_raid5);
-	tcase_add_test(u, t_restore_raid6);
-	tcase_add_test(u, t_restore_raid1);
-	tcase_add_test(u, t_restore_raid10);
-	tcase_add_test(u, t_restore_refuses_faulty_role);
-	suite_add_tcase(s, u);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
-}
+RK_TEST_SUITE("recover", { "rebuild", 600, setup, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_rebuild_each_role, 0, (int)(sizeof cfgs / sizeof cfgs[0])),
+	           RK_TEST(t_rebuild_two_and_in_place), RK_TEST(t_rebuild_refusals),
+	           RK_TEST(t_rebuild_killed_raid6), RK_TEST(t_rebuild_killed_raid10)) },
+	{ "restore", 600, setup, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_restore_raid5), RK_TEST(t_restore_raid6),
+	           RK_TEST(t_restore_raid1), RK_TEST(t_restore_raid10),
+	           RK_TEST(t_restore_refuses_faulty_role)) })

@@ -9,8 +9,8 @@
  * with exactly those bytes and a clean scrub.  Degraded writes (a member
  * missing, or pulled during the session) on RAID-5/6 must read back with
  * any further member left out.
- * The mid-reshape journal records (kinds 3, 4) are decoded as untrusted
- * input.  Crash safety: a kill at every write and power cuts at sampled
+ * (The mid-reshape journal records are decoded in test_journal.c.)
+ * Crash safety: a kill at every write and power cuts at sampled
  * writes of a write session, each followed by an open (replay) and
  * rk_resize_continue: completed writes intact, the write in flight old or
  * new per sector, the read-only replay equal to the read-write one. */
@@ -27,8 +27,9 @@
 #include "rk_sb.h"
 #include "rk_scrub.h"
 #include "rk_vol.h"
+#include "helpers/resize_cases.h"
+#include "helpers/rk_test.h"
 
-#define MAXM 12
 #define DEVSZ (3u << 20)
 #define BATCH (64u * 1024u)
 /* Under the sanitizers (several times slower) every 3rd kill point. */
@@ -37,20 +38,6 @@
 #else
 #define KILL_STRIDE 1
 #endif
-
-static uint64_t rng = 88172645463325252ull;
-static uint64_t xr(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-static void fill(uint8_t *b, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(xr() >> 24);
-}
 
 struct mcase {
 	const char *name;
@@ -70,74 +57,13 @@ static const struct mcase mcases[] = {
 	{ "RAID-10 n2 4 +1", 10, RK_R10_LAYOUT(2, 1, 0), 4, 1, 65536, -99, 1 },
 };
 
-static void close_all(rk_dev **d, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		rk_dev_close(d[i]);
-}
-
-static struct rk_sb *read_sb(rk_dev *d)
-{
-	struct rk_sb_read rd;
-	ck_assert_int_eq(rk_sb_read(d, &rd), RK_OK);
-	ck_assert_int_ge(rd.chosen, 0);
-	struct rk_sb *s = malloc(sizeof *s);
-	ck_assert_ptr_nonnull(s);
-	memcpy(s, rd.copy[rd.chosen].sb, sizeof *s);
-	rk_sb_read_free(&rd);
-	return s;
-}
-
 /* An array of case C on fresh memory members (role order), its volume
  * filled with random bytes, returned (*vol: its size). */
 static uint8_t *make_array(rk_dev **d, const struct mcase *c, uint64_t *vol)
 {
-	struct rk_sb *sb = calloc(1, sizeof *sb);
-	ck_assert_ptr_nonnull(sb);
-	struct rk_sb_params p = { .level = c->level, .layout = c->layout, .chunk = c->chunk, .nroles = c->nr,
-	                          .name = "mw" };
-	p.data_size = rk_sb_max_data_size(DEVSZ, RK_DATA_OFFSET_DEFAULT, c->chunk);
-	ck_assert_int_eq(rk_sb_init(sb, &p), RK_OK);
-	if (c->journal) {
-		sb->feat_incompat |= RK_FEAT_INCOMPAT_JOURNAL;
-		sb->journal_offset = RK_SB_PRIMARY_END;
-		sb->journal_size = RK_DATA_OFFSET_DEFAULT - RK_SB_PRIMARY_END;
-	}
-	for (uint32_t r = 0; r < c->nr; r++) {
-		char nm[16];
-		snprintf(nm, sizeof nm, "m%u", r);
-		ck_assert_int_eq(rk_dev_mem(&d[r], nm, DEVSZ), RK_OK);
-		ck_assert_int_eq(rk_sb_set_member(sb, r, DEVSZ), RK_OK);
-		ck_assert_int_eq(rk_sb_write(d[r], sb), RK_OK);
-	}
-	struct rk_geom g;
-	ck_assert_int_eq(rk_geom_init(&g, c->level, c->layout, c->chunk, c->nr, sb->data_size), RK_OK);
-	uint64_t offs[MAXM];
-	for (uint32_t r = 0; r < c->nr; r++)
-		offs[r] = sb->data_offset;
-	rk_vol *v;
-	ck_assert_int_eq(rk_vol_open(&v, &g, d, offs), RK_OK);
-	*vol = sb->volume_size;
-	uint8_t *data = malloc(*vol);
-	ck_assert_ptr_nonnull(data);
-	fill(data, *vol);
-	ck_assert_int_eq(rk_vol_write(v, data, *vol, 0), RK_OK);
-	rk_vol_close(v);
-	free(sb);
-	return data;
-}
-
-struct stopper {
-	volatile int stop;
-	int left;
-};
-static void stop_after(void *ctx, uint64_t done, uint64_t total)
-{
-	struct stopper *s = ctx;
-	(void)done;
-	(void)total;
-	if (--s->left <= 0)
-		s->stop = 1;
+	struct rk_test_mem_array a = { .level = c->level, .layout = c->layout, .chunk = c->chunk, .nroles = c->nr,
+	                               .member_size = DEVSZ, .journal = c->journal, .name = "mw" };
+	return rk_test_mem_array_make(d, &a, vol);
 }
 
 /* Starts the reshape of case C on D (the added members are created at
@@ -145,15 +71,10 @@ static void stop_after(void *ctx, uint64_t done, uint64_t total)
  * batch); returns the checkpoint. */
 static uint64_t start_mid(rk_dev **d, const struct mcase *c, int nck)
 {
-	for (uint32_t a = 0; a < c->nadd; a++) {
-		char nm[16];
-		snprintf(nm, sizeof nm, "new%u", a);
-		ck_assert_int_eq(rk_dev_mem(&d[c->nr + a], nm, DEVSZ), RK_OK);
-		memset(rk_dev_mem_data(d[c->nr + a]), 0x5A, DEVSZ);   /* junk must never show */
-	}
-	struct stopper st = { .stop = nck <= 0, .left = nck };
-	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = stop_after,
-	                            .progress_ctx = &st, .stop = &st.stop };
+	resize_add_members(d, c->nr, c->nadd, DEVSZ);   /* junk must never show */
+	struct resize_stop st = { .flag = nck <= 0, .checkpoints = nck };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = resize_stop_progress,
+	                            .progress_ctx = &st, .stop = &st.flag };
 	if (c->new_level != -99) {
 		o.set_level = 1;
 		o.level = c->new_level;
@@ -161,7 +82,7 @@ static uint64_t start_mid(rk_dev **d, const struct mcase *c, int nck)
 	struct rk_resize_result res;
 	rk_err e = rk_resize_reshape(d, c->nr, d + c->nr, c->nadd, &o, &res);
 	ck_assert_msg(e == RK_E_FAULT, "%s: the reshape was not stopped: %d %s", c->name, e, rk_errmsg());
-	struct rk_sb *s = read_sb(d[0]);
+	struct rk_sb *s = rk_test_read_sb(d[0]);
 	ck_assert(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
 	uint64_t pos = s->reshape_pos;
 	ck_assert(nck <= 0 ? pos == 0 : pos > 0);
@@ -170,40 +91,11 @@ static uint64_t start_mid(rk_dev **d, const struct mcase *c, int nck)
 	return pos;
 }
 
-/* Opens the array on D (N members, any order) through rk_array_open_devs
- * with role MISS and MISS2 left out (-1: none). */
-static rk_err open_mid(rk_array **a, rk_dev **d, uint32_t n, int miss, int miss2, unsigned flags)
-{
-	struct rk_sb *own[MAXM] = { 0 };
-	uint32_t fresh = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		own[i] = read_sb(d[i]);
-		if (own[i]->events > own[fresh]->events)
-			fresh = i;
-	}
-	const struct rk_sb *t = own[fresh];
-	rk_dev *byrole[MAXM] = { 0 };
-	const struct rk_sb *sbs[MAXM] = { 0 };
-	uint32_t span = rk_resize_span(t);
-	ck_assert_uint_le(span, MAXM);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t r = own[i]->this_role;
-		if (r >= span || (int)r == miss || (int)r == miss2)
-			continue;
-		byrole[r] = d[i];
-		sbs[r] = own[i];
-	}
-	rk_err e = rk_array_open_devs(a, t, byrole, sbs, flags);
-	for (uint32_t i = 0; i < n; i++)
-		free(own[i]);
-	return e;
-}
-
 /* The whole volume of the array on D read through a read-only open. */
 static uint8_t *read_vol(rk_dev **d, uint32_t n, int miss, int miss2, uint64_t vol, int *replayed)
 {
 	rk_array *a;
-	rk_err e = open_mid(&a, d, n, miss, miss2, RK_ARRAY_RDONLY);
+	rk_err e = resize_open_mid(&a, d, n, miss, miss2, RK_ARRAY_RDONLY);
 	ck_assert_msg(e == RK_OK, "read-only open (missing %d, %d): %s", miss, miss2, rk_errmsg());
 	ck_assert_uint_eq(rk_array_size(a), vol);
 	if (replayed)
@@ -227,11 +119,11 @@ static void same(const uint8_t *got, const uint8_t *want, uint64_t len, const ch
  * the checkpoint are intact old copies, consistent with its parity). */
 static void scrub_mid(rk_dev **d, uint32_t n)
 {
-	struct rk_sb *t = read_sb(d[0]);
+	struct rk_sb *t = rk_test_read_sb(d[0]);
 	ck_assert(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
-	rk_dev *byrole[MAXM] = { 0 };
+	rk_dev *byrole[RESIZE_MAX_MEMBERS] = { 0 };
 	for (uint32_t i = 0; i < n; i++) {
-		struct rk_sb *s = read_sb(d[i]);
+		struct rk_sb *s = rk_test_read_sb(d[i]);
 		byrole[s->this_role] = d[i];
 		free(s);
 	}
@@ -239,17 +131,17 @@ static void scrub_mid(rk_dev **d, uint32_t n)
 	struct rk_geom gn, go;
 	ck_assert_int_eq(rk_geom_init(&gn, nd->level, nd->layout, nd->chunk, nd->nroles, nd->data_size), RK_OK);
 	ck_assert_int_eq(rk_geom_init(&go, t->level, t->layout, t->chunk, t->nroles, t->data_size), RK_OK);
-	uint64_t offs[MAXM];
+	uint64_t offs[RESIZE_MAX_MEMBERS];
 	struct rk_scrub_opts so = { 0 };
 	struct rk_scrub_stats st;
-	for (uint32_t r = 0; r < MAXM; r++)
+	for (uint32_t r = 0; r < RESIZE_MAX_MEMBERS; r++)
 		offs[r] = nd->data_offset;
 	uint64_t nrows = t->reshape_pos / gn.stripe_data;
 	ck_assert_int_eq(rk_scrub_run(&gn, byrole, offs, 0, nrows, &so, &st), RK_OK);
 	ck_assert_msg(st.mismatches == 0, "new geometry: %llu mismatches below the checkpoint",
 	              (unsigned long long)st.mismatches);
 	if (go.level != 0) {
-		for (uint32_t r = 0; r < MAXM; r++)
+		for (uint32_t r = 0; r < RESIZE_MAX_MEMBERS; r++)
 			offs[r] = t->data_offset;
 		uint64_t first = t->reshape_pos / go.stripe_data;
 		ck_assert_int_eq(rk_scrub_run(&go, byrole, offs, first, go.nstripes, &so, &st), RK_OK);
@@ -263,7 +155,7 @@ static void scrub_mid(rk_dev **d, uint32_t n)
  * zeros, and the new geometry scrubs clean. */
 static void verify_final(rk_dev **d, uint32_t n, const uint8_t *want, uint64_t len)
 {
-	struct rk_sb *s = read_sb(d[0]);
+	struct rk_sb *s = rk_test_read_sb(d[0]);
 	ck_assert(!(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE));
 	ck_assert_uint_eq(s->nroles, n);
 	uint64_t vsz = 0;
@@ -278,10 +170,10 @@ static void verify_final(rk_dev **d, uint32_t n, const uint8_t *want, uint64_t l
 	free(b);
 	struct rk_geom g;
 	ck_assert_int_eq(rk_geom_init(&g, s->level, s->layout, s->chunk, s->nroles, s->data_size), RK_OK);
-	rk_dev *byrole[MAXM] = { 0 };
-	uint64_t offs[MAXM];
+	rk_dev *byrole[RESIZE_MAX_MEMBERS] = { 0 };
+	uint64_t offs[RESIZE_MAX_MEMBERS];
 	for (uint32_t i = 0; i < n; i++) {
-		struct rk_sb *o = read_sb(d[i]);
+		struct rk_sb *o = rk_test_read_sb(d[i]);
 		byrole[o->this_role] = d[i];
 		free(o);
 		offs[i] = s->data_offset;
@@ -301,7 +193,7 @@ struct wr {
 };
 static uint32_t plan_writes(struct wr *w, rk_dev **d, uint64_t vol)
 {
-	struct rk_sb *t = read_sb(d[0]);
+	struct rk_sb *t = rk_test_read_sb(d[0]);
 	const struct rk_geom_desc *nd = &t->reshape_new;
 	struct rk_geom gn, go;
 	ck_assert_int_eq(rk_geom_init(&gn, nd->level, nd->layout, nd->chunk, nd->nroles, nd->data_size), RK_OK);
@@ -329,10 +221,7 @@ static uint8_t *write_bytes(uint32_t i, uint64_t len)
 {
 	uint8_t *b = malloc(len);
 	ck_assert_ptr_nonnull(b);
-	uint64_t keep = rng;
-	rng = 1000 + i * 7919;
-	fill(b, len);
-	rng = keep;
+	rk_test_fill_seeded(b, len, 1000 + i * 7919);
 	return b;
 }
 
@@ -341,16 +230,16 @@ static uint8_t *write_bytes(uint32_t i, uint64_t len)
 START_TEST(t_write_mid)
 {
 	const struct mcase *c = &mcases[_i];
-	rk_dev *d[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 4242 + (uint64_t)_i;
+	rk_test_rnd_seed(4242 + (uint64_t)_i);
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	uint64_t pos = start_mid(d, c, 3);
-	struct rk_sb *before = read_sb(d[0]);
+	struct rk_sb *before = rk_test_read_sb(d[0]);
 
 	rk_array *a;
-	rk_err e = open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR);
+	rk_err e = resize_open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR);
 	ck_assert_msg(e == RK_OK, "%s: read-write open mid-reshape: %s", c->name, rk_errmsg());
 	uint64_t p = 0;
 	ck_assert_int_eq(rk_array_reshaping(a, &p), 1);
@@ -379,7 +268,7 @@ START_TEST(t_write_mid)
 
 	/* the checkpoint did not move, the array is clean, both geometries
 	 * consistent where they are in use */
-	struct rk_sb *after = read_sb(d[0]);
+	struct rk_sb *after = rk_test_read_sb(d[0]);
 	ck_assert(after->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
 	ck_assert_uint_eq(after->reshape_pos, pos);
 	ck_assert_uint_eq(after->array_state, RK_ARRAY_CLEAN);
@@ -395,7 +284,7 @@ START_TEST(t_write_mid)
 	e = rk_resize_continue(d, n, NULL, &res);
 	ck_assert_msg(e == RK_OK, "%s: continue: %s", c->name, rk_errmsg());
 	verify_final(d, n, ref, vol);
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(ref);
 }
 END_TEST
@@ -405,14 +294,14 @@ END_TEST
 START_TEST(t_write_edges)
 {
 	const struct mcase *c = &mcases[0];
-	rk_dev *d[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 777;
+	rk_test_rnd_seed(777);
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	uint64_t pos = start_mid(d, c, 1);
 	rk_array *a;
-	ck_assert_int_eq(open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+	ck_assert_int_eq(resize_open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
 	/* the last byte below the checkpoint, the first above, and the whole
 	 * volume in one write */
 	uint8_t x = 0xC3, y = 0x3C;
@@ -426,7 +315,7 @@ START_TEST(t_write_edges)
 	uint8_t *b = read_vol(d, n, -1, -1, vol, NULL);
 	same(b, ref, vol, "single bytes at the checkpoint");
 	free(b);
-	ck_assert_int_eq(open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+	ck_assert_int_eq(resize_open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
 	uint8_t *all = write_bytes(99, vol);
 	ck_assert_int_eq(rk_array_write(a, all, vol, 0), RK_OK);
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
@@ -437,7 +326,7 @@ START_TEST(t_write_edges)
 	struct rk_resize_result res;
 	ck_assert_int_eq(rk_resize_continue(d, n, NULL, &res), RK_OK);
 	verify_final(d, n, all, vol);
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(all);
 	free(ref);
 }
@@ -449,26 +338,26 @@ END_TEST
 START_TEST(t_write_reverting)
 {
 	const struct mcase *c = &mcases[_i == 0 ? 0 : 2];
-	rk_dev *d[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 8080 + (uint64_t)_i;
+	rk_test_rnd_seed(8080 + (uint64_t)_i);
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	uint64_t pos = start_mid(d, c, 8);
-	struct stopper st = { .stop = 0, .left = 2 };
-	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = stop_after,
-	                            .progress_ctx = &st, .stop = &st.stop };
+	struct resize_stop st = { .checkpoints = 2 };
+	struct rk_resize_opts o = { .layout = RK_RESIZE_LAYOUT_KEEP, .batch_max = BATCH, .progress = resize_stop_progress,
+	                            .progress_ctx = &st, .stop = &st.flag };
 	struct rk_resize_result res;
 	rk_err e = rk_resize_revert(d, n, &o, &res);
 	ck_assert_msg(e == RK_E_FAULT, "%s: the revert was not stopped: %d %s", c->name, e, rk_errmsg());
-	struct rk_sb *t = read_sb(d[0]);
+	struct rk_sb *t = rk_test_read_sb(d[0]);
 	ck_assert(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
 	ck_assert(t->reshape_flags & RK_RESHAPE_REVERTING);
 	ck_assert_uint_lt(t->reshape_pos, pos);
 	pos = t->reshape_pos;
 	free(t);
 	rk_array *a;
-	e = open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR);
+	e = resize_open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR);
 	ck_assert_msg(e == RK_OK, "%s: read-write open mid-revert: %s", c->name, rk_errmsg());
 	struct wr w[NW];
 	uint32_t nw = plan_writes(w, d, vol);
@@ -487,7 +376,7 @@ START_TEST(t_write_reverting)
 	e = rk_resize_revert(d, n, NULL, &res);
 	ck_assert_msg(e == RK_OK, "%s: finishing the revert: %s", c->name, rk_errmsg());
 	/* the old geometry on the old members, with the written bytes */
-	struct rk_sb *s0 = read_sb(d[0]);
+	struct rk_sb *s0 = rk_test_read_sb(d[0]);
 	ck_assert(!(s0->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE));
 	ck_assert_uint_eq(s0->nroles, c->nr);
 	ck_assert_uint_eq(s0->volume_size, vol);
@@ -498,7 +387,7 @@ START_TEST(t_write_reverting)
 	free(b);
 	struct rk_geom g;
 	ck_assert_int_eq(rk_geom_init(&g, s0->level, s0->layout, s0->chunk, s0->nroles, s0->data_size), RK_OK);
-	uint64_t offs[MAXM];
+	uint64_t offs[RESIZE_MAX_MEMBERS];
 	for (uint32_t r = 0; r < c->nr; r++)
 		offs[r] = s0->data_offset;
 	struct rk_scrub_opts so = { 0 };
@@ -506,7 +395,7 @@ START_TEST(t_write_reverting)
 	ck_assert_int_eq(rk_scrub_run(&g, d, offs, 0, g.nstripes, &so, &sst), RK_OK);
 	ck_assert_uint_eq(sst.mismatches, 0);
 	free(s0);
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(ref);
 }
 END_TEST
@@ -516,14 +405,14 @@ END_TEST
 START_TEST(t_write_pos0)
 {
 	const struct mcase *c = &mcases[_i == 0 ? 0 : 2];
-	rk_dev *d[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 555 + (uint64_t)_i;
+	rk_test_rnd_seed(555 + (uint64_t)_i);
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	ck_assert_uint_eq(start_mid(d, c, 0), 0);
 	rk_array *a;
-	ck_assert_int_eq(open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+	ck_assert_int_eq(resize_open_mid(&a, d, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
 	uint64_t p = 1;
 	ck_assert_int_eq(rk_array_reshaping(a, &p), 1);
 	ck_assert_uint_eq(p, 0);
@@ -538,7 +427,7 @@ START_TEST(t_write_pos0)
 	struct rk_resize_result res;
 	ck_assert_int_eq(rk_resize_continue(d, n, NULL, &res), RK_OK);
 	verify_final(d, n, ref, vol);
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(ref);
 }
 END_TEST
@@ -555,14 +444,14 @@ START_TEST(t_write_degraded)
 	} dc[] = { { 0, 1 }, { 0, 3 }, { 1, 0 }, { 1, 4 }, { 2, 2 } };
 	const struct mcase *c = &mcases[dc[_i].mc];
 	int miss = dc[_i].miss;
-	rk_dev *d[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 99 + (uint64_t)_i;
+	rk_test_rnd_seed(99 + (uint64_t)_i);
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	start_mid(d, c, 3);
 	rk_array *a;
-	rk_err e = open_mid(&a, d, n, miss, -1, RK_ARRAY_RDWR);
+	rk_err e = resize_open_mid(&a, d, n, miss, -1, RK_ARRAY_RDWR);
 	ck_assert_msg(e == RK_OK, "%s missing role %d: %s", c->name, miss, rk_errmsg());
 	ck_assert(rk_array_role_down(a, (uint32_t)miss));
 	struct wr w[NW];
@@ -575,17 +464,17 @@ START_TEST(t_write_degraded)
 		free(b);
 	}
 	ck_assert_int_eq(rk_array_close(a), RK_OK);
-	struct rk_sb *t = read_sb(d[miss == 0 ? 1 : 0]);
+	struct rk_sb *t = rk_test_read_sb(d[miss == 0 ? 1 : 0]);
 	ck_assert_uint_eq(t->roles[miss].state, RK_ROLE_FAULTY);
 	ck_assert_uint_eq(t->array_state, RK_ARRAY_CLEAN);
 	uint32_t span = rk_resize_span(t);
 	int raid6 = c->level == 6 && t->reshape_new.level == 6;
 	free(t);
 	/* the stale member is left out from now on */
-	rk_dev *live[MAXM];
+	rk_dev *live[RESIZE_MAX_MEMBERS];
 	uint32_t nl = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		struct rk_sb *s = read_sb(d[i]);
+		struct rk_sb *s = rk_test_read_sb(d[i]);
 		if ((int)s->this_role != miss)
 			live[nl++] = d[i];
 		free(s);
@@ -610,7 +499,7 @@ START_TEST(t_write_degraded)
 	e = revert ? rk_resize_revert(live, nl, NULL, &res) : rk_resize_continue(live, nl, NULL, &res);
 	ck_assert_msg(e == RK_OK, "%s missing role %d: degraded %s: %s", c->name, miss, revert ? "revert" : "continue",
 	              rk_errmsg());
-	t = read_sb(live[0]);
+	t = rk_test_read_sb(live[0]);
 	ck_assert(!(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE));
 	if ((uint32_t)miss < t->nroles)
 		ck_assert_uint_eq(t->roles[miss].state, RK_ROLE_FAULTY);
@@ -626,7 +515,7 @@ START_TEST(t_write_degraded)
 		if (b[i])
 			ck_abort_msg("volume byte %llu past the old volume is not zero", (unsigned long long)i);
 	free(b);
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(ref);
 }
 END_TEST
@@ -638,9 +527,9 @@ END_TEST
 START_TEST(t_write_pull)
 {
 	const struct mcase *c = &mcases[1];   /* RAID-6 +1: redundant on both sides */
-	rk_dev *d[MAXM], *fw[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS], *fw[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 2024;
+	rk_test_rnd_seed(2024);
 	uint8_t *ref = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	start_mid(d, c, 3);
@@ -656,7 +545,7 @@ START_TEST(t_write_pull)
 		uint64_t at;
 	} pulls[] = { { 1, 6 }, { 1, 11 }, { 4, 7 }, { 2, 30 } };   /* after open_mid read the superblocks */
 	for (size_t k = 0; k < sizeof pulls / sizeof pulls[0]; k++) {
-		rk_dev *m[MAXM];
+		rk_dev *m[RESIZE_MAX_MEMBERS];
 		for (uint32_t r = 0; r < n; r++) {
 			ck_assert_int_eq(rk_dev_mem(&m[r], rk_dev_path(d[r]), DEVSZ), RK_OK);
 			memcpy(rk_dev_mem_data(m[r]), rk_dev_mem_data(d[r]), DEVSZ);
@@ -667,7 +556,7 @@ START_TEST(t_write_pull)
 		for (uint32_t r = 0; r < n; r++)
 			ck_assert_int_eq(rk_dev_fault(&fw[r], m[r], plan, (int)r), RK_OK);
 		rk_array *a;
-		ck_assert_int_eq(open_mid(&a, fw, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
+		ck_assert_int_eq(resize_open_mid(&a, fw, n, -1, -1, RK_ARRAY_RDWR), RK_OK);
 		for (uint32_t i = 0; i < nw; i++) {
 			uint8_t *b = write_bytes(i, w[i].len);
 			rk_err e = rk_array_write(a, b, (size_t)w[i].len, w[i].off);
@@ -679,131 +568,23 @@ START_TEST(t_write_pull)
 		ck_assert_uint_eq(rk_array_nfailed(a), 1);
 		ck_assert(rk_array_role_down(a, (uint32_t)pulls[k].member));
 		ck_assert_int_eq(rk_array_close(a), RK_OK);
-		rk_dev *live[MAXM];
+		rk_dev *live[RESIZE_MAX_MEMBERS];
 		uint32_t nl = 0;
 		for (uint32_t r = 0; r < n; r++)
 			if ((int)r != pulls[k].member)
 				live[nl++] = fw[r];
-		struct rk_sb *t = read_sb(live[0]);
+		struct rk_sb *t = rk_test_read_sb(live[0]);
 		ck_assert_uint_eq(t->roles[pulls[k].member].state, RK_ROLE_FAULTY);
 		ck_assert_uint_eq(t->array_state, RK_ARRAY_CLEAN);
 		free(t);
 		uint8_t *b = read_vol(live, nl, -1, -1, vol, NULL);
 		same(b, ref, vol, "a member pulled during the write session");
 		free(b);
-		close_all(fw, n);
+		rk_test_close_devs(fw, n);
 		rk_fault_plan_free(plan);
 	}
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(ref);
-}
-END_TEST
-
-/* ---- the mid-reshape records as untrusted input ---- */
-
-static const uint8_t uu[16] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6 };
-
-static struct rk_jrec_ctx rs_ctx(void)
-{
-	return (struct rk_jrec_ctx){ .jsize = 512u * 1024u, .member_size = 1u << 20, .vol_size = 4u << 20,
-	                             .nroles = 5, .role = 2, .array_uuid = uu, .reshaping = 1,
-	                             .rs_pos = 786432, .rs_base = 786432, .rs_old = 1048576,
-	                             .rs_new_size = 1u << 20, .rs_old_size = 1u << 20 };
-}
-
-START_TEST(t_records)
-{
-	struct rk_jrec h, d;
-	memset(&h, 0, sizeof h);
-	h.kind = RK_JREC_DATA_RS;
-	h.role = 2;
-	h.nroles = 5;
-	h.seq = 7;
-	memcpy(h.array_uuid, uu, 16);
-	rk_jrec_set_part(&h, 2);
-	rk_jrec_set_part(&h, 4);
-	h.nsegs = 2;
-	h.seg[0] = (struct rk_jseg){ 4096, 512 };                       /* new data area */
-	h.seg[1] = (struct rk_jseg){ 262144 + (1u << 20) - 1024, 1024 }; /* the old one's end */
-	h.payload = 1536;
-	h.rs_pos = 786432;
-	h.rs_base = 786432;
-	h.rs_old = 1048576;
-	uint8_t *rec = calloc(1, RK_JNL_HDR + 1536);
-	ck_assert_ptr_nonnull(rec);
-	for (int i = 0; i < 1536; i++)
-		rec[RK_JNL_HDR + i] = (uint8_t)(i * 3);
-	ck_assert_int_eq(rk_jrec_encode(&h, rec), RK_OK);
-	struct rk_jrec_ctx c = rs_ctx();
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
-	ck_assert_uint_eq(d.kind, RK_JREC_DATA_RS);
-	ck_assert_uint_eq(d.rs_pos, 786432);
-	ck_assert_uint_eq(d.rs_old, 1048576);
-	ck_assert_uint_eq(d.seg[1].len, 1024);
-	ck_assert(rk_jrec_verify(&d, rec));
-	/* the tag lies at 3520 (spec/journal.md), inside the CRC */
-	ck_assert_uint_eq(rec[3520 + 2], (786432 >> 16) & 0xff);
-	rec[3520 + 24] ^= 1;   /* past the tag: covered by the CRC only */
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
-	ck_assert(!rk_jrec_verify(&d, rec));
-	rec[3520 + 24] ^= 1;
-	/* another reshape state, or no reshape: no record for this array */
-	c.rs_pos += 196608;
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
-	c = rs_ctx();
-	c.rs_old += 4096;
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
-	c = rs_ctx();
-	c.reshaping = 0;
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
-	ck_assert_int_eq(rk_jrec_decode(&d, rec, c.jsize, c.member_size, c.vol_size, 5, 2, uu), RK_E_NOSB);
-	/* a context that is no forward shift is refused */
-	c = rs_ctx();
-	c.rs_old = c.rs_base;
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_INVAL);
-	/* segments: in the gap between the areas, past the old one, wrapping */
-	c = rs_ctx();
-	c.rs_new_size = 65536;
-	c.rs_old_size = 1u << 20;
-	static const struct rk_jseg bad[] = {
-		{ 65536, 512 },                      /* past the new area, before the old */
-		{ 262144 - 256, 512 },               /* straddles the old area's start */
-		{ 262144 + (1u << 20) - 256, 512 },  /* past the old area's end */
-		{ UINT64_MAX - 100, 512 },           /* wraps */
-		{ 4096, 0 },                         /* empty */
-	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		struct rk_jrec x = h;
-		x.nsegs = 1;
-		x.seg[0] = bad[i];
-		x.payload = bad[i].len;
-		uint8_t *r2 = calloc(1, RK_JNL_HDR + 512);
-		ck_assert_ptr_nonnull(r2);
-		if (rk_jrec_encode(&x, r2) == RK_OK)
-			ck_assert_msg(rk_jrec_decode_ctx(&d, r2, &c) == RK_E_CORRUPT, "bad segment %zu accepted", i);
-		free(r2);
-	}
-	/* a plain DATA record is no record mid-reshape; INTENT_RS ranges are
-	 * volume ranges */
-	struct rk_jrec p = h;
-	p.kind = RK_JREC_DATA;
-	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
-	c = rs_ctx();
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_NOSB);
-	p.kind = RK_JREC_INTENT_RS;
-	p.nsegs = 1;
-	p.seg[0] = (struct rk_jseg){ 0, 4u << 20 };
-	p.payload = 0;
-	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_OK);
-	ck_assert_uint_eq(d.kind, RK_JREC_INTENT_RS);
-	p.seg[0].len++;
-	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_OK);
-	ck_assert_int_eq(rk_jrec_decode_ctx(&d, rec, &c), RK_E_CORRUPT);
-	/* encoding a tag that is no forward shift is refused */
-	p.rs_old = p.rs_base;
-	ck_assert_int_eq(rk_jrec_encode(&p, rec), RK_E_INVAL);
-	free(rec);
 }
 END_TEST
 
@@ -818,7 +599,7 @@ static uint64_t g_points, g_replay_data, g_replay_resync;
 static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t vol, const struct wr *w,
                         uint32_t nw, const struct rk_fault_spec *spec)
 {
-	rk_dev *d[MAXM], *fw[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS], *fw[RESIZE_MAX_MEMBERS];
 	rk_fault_plan *plan;
 	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
 	for (uint32_t r = 0; r < n; r++) {
@@ -828,7 +609,7 @@ static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t
 	}
 	uint32_t done = 0;
 	rk_array *a = NULL;
-	if (open_mid(&a, fw, n, -1, -1, RK_ARRAY_RDWR) == RK_OK) {
+	if (resize_open_mid(&a, fw, n, -1, -1, RK_ARRAY_RDWR) == RK_OK) {
 		for (; done < nw; done++) {
 			uint8_t *b = write_bytes(done, w[done].len);
 			rk_err e = rk_array_write(a, b, (size_t)w[done].len, w[done].off);
@@ -842,14 +623,9 @@ static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t
 	}
 	uint64_t writes = rk_fault_writes(plan);
 	ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
-	rk_dev *after[MAXM];
-	for (uint32_t r = 0; r < n; r++) {
-		rk_dev *lo = rk_fault_lower(plan, (int)r);
-		ck_assert_ptr_nonnull(lo);
-		ck_assert_int_eq(rk_dev_mem(&after[r], rk_dev_path(lo), rk_dev_size(lo)), RK_OK);
-		memcpy(rk_dev_mem_data(after[r]), rk_dev_mem_data(lo), rk_dev_size(lo));
-	}
-	close_all(fw, n);
+	rk_dev *after[RESIZE_MAX_MEMBERS];
+	rk_test_crash_copies(plan, n, after);
+	rk_test_close_devs(fw, n);
 	rk_fault_plan_free(plan);
 	if (spec->model == RK_FAULT_NONE)
 		ck_assert_uint_eq(done, nw);
@@ -885,7 +661,7 @@ static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t
 	}
 	free(landed);
 	/* the checkpoint never moved */
-	struct rk_sb *t = read_sb(after[0]);
+	struct rk_sb *t = rk_test_read_sb(after[0]);
 	ck_assert(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE);
 	free(t);
 	/* continue replays (read-write) and finishes: the same bytes */
@@ -894,7 +670,7 @@ static uint64_t session(rk_dev **base, uint32_t n, const uint8_t *orig, uint64_t
 	ck_assert_msg(e == RK_OK, "fault model %d at write %llu: continue: %s", spec->model, (unsigned long long)spec->n,
 	              rk_errmsg());
 	verify_final(after, n, got, vol);
-	close_all(after, n);
+	rk_test_close_devs(after, n);
 	free(got);
 	free(want);
 	if (spec->model != RK_FAULT_NONE)
@@ -908,9 +684,9 @@ START_TEST(t_crash)
 	static const int mc[] = { 0, 2, 1 };
 	const struct mcase *c = &mcases[mc[_i]];
 	int cut = _i == 2;
-	rk_dev *d[MAXM];
+	rk_dev *d[RESIZE_MAX_MEMBERS];
 	uint64_t vol;
-	rng = 31337 + (uint64_t)_i;
+	rk_test_rnd_seed(31337 + (uint64_t)_i);
 	uint8_t *orig = make_array(d, c, &vol);
 	uint32_t n = c->nr + c->nadd;
 	start_mid(d, c, 3);
@@ -934,33 +710,14 @@ START_TEST(t_crash)
 		ck_assert_uint_gt(g_replay_data, 0);
 		ck_assert_uint_gt(g_replay_resync, 0);
 	}
-	close_all(d, n);
+	rk_test_close_devs(d, n);
 	free(orig);
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("reshape_write");
-	TCase *tc = tcase_create("reshape_write");
-	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0]));
-	tcase_add_test(tc, t_write_edges);
-	tcase_add_loop_test(tc, t_write_pos0, 0, 2);
-	tcase_add_loop_test(tc, t_write_reverting, 0, 2);
-	tcase_add_loop_test(tc, t_write_degraded, 0, 5);
-	tcase_add_test(tc, t_write_pull);
-	tcase_add_test(tc, t_records);
-	tcase_add_loop_test(tc, t_crash, 0, 3);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
-}
+RK_TEST_SUITE("reshape_write", { "reshape_write", 300, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_write_mid, 0, (int)(sizeof mcases / sizeof mcases[0])),
+	           RK_TEST(t_write_edges), RK_TEST_LOOP(t_write_pos0, 0, 2),
+	           RK_TEST_LOOP(t_write_reverting, 0, 2),
+	           RK_TEST_LOOP(t_write_degraded, 0, 5), RK_TEST(t_write_pull),
+	           RK_TEST_LOOP(t_crash, 0, 3)) })

@@ -12,27 +12,7 @@
 #include "rk_geom.h"
 #include "rk_parity.h"
 #include "rk_vol.h"
-
-#define REQ(c) do { if (!(c)) ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c); } while (0)
-#define REQ_MSG(c, ...) do { if (!(c)) ck_abort_msg(__VA_ARGS__); } while (0)
-
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-static void fill(uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(rnd() >> 40);
-}
+#include "helpers/rk_test.h"
 
 /* ---- a counting pass-through device ---- */
 struct cnt { rk_dev *lower; uint64_t reads, writes; };
@@ -92,7 +72,7 @@ static void on_fail(void *ctx, uint32_t role, rk_err why)
 	struct arr *a = ctx;
 	a->fails++;
 	a->failed_role = role;
-	REQ(why == RK_E_IO);
+	RK_REQUIRE(why == RK_E_IO);
 }
 
 static void arr_make(struct arr *a, int32_t level, uint32_t layout, uint64_t chunk, uint32_t n, uint64_t msize,
@@ -122,7 +102,7 @@ static void arr_make(struct arr *a, int32_t level, uint32_t layout, uint64_t chu
 		a->use[r] = a->mem[r];
 	}
 	a->model = calloc(1, a->g.volume_size);   /* members start zeroed: a consistent, all-zero volume */
-	REQ(a->model != NULL);
+	RK_REQUIRE(a->model != NULL);
 }
 
 static rk_err arr_open(struct arr *a)
@@ -162,27 +142,27 @@ static void random_ops(struct arr *a, unsigned ops, uint64_t maxlen)
 	uint64_t vs = a->g.volume_size;
 	uint8_t *buf = malloc(maxlen);
 	for (unsigned i = 0; i < ops; i++) {
-		uint64_t len = 1 + rnd_below(maxlen);
-		if (rnd() & 1)
-			len = 1 + rnd_below(a->g.chunk ? a->g.chunk * 2 : 4096);
+		uint64_t len = 1 + rk_test_rnd_below(maxlen);
+		if (rk_test_rnd() & 1)
+			len = 1 + rk_test_rnd_below(a->g.chunk ? a->g.chunk * 2 : 4096);
 		if (len > vs)
 			len = vs;
-		uint64_t off = rnd_below(vs - len + 1);
-		if ((rnd() & 3) == 0 && a->g.stripe_data && a->g.stripe_data <= vs) {
+		uint64_t off = rk_test_rnd_below(vs - len + 1);
+		if ((rk_test_rnd() & 3) == 0 && a->g.stripe_data && a->g.stripe_data <= vs) {
 			/* stripe-aligned: full-stripe writes */
-			off = rnd_below(vs / a->g.stripe_data) * a->g.stripe_data;
+			off = rk_test_rnd_below(vs / a->g.stripe_data) * a->g.stripe_data;
 			if (off + len > vs)
 				len = vs - off;
 		}
-		if (rnd() % 3) {
-			fill(buf, len);
+		if (rk_test_rnd() % 3) {
+			rk_test_fill(buf, len);
 			rk_err e = rk_vol_write(a->v, buf, len, off);
-			REQ_MSG(e == RK_OK, "write %llu@%llu: %s", (unsigned long long)len, (unsigned long long)off, rk_errmsg());
+			RK_REQUIRE_MSG(e == RK_OK, "write %llu@%llu: %s", (unsigned long long)len, (unsigned long long)off, rk_errmsg());
 			memcpy(a->model + off, buf, len);
 		} else {
 			rk_err e = rk_vol_read(a->v, buf, len, off);
-			REQ_MSG(e == RK_OK, "read %llu@%llu: %s", (unsigned long long)len, (unsigned long long)off, rk_errmsg());
-			REQ_MSG(!memcmp(buf, a->model + off, len), "level %d layout %u n=%u: read %llu@%llu differs",
+			RK_REQUIRE_MSG(e == RK_OK, "read %llu@%llu: %s", (unsigned long long)len, (unsigned long long)off, rk_errmsg());
+			RK_REQUIRE_MSG(!memcmp(buf, a->model + off, len), "level %d layout %u n=%u: read %llu@%llu differs",
 			        a->g.level, a->g.layout, a->n, (unsigned long long)len, (unsigned long long)off);
 		}
 	}
@@ -193,8 +173,8 @@ static void read_all(struct arr *a)
 {
 	uint8_t *buf = malloc(a->g.volume_size);
 	rk_err e = rk_vol_read(a->v, buf, a->g.volume_size, 0);
-	REQ_MSG(e == RK_OK, "read all: %s", rk_errmsg());
-	REQ_MSG(!memcmp(buf, a->model, a->g.volume_size), "level %d layout %u n=%u: volume differs from the model",
+	RK_REQUIRE_MSG(e == RK_OK, "read all: %s", rk_errmsg());
+	RK_REQUIRE_MSG(!memcmp(buf, a->model, a->g.volume_size), "level %d layout %u n=%u: volume differs from the model",
 	        a->g.level, a->g.layout, a->n);
 	free(buf);
 }
@@ -210,7 +190,7 @@ static void check_consistent(struct arr *a)
 		uint8_t *zero = calloc(1, g->chunk), *p = malloc(g->chunk), *q = malloc(g->chunk);
 		for (uint64_t s = 0; s < g->nstripes; s++) {
 			struct rk_stripe_roles sr = { .data_role = dr };
-			REQ(rk_geom_stripe(g, s, &sr) == RK_OK);
+			RK_REQUIRE(rk_geom_stripe(g, s, &sr) == RK_OK);
 			for (uint32_t i = 0; i < slots; i++)
 				ptrs[i] = zero;
 			int ddf = g->level == 6 && g->layout >= 8 && g->layout <= 10;
@@ -220,20 +200,20 @@ static void check_consistent(struct arr *a)
 				ptrs[slots - 2] = p;
 				ptrs[slots - 1] = q;
 				rk_parity_ref.gen((int)slots, g->chunk, ptrs);
-				REQ_MSG(!memcmp(q, member_bytes(a, sr.q_role) + sr.member_off, g->chunk),
+				RK_REQUIRE_MSG(!memcmp(q, member_bytes(a, sr.q_role) + sr.member_off, g->chunk),
 				        "level 6 layout %u n=%u stripe %llu: Q mismatch", g->layout, a->n, (unsigned long long)s);
 			} else {
 				ptrs[g->ndata] = p;
 				rk_parity_ref.xor_gen((int)g->ndata + 1, g->chunk, ptrs);
 			}
-			REQ_MSG(!memcmp(p, member_bytes(a, sr.p_role) + sr.member_off, g->chunk),
+			RK_REQUIRE_MSG(!memcmp(p, member_bytes(a, sr.p_role) + sr.member_off, g->chunk),
 			        "level %d layout %u n=%u stripe %llu: P mismatch", g->level, g->layout, a->n,
 			        (unsigned long long)s);
 			/* and the data blocks hold the model's bytes */
 			struct rk_stripe_map m = { .vol_role = vr };
-			REQ(rk_geom_stripe_map(g, s, &m) == RK_OK);
+			RK_REQUIRE(rk_geom_stripe_map(g, s, &m) == RK_OK);
 			for (uint32_t j = 0; j < g->ndata; j++)
-				REQ(!memcmp(member_bytes(a, vr[j]) + m.member_off, a->model + s * g->stripe_data + j * g->chunk,
+				RK_REQUIRE(!memcmp(member_bytes(a, vr[j]) + m.member_off, a->model + s * g->stripe_data + j * g->chunk,
 				            g->chunk));
 		}
 		free(dr);
@@ -252,13 +232,13 @@ static void check_consistent(struct arr *a)
 	for (uint64_t x = 0; x < g->volume_size; x += step) {
 		uint64_t run;
 		struct rk_loc l;
-		REQ(rk_geom_map(g, x, &l, &run) == RK_OK);
+		RK_REQUIRE(rk_geom_map(g, x, &l, &run) == RK_OK);
 		uint64_t len = run < step ? run : step;
 		if (len > g->volume_size - x)
 			len = g->volume_size - x;
 		uint32_t k = rk_geom_copies(g, x, locs, 64);
 		for (uint32_t i = 0; i < k; i++)
-			REQ_MSG(!memcmp(member_bytes(a, locs[i].role) + locs[i].member_off, a->model + x, len),
+			RK_REQUIRE_MSG(!memcmp(member_bytes(a, locs[i].role) + locs[i].member_off, a->model + x, len),
 			        "level %d n=%u: copy %u of %llu on role %u differs", g->level, a->n, i, (unsigned long long)x,
 			        locs[i].role);
 	}
@@ -315,7 +295,7 @@ static struct cfg cfgs[128];
 START_TEST(test_healthy)
 {
 	const struct cfg *c = &cfgs[_i];
-	rng_state = 0x5eed0000 + (uint64_t)_i;
+	rk_test_rnd_seed(0x5eed0000 + (uint64_t)_i);
 	struct arr a;
 	arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
 	ck_assert_int_eq(arr_open(&a), RK_OK);
@@ -345,7 +325,7 @@ static uint32_t pick_missing(const struct arr *a, uint32_t *miss)
 		uint32_t r;
 		int dup;
 		do {
-			r = (uint32_t)rnd_below(a->n);
+			r = (uint32_t)rk_test_rnd_below(a->n);
 			dup = 0;
 			for (uint32_t j = 0; j < i; j++)
 				dup |= miss[j] == r;
@@ -361,13 +341,13 @@ START_TEST(test_degraded)
 	if (rk_level_min_roles(c->level) == 0 || c->level == 0 || c->level == RK_LEVEL_LINEAR ||
 	    (c->level == 1 && c->n == 1))
 		return;   /* nothing can be missing */
-	rng_state = 0xdead0000 + (uint64_t)_i;
+	rk_test_rnd_seed(0xdead0000 + (uint64_t)_i);
 	struct arr a;
 	arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
 	ck_assert_int_eq(arr_open(&a), RK_OK);
 	/* content written healthy */
 	uint8_t *buf = malloc(a.g.volume_size);
-	fill(buf, a.g.volume_size);
+	rk_test_fill(buf, a.g.volume_size);
 	ck_assert_int_eq(rk_vol_write(a.v, buf, a.g.volume_size, 0), RK_OK);
 	memcpy(a.model, buf, a.g.volume_size);
 	free(buf);
@@ -405,14 +385,14 @@ START_TEST(test_degraded_then_second_loss)
 	};
 	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
 		const struct cfg *c = &cs[t];
-		rng_state = 0x77 + t;
+		rk_test_rnd_seed(0x77 + t);
 		struct arr a;
 		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
 		ck_assert_int_eq(arr_open(&a), RK_OK);
 		random_ops(&a, 100, a.g.stripe_data * 2);
 		rk_vol_close(a.v);
 		a.v = NULL;
-		uint32_t x = (uint32_t)rnd_below(a.n);
+		uint32_t x = (uint32_t)rk_test_rnd_below(a.n);
 		a.use[x] = NULL;
 		ck_assert_int_eq(arr_open(&a), RK_OK);
 		random_ops(&a, 200, a.g.stripe_data * 2);
@@ -454,7 +434,7 @@ START_TEST(test_toofew)
 				a.use[locs[j].role] = NULL;
 		}
 		rk_err e = arr_open(&a);
-		REQ_MSG(e == RK_E_TOOFEW, "level %d n=%u with %u missing: %d", c->level, c->n, k, e);
+		RK_REQUIRE_MSG(e == RK_E_TOOFEW, "level %d n=%u with %u missing: %d", c->level, c->n, k, e);
 		arr_free(&a);
 	}
 }
@@ -473,19 +453,19 @@ START_TEST(test_read_error)
 	};
 	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
 		const struct cfg *c = &cs[t];
-		rng_state = 0x99 + t;
+		rk_test_rnd_seed(0x99 + t);
 		struct arr a;
 		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
 		ck_assert_int_eq(arr_open(&a), RK_OK);
 		uint8_t *buf = malloc(a.g.volume_size);
-		fill(buf, a.g.volume_size);
+		rk_test_fill(buf, a.g.volume_size);
 		ck_assert_int_eq(rk_vol_write(a.v, buf, a.g.volume_size, 0), RK_OK);
 		memcpy(a.model, buf, a.g.volume_size);
 		rk_vol_close(a.v);
 		a.v = NULL;
 		/* a read error on the member the engine reads a random volume byte from */
 		struct rk_loc loc;
-		ck_assert_int_eq(rk_geom_map(&a.g, rnd_below(a.g.volume_size), &loc, NULL), RK_OK);
+		ck_assert_int_eq(rk_geom_map(&a.g, rk_test_rnd_below(a.g.volume_size), &loc, NULL), RK_OK);
 		uint32_t bad = loc.role;
 		rk_fault_plan *plan;
 		struct rk_fault_spec spec = { .model = RK_FAULT_READ_ERROR, .member = (int)bad,
@@ -559,7 +539,7 @@ START_TEST(test_write_costs)
 	ck_assert_int_eq(arr_open(&a), RK_OK);
 	uint64_t sd = a.g.stripe_data;
 	uint8_t *buf = malloc(sd * 2);
-	fill(buf, sd * 2);
+	rk_test_fill(buf, sd * 2);
 	for (uint32_t r = 0; r < a.n; r++)
 		a.cnt[r]->reads = a.cnt[r]->writes = 0;
 	ck_assert_int_eq(rk_vol_write(a.v, buf, sd * 2, sd), RK_OK);
@@ -608,7 +588,7 @@ START_TEST(test_wide)
 	static const struct cfg cs[] = { { 5, 2, 255, 65536, 2 }, { 6, 0, 257, 65536, 2 }, { 6, 10, 100, 65536, 2 } };
 	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
 		const struct cfg *c = &cs[t];
-		rng_state = 0x1000 + t;
+		rk_test_rnd_seed(0x1000 + t);
 		struct arr a;
 		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
 		ck_assert_int_eq(arr_open(&a), RK_OK);
@@ -637,11 +617,11 @@ START_TEST(test_resync)
 		const struct cfg *c = &cfgs[i];
 		if (c->level == 0 || c->level == RK_LEVEL_LINEAR)
 			continue;
-		rng_state = 0x4e5 + i;
+		rk_test_rnd_seed(0x4e5 + i);
 		struct arr a;
 		arr_make(&a, c->level, c->layout, c->chunk, c->n, cfg_msize(c), 0);
 		for (uint32_t r = 0; r < a.n; r++)
-			fill(member_bytes(&a, r), a.g.member_size);
+			rk_test_fill(member_bytes(&a, r), a.g.member_size);
 		ck_assert_int_eq(arr_open(&a), RK_OK);
 		ck_assert_int_eq(rk_vol_resync(a.v, 0, a.g.nstripes, NULL, NULL), RK_OK);
 		/* the model is what the data copies say now */
@@ -676,30 +656,17 @@ START_TEST(test_bounds)
 }
 END_TEST
 
-static Suite *vol_suite(void)
-{
-	Suite *s = suite_create("vol");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 300);
-	ncfg = configs(cfgs);
-	tcase_add_loop_test(tc, test_healthy, 0, (int)ncfg);
-	tcase_add_loop_test(tc, test_degraded, 0, (int)ncfg);
-	tcase_add_test(tc, test_degraded_then_second_loss);
-	tcase_add_test(tc, test_toofew);
-	tcase_add_test(tc, test_read_error);
-	tcase_add_test(tc, test_write_costs);
-	tcase_add_test(tc, test_wide);
-	tcase_add_test(tc, test_resync);
-	tcase_add_test(tc, test_bounds);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(vol_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	ncfg = configs(cfgs);
+	const struct rk_test_case cases[] = {
+		{ "core", 300, NULL, NULL, 0,
+		  RK_TESTS(RK_TEST_LOOP(test_healthy, 0, (int)ncfg),
+		           RK_TEST_LOOP(test_degraded, 0, (int)ncfg),
+		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_toofew),
+		           RK_TEST(test_read_error), RK_TEST(test_write_costs), RK_TEST(test_wide),
+		           RK_TEST(test_resync), RK_TEST(test_bounds)) },
+		RK_TEST_CASES_END,
+	};
+	return rk_test_main("vol", cases);
 }

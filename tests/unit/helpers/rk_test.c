@@ -1,0 +1,271 @@
+/* rk_test.c: the suite runner, the temporary folder, deterministic data,
+ * whole files and the foreign fixtures (contracts in rk_test.h). */
+#include "rk_test.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---- the suite runner ---- */
+
+int rk_test_main(const char *name, const struct rk_test_case *cases)
+{
+	Suite *s = suite_create(name);
+	for (const struct rk_test_case *c = cases; c->name; c++) {
+		TCase *tc = tcase_create(c->name);
+		if (c->setup || c->teardown) {
+			if (c->run_once)
+				tcase_add_unchecked_fixture(tc, c->setup, c->teardown);
+			else
+				tcase_add_checked_fixture(tc, c->setup, c->teardown);
+		}
+		if (c->timeout > 0)
+			tcase_set_timeout(tc, c->timeout);
+		for (const struct rk_test_entry *t = c->tests; t->test; t++)
+			_tcase_add_test(tc, t->test, 0, 0, t->loop_start, t->loop_end);
+		suite_add_tcase(s, tc);
+	}
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* ---- the temporary folder ---- */
+
+static char tmpdir[256];
+static char member_buf[RK_TEST_MAX_MEMBERS][300];
+static char *members[RK_TEST_MAX_MEMBERS];
+
+void rk_test_tmpdir_make(void)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/rk-test.XXXXXX", base && *base ? base : "/tmp");
+	ck_assert_msg(mkdtemp(tmpdir) != NULL, "mkdtemp %s", tmpdir);
+	for (int i = 0; i < RK_TEST_MAX_MEMBERS; i++) {
+		snprintf(member_buf[i], sizeof member_buf[i], "%s/m%d.img", tmpdir, i);
+		members[i] = member_buf[i];
+	}
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	if (remove(path) != 0)
+		fprintf(stderr, "cannot remove %s\n", path);
+	return 0;
+}
+
+void rk_test_tmpdir_remove(void)
+{
+	if (!tmpdir[0])
+		return;
+	/* Depth first, not following links: a test's symlink is removed, not its target. */
+	nftw(tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir[0] = '\0';
+}
+
+const char *rk_test_tmpdir(void)
+{
+	return tmpdir;
+}
+
+const char *rk_test_path(const char *name)
+{
+	static char buf[16][512];
+	static unsigned next;
+	char *b = buf[next++ % 16];
+	snprintf(b, sizeof buf[0], "%s/%s", tmpdir, name);
+	return b;
+}
+
+char *const *rk_test_members(void)
+{
+	return members;
+}
+
+const char *const *rk_test_member_paths(void)
+{
+	return (const char *const *)members;
+}
+
+/* ---- deterministic data ---- */
+
+#define RK_TEST_SEED 0x9e3779b97f4a7c15ull
+static uint64_t rng = RK_TEST_SEED;
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+void rk_test_rnd_seed(uint64_t seed)
+{
+	rng = seed ? seed : RK_TEST_SEED;
+}
+
+/* xorshift64*: the multiplied output is good even from small seeds. */
+uint64_t rk_test_rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dull;
+}
+
+uint64_t rk_test_rnd_below(uint64_t n)
+{
+	return n ? rk_test_rnd() % n : 0;
+}
+
+void rk_test_fill(void *buf, size_t n)
+{
+	uint8_t *b = buf;
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(rk_test_rnd() >> 40);
+}
+
+void rk_test_fill_seeded(void *buf, size_t n, uint64_t seed)
+{
+	uint8_t *b = buf;
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)xorshift(&x);
+}
+
+uint8_t *rk_test_random_bytes(size_t len, uint64_t seed)
+{
+	uint8_t *b = malloc(len ? len : 1);
+	ck_assert_ptr_nonnull(b);
+	rk_test_fill_seeded(b, len, seed);
+	return b;
+}
+
+/* ---- whole files ---- */
+
+uint8_t *rk_test_slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "open %s", path);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	uint8_t *b = malloc((size_t)st.st_size + 1);
+	ck_assert_ptr_nonnull(b);
+	size_t got = 0;
+	while (got < (size_t)st.st_size) {
+		ssize_t r = pread(fd, b + got, (size_t)st.st_size - got, (off_t)got);
+		ck_assert_msg(r > 0, "read %s", path);
+		got += (size_t)r;
+	}
+	close(fd);
+	*len = got;
+	return b;
+}
+
+void rk_test_spit(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_msg(fd >= 0, "create %s", path);
+	ck_assert_int_eq(pwrite(fd, buf, len, 0), (ssize_t)len);
+	close(fd);
+}
+
+void rk_test_make_file(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_msg(fd >= 0, "create %s", path);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+}
+
+void rk_test_write_at(const char *path, const void *buf, size_t len, uint64_t off)
+{
+	int fd = open(path, O_RDWR);
+	ck_assert_msg(fd >= 0, "open %s", path);
+	void *zeros = buf ? NULL : calloc(1, len ? len : 1);
+	ck_assert_int_eq(pwrite(fd, buf ? buf : zeros, len, (off_t)off), (ssize_t)len);
+	free(zeros);
+	close(fd);
+}
+
+void rk_test_copy_file(const char *from, const char *to)
+{
+	size_t n;
+	uint8_t *b = rk_test_slurp(from, &n);
+	rk_test_spit(to, b, n);
+	free(b);
+}
+
+uint32_t rk_test_file_crc(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "open %s", path);
+	static uint8_t buf[1 << 16];
+	uLong c = crc32(0, NULL, 0);
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		c = crc32(c, buf, (uInt)r);
+	close(fd);
+	return (uint32_t)c;
+}
+
+/* ---- the foreign fixtures ---- */
+
+static int is_fixture_dir(const char *dir)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/mdraid-1.img.xz", dir);
+	return access(p, R_OK) == 0;
+}
+
+const char *rk_test_fixtures(void)
+{
+	static char dir[512];
+	const char *e = getenv("RK_FIXTURES");
+	if (e && *e)
+		return e;
+	if (dir[0])
+		return dir;
+	/* The binary is <tree>/<build dir>/tests/test_x (build/ or build/san/). */
+	char exe[400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		for (int up = 0; up < 4; up++) {
+			char *slash = strrchr(exe, '/');
+			if (!slash)
+				break;
+			*slash = '\0';
+			snprintf(dir, sizeof dir, "%s/tests/fixtures/foreign", exe);
+			if (is_fixture_dir(dir))
+				return dir;
+		}
+	}
+	snprintf(dir, sizeof dir, "tests/fixtures/foreign");
+	return dir;
+}
+
+int rk_test_unpack_fixture(const char *name, char *out, size_t cap)
+{
+	if (system("command -v xz >/dev/null 2>&1") != 0) {
+		printf("SKIP: xz is not installed: foreign fixtures cannot be unpacked\n");
+		return 0;
+	}
+	char cmd[1400];
+	snprintf(out, cap, "%s/%s.img", tmpdir, name);
+	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s.img.xz' > '%s' 2>/dev/null", rk_test_fixtures(), name, out);
+	if (system(cmd) != 0) {
+		printf("SKIP: cannot unpack %s/%s.img.xz\n", rk_test_fixtures(), name);
+		return 0;
+	}
+	return 1;
+}

@@ -31,8 +31,7 @@
 #include "rk_sb.h"
 
 #define RK_CREATE_CHUNK_DEFAULT (512u * 1024u)   /* mkraid's default stripe unit */
-/* The chunk limits are the superblock's (RK_CHUNK_MIN, RK_CHUNK_MAX in
- * rk_sb.h); these names stay until mkraid moves. */
+/* Chunk limits are the superblock's: RK_CHUNK_MIN, RK_CHUNK_MAX (rk_sb.h). */
 #define RK_CREATE_LAYOUT_DEFAULT 0xFFFFFFFFu    /* the level's default layout */
 
 /* Phases reported to the progress callback. */
@@ -127,9 +126,5 @@ void rk_create_free(rk_creator *c);
  * (free with rk_create_plan_free) also on failure when prepare succeeded. */
 rk_err rk_create(const struct rk_create_opts *o, struct rk_create_plan *plan);
 void   rk_create_plan_free(struct rk_create_plan *p);
-
-/* The zero-range check moved to rk_probe.h; the old name stays until the
- * callers move. */
-#define rk_create_range_is_zero rk_probe_range_is_zero
 
 #endif

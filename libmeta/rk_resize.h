@@ -167,8 +167,4 @@ void rk_resize_reader_close(rk_resize_reader *r);
 struct rk_vol;
 struct rk_vol *rk_resize_reader_vol(const rk_resize_reader *r, int new_geom);
 
-/* The file-system extent check moved to rk_probe.h (rk_probe_fs_extent);
- * the old name stays until the callers move. */
-#define rk_resize_fs_extent rk_probe_fs_extent
-
 #endif

@@ -195,9 +195,6 @@ uint64_t rk_sb_backup_offset(uint64_t dev_size);
  * overflow.  This is the one place that computes volume_size. */
 rk_err rk_sb_volume_size(int32_t level, uint32_t layout, uint64_t chunk, uint32_t nroles,
                          uint64_t data_size, uint64_t *volume_size);
-/* Minimum roles of LEVEL (0 for an unknown level): the geometry's
- * rk_level_min_roles; the old name stays until its callers move. */
-#define rk_sb_min_roles rk_level_min_roles
 
 /* The largest data_size that fits a device of DEV_SIZE bytes with the data
  * area at DATA_OFFSET, rounded down to CHUNK (when non-zero) and to 4096;

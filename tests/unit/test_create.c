@@ -688,7 +688,7 @@ START_TEST(t_range_is_zero_sparse)
 	rk_test_make_file(pp[0], 64 * MIB);
 	int z = 0;
 	uint64_t at = 0, scanned = 0;
-	ck_assert_int_eq(rk_create_range_is_zero(pp[0], 0, 64 * MIB, &z, &at, &scanned), RK_OK);
+	ck_assert_int_eq(rk_probe_range_is_zero(pp[0], 0, 64 * MIB, &z, &at, &scanned), RK_OK);
 	ck_assert_int_eq(z, 1);
 	ck_assert_uint_lt(scanned, MIB);       /* holes are not read */
 	/* A written block of zeros is still zero; a byte after it is found. */
@@ -697,12 +697,12 @@ START_TEST(t_range_is_zero_sparse)
 	ck_assert_int_eq(pwrite(fd, zero, sizeof zero, 40 * MIB), (ssize_t)sizeof zero);
 	ck_assert_int_eq(pwrite(fd, &one, 1, 50 * MIB + 77), 1);
 	close(fd);
-	ck_assert_int_eq(rk_create_range_is_zero(pp[0], 0, 50 * MIB, &z, &at, NULL), RK_OK);
+	ck_assert_int_eq(rk_probe_range_is_zero(pp[0], 0, 50 * MIB, &z, &at, NULL), RK_OK);
 	ck_assert_int_eq(z, 1);
-	ck_assert_int_eq(rk_create_range_is_zero(pp[0], 0, 64 * MIB, &z, &at, NULL), RK_OK);
+	ck_assert_int_eq(rk_probe_range_is_zero(pp[0], 0, 64 * MIB, &z, &at, NULL), RK_OK);
 	ck_assert_int_eq(z, 0);
 	ck_assert_uint_eq(at, 50 * MIB + 77);
-	ck_assert_int_eq(rk_create_range_is_zero(pp[0], 50 * MIB + 78, MIB, &z, &at, NULL), RK_OK);
+	ck_assert_int_eq(rk_probe_range_is_zero(pp[0], 50 * MIB + 78, MIB, &z, &at, NULL), RK_OK);
 	ck_assert_int_eq(z, 1);
 }
 END_TEST

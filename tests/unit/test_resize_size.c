@@ -129,20 +129,20 @@ START_TEST(t_fs_probe_kinds)
 	uint64_t ext = 0;
 	char what[128];
 	memset(img, 0, sizeof img);
-	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 0);
+	ck_assert_int_eq(rk_probe_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 0);
 	memcpy(img, "XFSB", 4);
 	img[6] = 0x10;                       /* blocksize 4096 (be32) */
 	img[15] = 0x20;                      /* dblocks 32 (be64) */
-	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 1);
+	ck_assert_int_eq(rk_probe_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 1);
 	ck_assert_uint_eq(ext, 32 * 4096);
 	ck_assert(strstr(what, "XFS"));
 	memset(img, 0, sizeof img);
 	memcpy(img + 65536 + 64, "_BHRfS_M", 8);
 	img[65536 + 0x70 + 2] = 0x30;        /* total_bytes 0x300000 */
-	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 1);
+	ck_assert_int_eq(rk_probe_fs_extent(mem_read, img, sizeof img, &ext, what, sizeof what), 1);
 	ck_assert_uint_eq(ext, 0x300000);
 	/* A volume too small to hold the probe area is read only as far as it goes. */
-	ck_assert_int_eq(rk_resize_fs_extent(mem_read, img, 4096, &ext, what, sizeof what), 0);
+	ck_assert_int_eq(rk_probe_fs_extent(mem_read, img, 4096, &ext, what, sizeof what), 0);
 }
 END_TEST
 

@@ -85,14 +85,14 @@ START_TEST(test_volume_size)
 	ck_assert_int_eq(rk_sb_volume_size(0, 2, C, 2, D, &v), RK_OK);
 	ck_assert_uint_eq(v, 20 * C);
 	/* minimums and refusals */
-	ck_assert_uint_eq(rk_sb_min_roles(-1), 1);
-	ck_assert_uint_eq(rk_sb_min_roles(0), 1);
-	ck_assert_uint_eq(rk_sb_min_roles(1), 1);
-	ck_assert_uint_eq(rk_sb_min_roles(4), 2);
-	ck_assert_uint_eq(rk_sb_min_roles(5), 2);
-	ck_assert_uint_eq(rk_sb_min_roles(6), 3);
-	ck_assert_uint_eq(rk_sb_min_roles(10), 2);
-	ck_assert_uint_eq(rk_sb_min_roles(7), 0);
+	ck_assert_uint_eq(rk_level_min_roles(-1), 1);
+	ck_assert_uint_eq(rk_level_min_roles(0), 1);
+	ck_assert_uint_eq(rk_level_min_roles(1), 1);
+	ck_assert_uint_eq(rk_level_min_roles(4), 2);
+	ck_assert_uint_eq(rk_level_min_roles(5), 2);
+	ck_assert_uint_eq(rk_level_min_roles(6), 3);
+	ck_assert_uint_eq(rk_level_min_roles(10), 2);
+	ck_assert_uint_eq(rk_level_min_roles(7), 0);
 	ck_assert_int_eq(rk_sb_volume_size(6, 0, C, 2, D, &v), RK_E_CORRUPT);
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "nroles 2"));
 	ck_assert_int_eq(rk_sb_volume_size(5, 0, C, 1, D, &v), RK_E_CORRUPT);

@@ -60,7 +60,7 @@ void sb_sample_random(struct rk_sb *sb)
 	memset(sb, 0, sizeof *sb);
 	sb->version = RK_SB_VERSION;
 	int32_t level = levels[rk_test_rnd_below(7)];
-	uint32_t minr = rk_sb_min_roles(level);
+	uint32_t minr = rk_level_min_roles(level);
 	uint32_t nroles = minr + (uint32_t)rk_test_rnd_below(rk_test_rnd_below(10) == 0 ? 300 : 12);
 	uint32_t layout = 0;
 	uint64_t chunk = 0;

@@ -99,13 +99,8 @@ rk_err vol_unit_read_all(rk_vol *v, const struct stripe_unit *unit, rk_err (*ext
  * the slots without a role. */
 static void syndrome_ptrs_from_role_bufs(rk_vol *v, uint32_t u)
 {
-	const struct unit_stripe *st = &v->stripes[u];
-	const uint32_t *slot = v->slot + (size_t)u * v->nroles;
-	uint32_t slots = v->g.q_slots + 2;
-	for (uint32_t i = 0; i < slots; i++)
-		v->ptrs[i] = v->zero;
-	for (uint32_t r = 0; r < v->nroles; r++)
-		v->ptrs[slot[r]] = vol_role_buf(v, r, u) + st->from;
+	rk_parity_stripe_ptrs(v->ptrs, v->g.q_slots + 2, v->slot + (size_t)u * v->nroles, v->nroles, v->role_buf,
+	                      (size_t)u * v->unit_cols + v->stripes[u].from, v->zero);
 }
 
 /* One lost data block with P live: the XOR of the other data blocks and P. */

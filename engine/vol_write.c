@@ -96,9 +96,7 @@ static rk_err plan_write_reads(rk_vol *v, void *ctx, uint32_t attempt)
  * every data slot, P and Q (the old parity, updated in place) in theirs. */
 static void syndrome_ptrs_for_rmw(rk_vol *v, uint8_t *p, uint8_t *q)
 {
-	uint32_t slots = v->g.q_slots + 2;
-	for (uint32_t i = 0; i < slots; i++)
-		v->ptrs[i] = v->zero;
+	rk_parity_stripe_ptrs(v->ptrs, v->g.q_slots + 2, NULL, 0, NULL, 0, v->zero);   /* every slot zero */
 	v->ptrs[v->g.q_slots] = p;
 	v->ptrs[v->g.q_slots + 1] = q;
 }

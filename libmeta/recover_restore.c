@@ -51,7 +51,8 @@ static int same_copy(const struct rk_sb *x, const struct rk_sb *y, struct rk_sb 
 struct place_check {
 	struct rk_geom g;
 	uint64_t len;            /* bytes compared per sample */
-	uint8_t *mem;            /* nroles + 2 sample blocks */
+	uint8_t *mem;            /* max(nroles, 2) sample blocks */
+	uint8_t **role_block;    /* nroles: each role's sample block */
 	void **ptrs;
 	uint32_t *vrole, *slot;
 	uint8_t *zero;
@@ -66,32 +67,18 @@ static uint8_t *sample_block(const struct place_check *pc, uint32_t i)
 }
 
 /* Whether stripe S's parity (P, and Q for RAID-6) agrees with its data in
- * the blocks read into pc->mem (M the stripe's map). */
-static int stripe_parity_agrees(struct place_check *pc, const struct rk_stripe_map *m)
+ * the blocks read into pc->mem: the parity kernels' read-only check over
+ * the stripe's syndrome pointers, as raid-scrub checks. */
+static int stripe_parity_agrees(struct place_check *pc)
 {
 	const struct rk_geom *g = &pc->g;
-	uint32_t n = g->nroles;
+	uint32_t nslots = g->level == 6 ? g->q_slots + 2 : g->ndata + 1;
+	const struct rk_parity_algo *pa = rk_parity();
+	for (uint32_t r = 0; r < g->nroles; r++)
+		pc->role_block[r] = sample_block(pc, r);
+	rk_parity_stripe_ptrs(pc->ptrs, nslots, pc->slot, g->nroles, pc->role_block, 0, pc->zero);
 	size_t len = (size_t)pc->len;
-	uint8_t *p = sample_block(pc, n), *q = sample_block(pc, n + 1);
-	if (g->level != 6) {
-		for (uint32_t j = 0; j < g->ndata; j++)
-			pc->ptrs[j] = sample_block(pc, pc->vrole[j]);
-		pc->ptrs[g->ndata] = p;
-		if (g->ndata == 1)
-			memcpy(p, sample_block(pc, pc->vrole[0]), len);
-		else
-			rk_parity()->xor_gen((int)g->ndata + 1, len, pc->ptrs);
-		return memcmp(p, sample_block(pc, m->p_role), len) == 0;
-	}
-	uint32_t slots = g->q_slots + 2;
-	for (uint32_t k = 0; k < slots; k++)
-		pc->ptrs[k] = pc->zero;
-	for (uint32_t j = 0; j < g->ndata; j++)
-		pc->ptrs[pc->slot[pc->vrole[j]]] = sample_block(pc, pc->vrole[j]);
-	pc->ptrs[g->q_slots] = p;
-	pc->ptrs[g->q_slots + 1] = q;
-	rk_parity()->gen((int)slots, len, pc->ptrs);
-	return memcmp(p, sample_block(pc, m->p_role), len) == 0 && memcmp(q, sample_block(pc, m->q_role), len) == 0;
+	return !(g->level == 6 ? pa->check((int)nslots, len, pc->ptrs) : pa->xor_check((int)nslots, len, pc->ptrs));
 }
 
 /* Parity levels: SAMPLE stripes spread over the array, each read whole and
@@ -117,7 +104,7 @@ static int verify_parity(struct place_check *pc, rk_dev *const *devs, const uint
 		for (uint32_t r = 0; r < n; r++)
 			nz |= !rk_buf_is_zero(sample_block(pc, r), (size_t)pc->len);
 		pc->nonzero += nz;
-		int good = stripe_parity_agrees(pc, &m);
+		int good = stripe_parity_agrees(pc);
 		pc->agree += good;
 		if (!good && !pc->first_bad[0])
 			snprintf(pc->first_bad, sizeof pc->first_bad, "stripe %llu", (unsigned long long)s);
@@ -201,14 +188,15 @@ static int verify_place(const struct rk_sb *f, rk_dev *const *devs, const uint64
 	const struct rk_geom *g = &pc.g;
 	uint32_t n = g->nroles;
 	pc.len = g->chunk && g->chunk < SAMPLE_BYTES ? g->chunk : SAMPLE_BYTES;
-	pc.mem = aligned_alloc(64, (size_t)pc.len * (n + 2));
+	pc.mem = aligned_alloc(64, (size_t)pc.len * (n < 2 ? 2 : n));   /* mirrors compare blocks 0 and 1 */
+	pc.role_block = calloc(n, sizeof *pc.role_block);
 	pc.ptrs = calloc(g->q_slots + 2 > n + 2 ? g->q_slots + 2 : n + 2, sizeof *pc.ptrs);
 	pc.vrole = calloc(n, sizeof *pc.vrole);
 	pc.slot = calloc(n, sizeof *pc.slot);
 	pc.zero = calloc(1, (size_t)pc.len);
 	pc.locs = calloc(g->copies, sizeof *pc.locs);
 	int ok = 0;
-	if (!pc.mem || !pc.ptrs || !pc.vrole || !pc.slot || !pc.zero || !pc.locs)
+	if (!pc.mem || !pc.role_block || !pc.ptrs || !pc.vrole || !pc.slot || !pc.zero || !pc.locs)
 		snprintf(why, cap, "out of memory");
 	else if (g->level == 4 || g->level == 5 || g->level == 6)
 		ok = verify_parity(&pc, devs, doff, role, sample, why, cap);
@@ -217,6 +205,7 @@ static int verify_place(const struct rk_sb *f, rk_dev *const *devs, const uint64
 	else
 		snprintf(why, cap, "RAID-%s has no redundancy to check a member's place against", rk_level_name(g->level));
 	free(pc.mem);
+	free(pc.role_block);
 	free(pc.ptrs);
 	free(pc.vrole);
 	free(pc.slot);

@@ -10,6 +10,8 @@
 #include <uuid/uuid.h>
 
 #include "cli.h"
+#include "rk_test_hooks.h"
+#include "test_hooks.h"
 #include "rk_geom.h"
 #include "rk_json.h"
 #include "rk_print.h"
@@ -129,13 +131,9 @@ static int do_rebuild(const char *newpath, char **members, uint32_t n, int64_t r
 		.role = role, .force = force, .checkpoint_bytes = ckpt,
 		.progress = on_progress, .progress_ctx = &ui, .on_plan = on_plan,
 	};
-	const char *kill_at = getenv("RAIDKIT_TEST_KILL_AT_WRITE");
-	if (kill_at && *kill_at) {
-		uint64_t w;
-		if (cli_parse_uint(kill_at, 0, UINT64_MAX, &w))
-			return cli_usage_error("RAIDKIT_TEST_KILL_AT_WRITE: not a number: %s", kill_at);
-		struct rk_fault_spec spec = { .model = RK_FAULT_KILL, .n = w };
-		if (rk_fault_plan_create(&test_plan, &spec)) {
+	const struct rk_fault_spec *spec = rk_test_hooks_fault();   /* tests only */
+	if (spec) {
+		if (rk_fault_plan_create(&test_plan, spec)) {
 			cli_err_rk("test hook");
 			return EX_FAIL;
 		}
@@ -285,6 +283,7 @@ int main(int argc, char **argv)
 		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	cli_init("raid-recover");
+	cli_test_hooks_install();
 	struct recover_args a;
 	memset(&a, 0, sizeof a);
 	a.role = -1;

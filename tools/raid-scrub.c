@@ -13,6 +13,8 @@
 #include <uuid/uuid.h>
 
 #include "cli.h"
+#include "rk_test_hooks.h"
+#include "test_hooks.h"
 #include "rk_array.h"
 #include "rk_dev.h"
 #include "rk_discover.h"
@@ -457,19 +459,19 @@ struct test_fault {
 	int crash;                   /* power-cut: the post-crash image at the end */
 };
 
-/* RAIDKIT_TEST_FAULT's plan, if set; -1 to go on, else the exit status. */
+/* The test hooks' fault plan (cli_test_hooks_install), if one is set; -1
+ * to go on, else the exit status. */
 static int test_fault_setup(struct test_fault *tf)
 {
-	const char *spec_text = getenv("RAIDKIT_TEST_FAULT");
+	const struct rk_fault_spec *sp = rk_test_hooks_fault();
 	memset(tf, 0, sizeof *tf);
-	if (!spec_text || !*spec_text)
+	if (!sp)
 		return -1;
-	struct rk_fault_spec sp;
-	if (rk_fault_spec_parse(spec_text, &sp) || rk_fault_plan_create(&tf->plan, &sp)) {
+	if (rk_fault_plan_create(&tf->plan, sp)) {
 		cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
 		return EX_FAIL;
 	}
-	tf->crash = sp.model == RK_FAULT_POWER_CUT;
+	tf->crash = sp->model == RK_FAULT_POWER_CUT;
 	return -1;
 }
 
@@ -711,6 +713,7 @@ static void free_kept(struct run *R)
 int main(int argc, char **argv)
 {
 	cli_init("raid-scrub");
+	cli_test_hooks_install();
 	struct opts o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)

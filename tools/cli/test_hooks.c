@@ -3,6 +3,7 @@
  * never reads the environment. */
 #include "test_hooks.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -18,6 +19,14 @@ void cli_test_hooks_install(void)
 			cli_err("RAIDKIT_TEST_FAULT: %s", rk_errmsg());
 			exit(EX_FAIL);
 		}
+		rk_test_hooks_set_fault(&spec);
+	}
+	/* raid-recover's older form: a kill at write N */
+	const char *kill_at = getenv("RAIDKIT_TEST_KILL_AT_WRITE");
+	if (kill_at && *kill_at) {
+		struct rk_fault_spec spec = { .model = RK_FAULT_KILL };
+		if (cli_parse_uint(kill_at, 0, UINT64_MAX, &spec.n))
+			exit(cli_usage_error("RAIDKIT_TEST_KILL_AT_WRITE: not a number: %s", kill_at));
 		rk_test_hooks_set_fault(&spec);
 	}
 	const char *jmax = getenv("RAIDKIT_TEST_JOURNAL_MAX");

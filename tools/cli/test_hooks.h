@@ -3,8 +3,11 @@
 #define CLI_TEST_HOOKS_H
 
 /* Reads the RAIDKIT_TEST_* variables of end-to-end cases
- * (RAIDKIT_TEST_FAULT, RAIDKIT_TEST_JOURNAL_MAX) and installs them through
- * rk_test_hooks.h.  Call once at the start of main(), after cli_init().
+ * (RAIDKIT_TEST_FAULT, RAIDKIT_TEST_JOURNAL_MAX, and
+ * RAIDKIT_TEST_KILL_AT_WRITE=N, short for RAIDKIT_TEST_FAULT="model=kill,n=N")
+ * and installs them through rk_test_hooks.h.  Tools that open members
+ * themselves (raid-scrub, raid-recover --rebuild) wrap them with
+ * rk_test_hooks_fault()'s spec; rk_array_open does it for the rest.  Call once at the start of main(), after cli_init().
  * A malformed RAIDKIT_TEST_FAULT is reported and the tool exits EX_FAIL.
  * Unset variables change nothing. */
 void cli_test_hooks_install(void);

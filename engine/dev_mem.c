@@ -23,12 +23,6 @@ static rk_err mem_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 	return RK_OK;
 }
 
-static rk_err mem_flush(rk_dev *d)
-{
-	(void)d;
-	return RK_OK;
-}
-
 static void mem_close(rk_dev *d)
 {
 	struct mem_priv *m = rk_dev_priv(d);
@@ -40,7 +34,7 @@ static void mem_close(rk_dev *d)
 
 static const struct rk_dev_ops mem_ops = {
 	.name = "mem", .pread = mem_pread, .pwrite = mem_pwrite,
-	.flush = mem_flush, .close = mem_close,
+	.close = mem_close,
 };
 
 rk_err rk_dev_mem(rk_dev **out, const char *name, uint64_t size)

@@ -54,12 +54,6 @@ static rk_err ov_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 	return RK_OK;
 }
 
-static rk_err ov_flush(rk_dev *d)
-{
-	(void)d;
-	return RK_OK;
-}
-
 static void ov_close(rk_dev *d)
 {
 	struct overlay *o = rk_dev_priv(d);
@@ -70,7 +64,7 @@ static void ov_close(rk_dev *d)
 }
 
 static const struct rk_dev_ops overlay_ops = {
-	.name = "overlay", .pread = ov_pread, .pwrite = ov_pwrite, .flush = ov_flush, .close = ov_close,
+	.name = "overlay", .pread = ov_pread, .pwrite = ov_pwrite, .close = ov_close,
 };
 
 rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower)

@@ -126,6 +126,14 @@ void rk_json_uuid(rk_json *j, const uint8_t uuid[16])
 	rk_json_str(j, buf);
 }
 
+int rk_json_key_or_null(rk_json *j, const char *k, int have)
+{
+	rk_json_key(j, k);
+	if (!have)
+		rk_json_null(j);
+	return have;
+}
+
 void rk_json_kstr(rk_json *j, const char *k, const char *s) { rk_json_key(j, k); rk_json_str(j, s); }
 void rk_json_ku64(rk_json *j, const char *k, uint64_t v) { rk_json_key(j, k); rk_json_u64(j, v); }
 void rk_json_ki64(rk_json *j, const char *k, int64_t v) { rk_json_key(j, k); rk_json_i64(j, v); }

@@ -32,7 +32,7 @@ struct rk_dev_ops {
 	const char *name;                                          /* "file", "blockdev", "mem", "fault" */
 	rk_err (*pread)(rk_dev *d, void *buf, size_t len, uint64_t off);
 	rk_err (*pwrite)(rk_dev *d, const void *buf, size_t len, uint64_t off);
-	rk_err (*flush)(rk_dev *d);                                /* durable: fdatasync */
+	rk_err (*flush)(rk_dev *d);                                /* durable: fdatasync; NULL: nothing to make durable (memory) */
 	void   (*close)(rk_dev *d);                                /* frees priv */
 	/* Optional zero-copy read: sets *ptr to LEN bytes at OFF and returns 1
 	 * when the backend can serve them without I/O, else 0. */

@@ -16,6 +16,9 @@ void rk_json_obj_end(rk_json *j);
 void rk_json_arr_begin(rk_json *j);
 void rk_json_arr_end(rk_json *j);
 void rk_json_key(rk_json *j, const char *k);   /* inside an object, before a value */
+/* Writes key K, and null for its value when HAVE is 0; returns HAVE (the
+ * caller then writes the value): `if (rk_json_key_or_null(j, "k", x)) ...`. */
+int  rk_json_key_or_null(rk_json *j, const char *k, int have);
 
 void rk_json_str(rk_json *j, const char *s);   /* NULL writes null */
 void rk_json_u64(rk_json *j, uint64_t v);

@@ -19,4 +19,10 @@ void rk_strcatf(char *buf, size_t cap, const char *fmt, ...);
  * either cannot be looked at. */
 int rk_path_same_object(const char *a, const char *b);
 
+/* Frees each of the N pointers in PTRS (NULL entries are fine).  With
+ * RK_FREE_ALL(p, q, ...) a destructor frees its arrays in one statement. */
+void rk_free_all(void *const *ptrs, size_t n);
+#define RK_FREE_ALL(...) \
+	rk_free_all((void *const[]){ __VA_ARGS__ }, sizeof((void *const[]){ __VA_ARGS__ }) / sizeof(void *))
+
 #endif

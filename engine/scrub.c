@@ -202,21 +202,9 @@ static void scrub_free(struct scrub_state *sc)
 	rk_pool_destroy(sc->checkers);
 	for (uint32_t i = 0; i < sc->nchecker_scratch; i++)
 		check_scratch_free(&sc->checker_scratch[i]);
-	free(sc->checker_scratch);
-	free(sc->zero);
-	free(sc->tmp);
-	free(sc->slot_role);
-	free(sc->copy_locs);
-	free(sc->pending.fault);
-	free(sc->pending.locs);
-	free(sc->fault);
-	free(sc->copy_bad);
-	free(sc->extent_cursor);
-	free(sc->unreadable_here);
-	free(sc->rewrite_fix);
-	free(sc->dead_blocks);
-	free(sc->probed);
-	free(sc->outcomes);
+	RK_FREE_ALL(sc->checker_scratch, sc->zero, sc->tmp, sc->slot_role, sc->copy_locs, sc->pending.fault,
+	            sc->pending.locs, sc->fault, sc->copy_bad, sc->extent_cursor, sc->unreadable_here,
+	            sc->rewrite_fix, sc->dead_blocks, sc->probed, sc->outcomes);
 }
 
 rk_err rk_scrub_range(const struct rk_geom *g, uint64_t off, uint64_t len, uint64_t *first, uint64_t *last)

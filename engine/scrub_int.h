@@ -26,6 +26,7 @@
 #include "rk_parity.h"
 #include "rk_pool.h"
 #include "rk_scrub.h"
+#include "rk_util.h"
 
 #define SLICE_BYTES       65536u       /* verify slice: scratch stays in cache */
 #define CHECK_PIECE_BYTES (256u << 10) /* checker job: column bytes of one stripe */

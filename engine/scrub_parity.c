@@ -27,14 +27,7 @@ rk_err check_scratch_init(struct scrub_state *sc, struct check_scratch *w)
 
 void check_scratch_free(struct check_scratch *w)
 {
-	free(w->p_calc);
-	free(w->q_calc);
-	free(w->rebuilt);
-	free(w->ptrs);
-	free(w->xor_ptrs);
-	free(w->vol_role);
-	free(w->slot);
-	free(w->role_buf);
+	RK_FREE_ALL(w->p_calc, w->q_calc, w->rebuilt, w->ptrs, w->xor_ptrs, w->vol_role, w->slot, w->role_buf);
 }
 
 /* W's role_buf gets the buffers of the stripe's blocks (NULL: missing). */

@@ -1,6 +1,7 @@
 /* util.c: see rk_util.h. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "rk_util.h"
@@ -45,4 +46,10 @@ int rk_path_same_object(const char *a, const char *b)
 	if (S_ISBLK(x.st_mode) && S_ISBLK(y.st_mode))
 		return x.st_rdev == y.st_rdev;
 	return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+void rk_free_all(void *const *ptrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ptrs[i]);
 }

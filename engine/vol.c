@@ -19,6 +19,7 @@
 #include <string.h>
 #include "vol_int.h"
 #include "rk_le.h"
+#include "rk_util.h"
 
 #define VOL_BUDGET   (4u << 20)   /* bytes of role buffers per unit */
 #define VOL_MIN_COLS 4096u        /* narrowest column slice */
@@ -127,25 +128,9 @@ static void vol_free(rk_vol *v)
 	if (!v)
 		return;
 	rk_pool_destroy(v->pool);
-	free(v->devs);
-	free(v->data_offset);
-	free(v->role_state);
-	free(v->io_msg);
-	free(v->queue);
-	free(v->group_start);
-	free(v->role_buf);
-	free(v->role_buf_mem);
-	free(v->zero);
-	free(v->scratch);
-	free(v->vol_role);
-	free(v->slot);
-	free(v->block_from);
-	free(v->block_to);
-	free(v->stripes);
-	free(v->ptrs);
-	free(v->locs);
-	free(v->journal_segs);
-	free(v->read_errors);
+	RK_FREE_ALL(v->devs, v->data_offset, v->role_state, v->io_msg, v->queue, v->group_start, v->role_buf,
+	            v->role_buf_mem, v->zero, v->scratch, v->vol_role, v->slot, v->block_from, v->block_to,
+	            v->stripes, v->ptrs, v->locs, v->journal_segs, v->read_errors);
 	pthread_mutex_destroy(&v->state_lock);
 	pthread_mutex_destroy(&v->op_lock);
 	free(v);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "rk_le.h"
+#include "rk_util.h"
 
 void array_free(rk_array *a)
 {
@@ -27,17 +28,9 @@ void array_free(rk_array *a)
 		if (a->sbs)
 			free(a->sbs[r]);
 	}
-	free(a->devs);
-	free(a->sbs);
-	free(a->tmpl);
-	free(a->data_off);
-	free(a->down);
-	free(a->fail_why);
-	free(a->flush_skip);
 	rk_fault_plan_free(a->test_plan);
-	free(a->overlay_devs);
-	free(a->journal_buf);
-	free(a->journal_hdr);
+	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs,
+	            a->journal_buf, a->journal_hdr);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->write_lock);
 	free(a);

@@ -72,12 +72,9 @@ void rk_create_free(rk_creator *c)
 		if (c->wipe)
 			free(c->wipe[i]);
 	}
-	free(c->devs);
-	free(c->wipe);
-	free(c->tmpl);
 	if (c->from_fd >= 0)
 		close(c->from_fd);
-	free(c->from);
+	RK_FREE_ALL(c->devs, c->wipe, c->tmpl, c->from);
 	plan_clear(&c->plan);
 	free(c);
 }
@@ -144,15 +141,11 @@ static rk_err open_member(rk_creator *c, const struct rk_create_opts *o, uint32_
 	m->dev_size = rk_dev_size(c->devs[i]);
 	m->blockdev = rk_dev_is_blockdev(c->devs[i]);
 
-	struct rk_probe_result pr;
-	memset(&pr, 0, sizeof pr);
-	e = rk_probe_path(path, &pr);
-	if (e)
+	char what[256];
+	int found;
+	if ((e = rk_probe_occupant(path, o->force, what, sizeof what, &found)))
 		return e;
-	if (pr.found) {
-		const char *what = pr.what[0] ? pr.what : pr.type;
-		if (!o->force)
-			return rk_fail(RK_E_EXISTS, "%s: holds %s; use --force to overwrite", path, what);
+	if (found) {
 		snprintf(m->found, sizeof m->found, "%s", what);
 		c->wipe[i] = strdup(path);
 		if (!c->wipe[i])

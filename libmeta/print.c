@@ -281,19 +281,13 @@ void rk_print_copies_json_keys(rk_json *j, const struct rk_sb_read *rd)
 		else
 			rk_json_str(j, rk_strerror(c->err));
 		rk_json_kstr(j, "why", c->status == RK_COPY_OK ? "valid" : c->why);
-		rk_json_key(j, "superblock");
-		if (c->status == RK_COPY_OK && c->sb)
+		if (rk_json_key_or_null(j, "superblock", c->status == RK_COPY_OK && c->sb))
 			rk_print_sb_json(j, c->sb);
-		else
-			rk_json_null(j);
 		rk_json_obj_end(j);
 	}
 	rk_json_arr_end(j);
-	rk_json_key(j, "chosen");
-	if (rd->chosen >= 0)
+	if (rk_json_key_or_null(j, "chosen", rd->chosen >= 0))
 		rk_json_str(j, rd->chosen ? "backup" : "primary");
-	else
-		rk_json_null(j);
 	rk_json_kstr(j, "choice", rd->why);
 }
 
@@ -388,22 +382,13 @@ static void member_json(rk_json *j, const struct rk_member *m, int64_t role, con
                         const char *reason, int detail)
 {
 	rk_json_obj_begin(j);
-	rk_json_key(j, "role");
-	if (role >= 0)
+	if (rk_json_key_or_null(j, "role", role >= 0))
 		rk_json_i64(j, role);
-	else
-		rk_json_null(j);
 	rk_json_kstr(j, "path", m->path);
-	rk_json_key(j, "uuid");
-	if (m->sb && !rk_buf_is_zero(m->member_uuid, 16))
+	if (rk_json_key_or_null(j, "uuid", m->sb && !rk_buf_is_zero(m->member_uuid, 16)))
 		rk_json_uuid(j, m->member_uuid);
-	else
-		rk_json_null(j);
-	rk_json_key(j, "events");
-	if (m->sb)
+	if (rk_json_key_or_null(j, "events", m->sb != NULL))
 		rk_json_u64(j, m->events);
-	else
-		rk_json_null(j);
 	rk_json_kstr(j, "state", state);
 	rk_json_kstr(j, "reason", reason && *reason ? reason : NULL);
 	if (detail && m->has_sb) {
@@ -422,11 +407,8 @@ static void missing_json(rk_json *j, const struct rk_array_info *a, uint32_t r)
 	rk_json_obj_begin(j);
 	rk_json_ki64(j, "role", r);
 	rk_json_kstr(j, "path", NULL);
-	rk_json_key(j, "uuid");
-	if (sb && r < sb->nentries && !rk_buf_is_zero(sb->roles[r].member_uuid, 16))
+	if (rk_json_key_or_null(j, "uuid", sb && r < sb->nentries && !rk_buf_is_zero(sb->roles[r].member_uuid, 16)))
 		rk_json_uuid(j, sb->roles[r].member_uuid);
-	else
-		rk_json_null(j);
 	rk_json_key(j, "events");
 	rk_json_null(j);
 	rk_json_kstr(j, "state", "missing");

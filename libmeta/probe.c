@@ -157,6 +157,25 @@ static rk_err probe_native(const char *path, struct rk_probe_result *r)
 	return e;
 }
 
+rk_err rk_probe_occupant(const char *path, int force, char *what, size_t cap, int *found)
+{
+	struct rk_probe_result pr;
+	memset(&pr, 0, sizeof pr);
+	*found = 0;
+	if (cap)
+		what[0] = 0;
+	rk_err e = rk_probe_path(path, &pr);
+	if (e)
+		return e;
+	*found = pr.found;
+	const char *words = pr.what[0] ? pr.what : pr.type;
+	if (pr.found && cap)
+		snprintf(what, cap, "%s", words);
+	if (pr.found && !force)
+		return rk_fail(RK_E_EXISTS, "%s: holds %s; use --force to overwrite", path, words);
+	return RK_OK;
+}
+
 static rk_err probe_blkid(const char *path, struct rk_probe_result *r)
 {
 	blkid_probe pr = blkid_new_probe_from_filename(path);

@@ -139,16 +139,13 @@ static rk_err rebuild_plan(struct rebuild *b, const char *newpath, int *create, 
 				         (long long)new_role, u, (unsigned long long)ns->events, (unsigned long long)f->events);
 			}
 		} else {
-			struct rk_probe_result pr;
-			memset(&pr, 0, sizeof pr);
-			e = rk_probe_path(newpath, &pr);
-			if (e)
+			char what[256];
+			int found;
+			if ((e = rk_probe_occupant(newpath, o->force, what, sizeof what, &found)))
 				return e;
-			if (pr.found) {
-				if (!o->force)
-					return rk_fail(RK_E_EXISTS, "%s: holds %s; use --force to overwrite it", newpath, pr.what);
+			if (found) {
 				res->new_kind = RK_NEW_FORCED;
-				snprintf(res->new_what, sizeof res->new_what, "held %s (overwritten: --force)", pr.what);
+				snprintf(res->new_what, sizeof res->new_what, "held %s (overwritten: --force)", what);
 			} else {
 				res->new_kind = RK_NEW_BLANK;
 				snprintf(res->new_what, sizeof res->new_what, "nothing recognised on it");

@@ -12,6 +12,7 @@
 #include "rk_array.h"
 #include "rk_le.h"
 #include "resize_int.h"
+#include "rk_util.h"
 
 #define ZERO_BUF (1u << 20)
 
@@ -20,11 +21,7 @@ void resize_set_free(struct resize_set *s)
 	if (s->sb)
 		for (uint32_t r = 0; r < RK_SB_MAX_ROLES; r++)
 			free(s->sb[r]);
-	free(s->sb);
-	free(s->dev);
-	free(s->doff);
-	free(s->left);
-	free(s->t);
+	RK_FREE_ALL(s->sb, s->dev, s->doff, s->left, s->t);
 	memset(s, 0, sizeof *s);
 }
 

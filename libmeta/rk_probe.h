@@ -24,6 +24,13 @@ struct rk_probe_result {
  * superblock and partition-table probes. */
 rk_err rk_probe_path(const char *path, struct rk_probe_result *r);
 
+/* For a command about to overwrite PATH: *FOUND 1 and WHAT (CAP bytes)
+ * the words for what rk_probe_path recognises there, else *FOUND 0 and
+ * WHAT "".  Found and not FORCE: RK_E_EXISTS, "PATH: holds WHAT; use
+ * --force to overwrite" (the one wording of that refusal).  Other errors
+ * are rk_probe_path's. */
+rk_err rk_probe_occupant(const char *path, int force, char *what, size_t cap, int *found);
+
 /* libblkid alone (no raidkit superblock check): what else PATH carries,
  * e.g. an md superblock left beside ours, or a file system. */
 rk_err rk_probe_foreign(const char *path, struct rk_probe_result *r);

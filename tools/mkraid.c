@@ -95,11 +95,8 @@ static void report_json(const struct rk_create_plan *p)
 		rk_json_obj_begin(j);
 		rk_json_ku64(j, "role", m->role);
 		rk_json_kstr(j, "path", m->path);
-		rk_json_key(j, "uuid");
-		if (m->path)
+		if (rk_json_key_or_null(j, "uuid", m->path != NULL))
 			rk_json_uuid(j, m->uuid);
-		else
-			rk_json_null(j);
 		rk_json_kstr(j, "state", m->path ? "active" : "missing");
 		if (m->path) {
 			rk_json_ku64(j, "size", m->dev_size);

@@ -117,11 +117,8 @@ static void member_json(rk_json *j, const struct member_exam *x)
 	rk_json_kbool(j, "valid", valid);
 	if (!x->open_error[0])
 		rk_print_copies_json_keys(j, &x->rd);
-	rk_json_key(j, "superblock");
-	if (valid)
+	if (rk_json_key_or_null(j, "superblock", valid))
 		rk_print_sb_json(j, x->rd.copy[x->rd.chosen].sb);
-	else
-		rk_json_null(j);
 	rk_json_key(j, "signatures");
 	rk_json_arr_begin(j);
 	if (x->probe.found)
@@ -132,11 +129,8 @@ static void member_json(rk_json *j, const struct member_exam *x)
 	for (int k = 0; k < x->nforeign; k++)
 		x->foreign_fmt[k]->print_json(j, x->foreign[k]);
 	rk_json_arr_end(j);
-	rk_json_key(j, "discovery");
-	if (x->member)
+	if (rk_json_key_or_null(j, "discovery", x->member != NULL))
 		rk_print_member_json(j, x->member);
-	else
-		rk_json_null(j);
 	rk_json_obj_end(j);
 }
 

@@ -201,11 +201,8 @@ static int do_restore(char **members, uint32_t n, int json)
 			rk_json_obj_begin(j);
 			rk_json_kstr(j, "path", m->path);
 			rk_json_kstr(j, "result", rk_restore_action_name(m->action));
-			rk_json_key(j, "role");
-			if (m->role >= 0)
+			if (rk_json_key_or_null(j, "role", m->role >= 0))
 				rk_json_i64(j, m->role);
-			else
-				rk_json_null(j);
 			rk_json_ku64(j, "events", m->events);
 			rk_json_key(j, "rewritten");
 			rk_json_arr_begin(j);

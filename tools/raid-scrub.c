@@ -686,11 +686,8 @@ static void print_json(const struct run *R, const struct rk_scrub_array_result *
 		             "the data in those regions may be wrong");
 	int complete = !run_failed && !st->stopped && rc != EX_FAIL;
 	rk_json_kbool(j, "complete", complete);
-	rk_json_key(j, "resume_stripe");
-	if (!complete && st->next < res->last)
+	if (rk_json_key_or_null(j, "resume_stripe", !complete && st->next < res->last))
 		rk_json_u64(j, st->next);
-	else
-		rk_json_null(j);
 	rk_json_kstr(j, "error", run_failed ? res->errmsg : NULL);
 	rk_json_ku64(j, "exit", (uint64_t)rc);
 	rk_json_obj_end(j);

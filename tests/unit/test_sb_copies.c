@@ -253,10 +253,11 @@ END_TEST
 
 /* ---- crash-safe write order ---- */
 
-/* A backend over a caller's buffer that tears write number fail_at (its
- * first `keep` bytes land) and then fails every later write, as a crash. */
+/* A wrapper over a memory device that tears write number fail_at (its
+ * first `keep` bytes land, to the byte) and then fails every later write,
+ * as a crash. */
 struct torn {
-	uint8_t *mem;
+	rk_dev *lower;
 	uint64_t writes, fail_at;
 	size_t keep;
 	int dead;
@@ -264,8 +265,7 @@ struct torn {
 static rk_err torn_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
 {
 	struct torn *t = rk_dev_priv(d);
-	memcpy(buf, t->mem + off, len);
-	return RK_OK;
+	return rk_dev_pread(t->lower, buf, len, off);
 }
 static rk_err torn_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 {
@@ -273,12 +273,11 @@ static rk_err torn_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 	if (t->dead)
 		return rk_fail(RK_E_FAULT, "dead");
 	if (t->writes++ == t->fail_at) {
-		memcpy(t->mem + off, buf, t->keep < len ? t->keep : len);
+		rk_err e = rk_dev_pwrite(t->lower, buf, t->keep < len ? t->keep : len, off);
 		t->dead = 1;
-		return rk_fail(RK_E_FAULT, "torn write");
+		return e ? e : rk_fail(RK_E_FAULT, "torn write");
 	}
-	memcpy(t->mem + off, buf, len);
-	return RK_OK;
+	return rk_dev_pwrite(t->lower, buf, len, off);
 }
 static rk_err torn_flush(rk_dev *d)
 {
@@ -287,7 +286,9 @@ static rk_err torn_flush(rk_dev *d)
 }
 static void torn_close(rk_dev *d)
 {
-	free(rk_dev_priv(d));
+	struct torn *t = rk_dev_priv(d);
+	rk_dev_close(t->lower);
+	free(t);
 }
 static const struct rk_dev_ops torn_ops = {
 	.name = "torn", .pread = torn_pread, .pwrite = torn_pwrite, .flush = torn_flush, .close = torn_close,
@@ -352,13 +353,16 @@ START_TEST(test_write_torn)
 			for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
 				set_initial(mem, old, state);
 				struct torn *t = calloc(1, sizeof *t);
-				t->mem = mem;
+				ck_assert_ptr_nonnull(t);
+				ck_assert_int_eq(rk_dev_mem(&t->lower, "torn", DEV_SZ), RK_OK);
+				memcpy(rk_dev_mem_data(t->lower), mem, DEV_SZ);
 				t->fail_at = n;
 				t->keep = keeps[k];
 				rk_dev *d;
 				ck_assert_int_eq(rk_dev_new(&d, &torn_ops, t, "torn", DEV_SZ, 512, 1), RK_OK);
 				rk_err e = rk_sb_write(d, nw);
 				uint64_t writes = t->writes;
+				memcpy(mem, rk_dev_mem_data(t->lower), DEV_SZ);   /* what landed */
 				rk_dev_close(d);
 				char what[96];
 				snprintf(what, sizeof what, "state %d, write %llu torn after %zu bytes", state,

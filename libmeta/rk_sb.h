@@ -2,7 +2,7 @@
  *
  * The on-disk layout is spec/format.md; this native struct is never cast
  * onto disk bytes.  rk_sb_decode()/rk_sb_encode() convert with explicit
- * little-endian get/put helpers (rk_le.h); tests/unit/test_sb.c pins every
+ * little-endian get/put helpers (rk_le.h); tests/unit/test_sb_codec.c pins every
  * offset.
  *
  * A copy is a 512-byte header (field offsets in spec/format.md), then

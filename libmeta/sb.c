@@ -1,6 +1,6 @@
 /* sb.c: the raidkit superblock codec: encode, decode, validate.
  *
- * Byte layout: spec/format.md (pinned by tests/unit/test_sb.c).  Every
+ * Byte layout: spec/format.md (pinned by tests/unit/test_sb_codec.c).  Every
  * field goes through rk_le.h; nothing is cast onto disk bytes.  Decoding
  * treats the buffer as hostile: lengths are checked before every access and
  * all size arithmetic is overflow-checked.

@@ -317,17 +317,6 @@ static void json_region(rk_json *j, const struct run *R, const struct kept *k)
 	rk_json_obj_end(j);
 }
 
-static int pick_array(const struct opts *o, const struct rk_discovery *d)
-{
-	if (o->have_uuid) {
-		for (uint32_t i = 0; i < d->narrays; i++)
-			if (!memcmp(d->arrays[i].uuid, o->uuid, 16))
-				return (int)i;
-		return -1;
-	}
-	return d->narrays == 1 ? 0 : -1;
-}
-
 /* Parses the command line into O and the members; returns -1 to go on,
  * else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -420,7 +409,7 @@ static int find_array(const struct opts *o, struct rk_discovery **d, const struc
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}
-	int pick = pick_array(o, *d);
+	int pick = rk_discovery_pick(*d, o->have_uuid ? o->uuid : NULL);
 	if (pick < 0) {
 		if (!(*d)->narrays) {
 			cli_err("no array found among the %d path%s given", o->nmem, o->nmem == 1 ? "" : "s");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rk_geom.h"
+#include "helpers/rk_test.h"
 
 #define CHUNK 4096u
 
@@ -200,25 +201,9 @@ START_TEST(raid10_many_copies)
 }
 END_TEST
 
-static Suite *geom_roles_suite(void)
-{
-	Suite *s = suite_create("geom_roles");
-	TCase *t = tcase_create("roles");
-	tcase_set_timeout(t, 120);
-	tcase_add_test(t, linear_and_raid0);
-	tcase_add_test(t, raid1);
-	tcase_add_test(t, parity_levels);
-	tcase_add_test(t, raid10_layouts_brute_force);
-	tcase_add_test(t, raid10_many_copies);
-	suite_add_tcase(s, t);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(geom_roles_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+RK_TEST_SUITE("geom_roles", { "roles", 120, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(linear_and_raid0),
+	           RK_TEST(raid1),
+	           RK_TEST(parity_levels),
+	           RK_TEST(raid10_layouts_brute_force),
+	           RK_TEST(raid10_many_copies)) })

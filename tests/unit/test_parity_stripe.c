@@ -10,24 +10,17 @@
 #include <string.h>
 #include "rk_geom.h"
 #include "rk_parity.h"
+#include "helpers/rk_test.h"
 
 #define SECTOR 512u
 #define COL 64u            /* column offset the pointers are built at */
 #define MAXR 12u
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
 
 static void fill(uint8_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(rnd() >> 32);
+		b[i] = (uint8_t)(rk_test_rnd() >> 32);
 }
 
 static const uint32_t r6_layouts[] = {
@@ -54,7 +47,7 @@ static void stripe_init(struct stripe *st, int32_t level, uint32_t layout, uint3
 {
 	memset(st, 0, sizeof *st);
 	ck_assert_int_eq(rk_geom_init(&st->g, level, layout, 4096, nroles, 64 * 4096), RK_OK);
-	st->s = rnd() % st->g.nstripes;
+	st->s = rk_test_rnd() % st->g.nstripes;
 	st->m = (struct rk_stripe_map){ .vol_role = st->vol_role, .slot = st->slot };
 	st->sr = (struct rk_stripe_roles){ .data_role = st->data_role };
 	ck_assert_int_eq(rk_geom_stripe_map(&st->g, st->s, &st->m), RK_OK);
@@ -125,7 +118,7 @@ START_TEST(ptrs_raid5_and_missing)
 			void *ptrs[MAXR + 2];
 			uint32_t ns = nslots_of(&st.g);
 			/* a missing data role keeps the zero block: P is the others' XOR */
-			uint32_t gone = st.vol_role[rnd() % st.g.ndata];
+			uint32_t gone = st.vol_role[rk_test_rnd() % st.g.ndata];
 			st.role_buf[gone] = NULL;
 			rk_parity_stripe_ptrs(ptrs, ns, st.slot, n, st.role_buf, COL, st.zero);
 			ck_assert_ptr_eq(ptrs[st.slot[gone]], st.zero);
@@ -187,11 +180,11 @@ static int brute_force_culprit(struct stripe *st)
 static void corrupt(struct stripe *st, uint32_t r)
 {
 	uint8_t *blk = st->buf[r] + COL;
-	int all = rnd() % 4 == 0;
-	size_t nbytes = all ? SECTOR : 1 + rnd() % 16;
+	int all = rk_test_rnd() % 4 == 0;
+	size_t nbytes = all ? SECTOR : 1 + rk_test_rnd() % 16;
 	for (size_t i = 0; i < nbytes; i++) {
-		uint8_t x = (uint8_t)(1 + rnd() % 255);
-		blk[all ? i : rnd() % SECTOR] ^= x;
+		uint8_t x = (uint8_t)(1 + rk_test_rnd() % 255);
+		blk[all ? i : rk_test_rnd() % SECTOR] ^= x;
 	}
 }
 
@@ -251,8 +244,8 @@ START_TEST(locate_two_bad_blocks)
 			memcpy(st.buf[st.m.q_role] + COL, qc, SECTOR);
 			uint32_t a = st.vol_role[0], b = st.vol_role[1];
 			for (size_t i = 0; i < SECTOR; i++) {
-				st.buf[a][COL + i] ^= (uint8_t)(1 + rnd() % 255);
-				st.buf[b][COL + i] ^= (uint8_t)(1 + rnd() % 255);
+				st.buf[a][COL + i] ^= (uint8_t)(1 + rk_test_rnd() % 255);
+				st.buf[b][COL + i] ^= (uint8_t)(1 + rk_test_rnd() % 255);
 			}
 			uint32_t slot;
 			int ref = brute_force_culprit(&st);
@@ -284,20 +277,9 @@ START_TEST(locate_slot_past_q_slots)
 }
 END_TEST
 
-int main(void)
-{
-	Suite *s = suite_create("parity_stripe");
-	TCase *tc = tcase_create("parity_stripe");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, ptrs_match_definition);
-	tcase_add_test(tc, ptrs_raid5_and_missing);
-	tcase_add_test(tc, locate_one_bad_block);
-	tcase_add_test(tc, locate_two_bad_blocks);
-	tcase_add_test(tc, locate_slot_past_q_slots);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
-}
+RK_TEST_SUITE("parity_stripe", { "parity_stripe", 300, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(ptrs_match_definition),
+	           RK_TEST(ptrs_raid5_and_missing),
+	           RK_TEST(locate_one_bad_block),
+	           RK_TEST(locate_two_bad_blocks),
+	           RK_TEST(locate_slot_past_q_slots)) })

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rk_pool.h"
+#include "helpers/rk_test.h"
 
 #define MAX_JOBS 4096u
 
@@ -198,26 +199,10 @@ START_TEST(many_batches)
 }
 END_TEST
 
-static Suite *pool_suite(void)
-{
-	Suite *s = suite_create("pool");
-	TCase *t = tcase_create("pool");
-	tcase_set_timeout(t, 60);
-	tcase_add_test(t, every_job_once);
-	tcase_add_test(t, thread_count_capped);
-	tcase_add_test(t, no_threads_runs_on_caller);
-	tcase_add_test(t, submit_then_wait_overlaps);
-	tcase_add_test(t, destroy_with_batch_pending);
-	tcase_add_test(t, many_batches);
-	suite_add_tcase(s, t);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(pool_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+RK_TEST_SUITE("pool", { "pool", 60, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(every_job_once),
+	           RK_TEST(thread_count_capped),
+	           RK_TEST(no_threads_runs_on_caller),
+	           RK_TEST(submit_then_wait_overlaps),
+	           RK_TEST(destroy_with_batch_pending),
+	           RK_TEST(many_batches)) })

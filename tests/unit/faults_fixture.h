@@ -9,6 +9,7 @@
 #define FIXTURE static __attribute__((unused))
 
 #include <check.h>
+#include "helpers/rk_test.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -409,23 +410,6 @@ FIXTURE void finish_run(struct run *R, const char *what)
 	free_run(R);
 	ck_assert_uint_gt(pts, 10);
 	ck_assert_msg(v == 0, "%llu violations (see above)", (unsigned long long)v);
-}
-
-/* Runs a suite NAME of one test case whose tests ADD_TESTS adds (each
- * with a fresh member folder); the exit status of main(). */
-FIXTURE int faults_main(const char *name, void (*add_tests)(TCase *tc))
-{
-	Suite *s = suite_create(name);
-	TCase *tc = tcase_create("enumeration");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 3600);
-	add_tests(tc);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif

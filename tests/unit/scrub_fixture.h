@@ -5,6 +5,7 @@
 #define SCRUB_FIXTURE_H
 
 #include <check.h>
+#include "helpers/rk_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,23 +153,6 @@ static const struct lv levels[] = {
 FIXTURE int locatable(const struct rk_geom *g)
 {
 	return g->level == 6 || ((g->level == 1 || g->level == 10) && g->copies >= 3);
-}
-
-
-/* Runs a suite NAME of one test case whose tests ADD_TESTS adds; the exit
- * status of main(). */
-FIXTURE int scrub_main(const char *name, void (*add_tests)(TCase *t))
-{
-	Suite *s = suite_create(name);
-	TCase *t = tcase_create(name);
-	tcase_set_timeout(t, 120);
-	add_tests(t);
-	suite_add_tcase(s, t);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }
 
 #endif

@@ -335,13 +335,6 @@ START_TEST(t_repair)
 }
 END_TEST
 
-static void add_tests(TCase *tc)
-{
-	tcase_add_loop_test(tc, t_writes, 0, (int)NCFG * 3);
-	tcase_add_loop_test(tc, t_repair, 0, (int)NCFG);
-}
-
-int main(void)
-{
-	return faults_main("faults", add_tests);
-}
+RK_TEST_SUITE("faults", { "enumeration", 3600, setup, teardown, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_writes, 0, (int)NCFG * 3),
+	           RK_TEST_LOOP(t_repair, 0, (int)NCFG)) })

@@ -120,13 +120,5 @@ START_TEST(t_mkraid)
 }
 END_TEST
 
-
-static void add_tests(TCase *tc)
-{
-	tcase_add_loop_test(tc, t_mkraid, 0, (int)NCFG);
-}
-
-int main(void)
-{
-	return faults_main("faults_mkraid", add_tests);
-}
+RK_TEST_SUITE("faults_mkraid", { "enumeration", 3600, setup, teardown, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_mkraid, 0, (int)NCFG)) })

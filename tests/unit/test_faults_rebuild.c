@@ -164,13 +164,5 @@ START_TEST(t_rebuild)
 }
 END_TEST
 
-
-static void add_tests(TCase *tc)
-{
-	tcase_add_loop_test(tc, t_rebuild, 0, (int)NCFG);
-}
-
-int main(void)
-{
-	return faults_main("faults_rebuild", add_tests);
-}
+RK_TEST_SUITE("faults_rebuild", { "enumeration", 3600, setup, teardown, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_rebuild, 0, (int)NCFG)) })

@@ -145,13 +145,5 @@ START_TEST(t_resize)
 }
 END_TEST
 
-
-static void add_tests(TCase *tc)
-{
-	tcase_add_loop_test(tc, t_resize, 0, (int)NCFG);
-}
-
-int main(void)
-{
-	return faults_main("faults_resize", add_tests);
-}
+RK_TEST_SUITE("faults_resize", { "enumeration", 3600, setup, teardown, 0,
+	  RK_TESTS(RK_TEST_LOOP(t_resize, 0, (int)NCFG)) })

@@ -481,25 +481,17 @@ START_TEST(test_checkers_agree)
 }
 END_TEST
 
-
-static void add_tests(TCase *t)
-{
-	tcase_add_loop_test(t, test_clean, 0, NLEVELS);
-	tcase_add_loop_test(t, test_flip_each_level, 0, NLEVELS);
-	tcase_add_test(t, test_raid6_roles);
-	tcase_add_test(t, test_raid6_two_bad);
-	tcase_add_test(t, test_raid5_repair_unlocated);
-	tcase_add_test(t, test_raid6_degraded);
-	tcase_add_test(t, test_mirror_majority);
-	tcase_add_test(t, test_range_and_slices);
-	tcase_add_test(t, test_stop_resume);
-	tcase_add_test(t, test_no_redundancy);
-	tcase_add_test(t, test_files_mapped);
-	tcase_add_test(t, test_check_kernels);
-	tcase_add_test(t, test_checkers_agree);
-}
-
-int main(void)
-{
-	return scrub_main("scrub", add_tests);
-}
+RK_TEST_SUITE("scrub", { "scrub", 120, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST_LOOP(test_clean, 0, (int)NLEVELS),
+	           RK_TEST_LOOP(test_flip_each_level, 0, (int)NLEVELS),
+	           RK_TEST(test_raid6_roles),
+	           RK_TEST(test_raid6_two_bad),
+	           RK_TEST(test_raid5_repair_unlocated),
+	           RK_TEST(test_raid6_degraded),
+	           RK_TEST(test_mirror_majority),
+	           RK_TEST(test_range_and_slices),
+	           RK_TEST(test_stop_resume),
+	           RK_TEST(test_no_redundancy),
+	           RK_TEST(test_files_mapped),
+	           RK_TEST(test_check_kernels),
+	           RK_TEST(test_checkers_agree)) })

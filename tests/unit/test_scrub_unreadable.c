@@ -270,16 +270,8 @@ START_TEST(test_unreadable_mirror_and_pull)
 }
 END_TEST
 
-
-static void add_tests(TCase *t)
-{
-	tcase_add_test(t, test_unreadable_raid6);
-	tcase_add_test(t, test_unreadable_degraded);
-	tcase_add_test(t, test_unreadable_parity_and_mismatch);
-	tcase_add_test(t, test_unreadable_mirror_and_pull);
-}
-
-int main(void)
-{
-	return scrub_main("scrub_unreadable", add_tests);
-}
+RK_TEST_SUITE("scrub_unreadable", { "scrub_unreadable", 120, NULL, NULL, 0,
+	  RK_TESTS(RK_TEST(test_unreadable_raid6),
+	           RK_TEST(test_unreadable_degraded),
+	           RK_TEST(test_unreadable_parity_and_mismatch),
+	           RK_TEST(test_unreadable_mirror_and_pull)) })

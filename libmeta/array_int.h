@@ -74,7 +74,7 @@ struct rk_array {
 	struct rk_jrec *journal_hdr;
 	rk_dev **overlay_devs;   /* read-only replay: overlays the volume runs on (owned) */
 	enum rk_array_replay replayed;
-	char replay_msg[256];
+	char replay_msg[512];
 	rk_fault_plan *test_plan;    /* rk_test_hooks_set_fault (tests only) */
 	int test_crash_on_free;
 	pthread_mutex_t lock;        /* guards down/fail_why/pending/nfailed (callback threads) */

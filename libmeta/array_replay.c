@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rk_util.h"
+
 /* The INTENT part of a replay: makes redundancy consistent over volume
  * bytes [x, y) of part P (the caller clipped them to P's range).  Parity
  * levels and mirrors resync whole stripes; mid-reshape a RAID-1 stripe
@@ -180,11 +182,18 @@ static rk_err replay_intent(rk_array *a, const struct replay_set *set)
 {
 	const struct rk_jrec *x = &set->h[set->first];
 	rk_err e = RK_OK;
+	uint64_t torn_lo = UINT64_MAX, torn_hi = 0;
 	for (uint32_t i = 0; i < x->nsegs && !e; i++)
 		for (uint32_t k = 0; k < a->nparts && !e; k++) {
 			const struct array_part *pt = &a->part[k];
 			uint64_t lo = x->seg[i].off > pt->lo ? x->seg[i].off : pt->lo;
 			uint64_t hi = x->seg[i].off + x->seg[i].len < pt->hi ? x->seg[i].off + x->seg[i].len : pt->hi;
+			/* a member gone since the crash: its blocks in the window come
+			 * from parity the crash may have torn (spec/journal.md "Limits") */
+			if (lo < hi && array_part_parity(pt) && array_part_degraded(a, pt)) {
+				torn_lo = lo < torn_lo ? lo : torn_lo;
+				torn_hi = hi > torn_hi ? hi : torn_hi;
+			}
 			e = resync_range(a, pt, lo, hi);
 		}
 	for (uint32_t k = 0; k < a->nparts && !e && !a->overlay_devs; k++)
@@ -192,6 +201,11 @@ static rk_err replay_intent(rk_array *a, const struct replay_set *set)
 	a->replayed = RK_ARRAY_REPLAY_RESYNC;
 	snprintf(a->replay_msg, sizeof a->replay_msg, "journal: redundancy resynced over %u range%s of record %llu",
 	         x->nsegs, x->nsegs == 1 ? "" : "s", (unsigned long long)set->maxseq);
+	if (torn_lo < torn_hi)
+		rk_strcatf(a->replay_msg, sizeof a->replay_msg, "; a member is missing, so its blocks in volume bytes "
+		           "%llu to %llu (a whole-stripe write in flight at the crash) come from parity that may be "
+		           "torn: check what was written there last", (unsigned long long)torn_lo,
+		           (unsigned long long)torn_hi);
 	return e;
 }
 

@@ -168,7 +168,9 @@ void rk_discovery_free(struct rk_discovery *d)
 
 int rk_member_reshape_added(const struct rk_sb *t, const struct rk_member *m)
 {
-	if (!t || !m->sb || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || m->sb->events != t->events ||
+	/* in step: at the array's events or one behind (spec/discovery.md "In step") */
+	if (!t || !m->sb || !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) || m->sb->events > t->events ||
+	    m->sb->events + 1 < t->events ||
 	    memcmp(m->sb->array_uuid, t->array_uuid, 16))
 		return 0;
 	uint32_t r = m->sb->this_role;

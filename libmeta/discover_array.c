@@ -149,6 +149,21 @@ static int same_geometry(const struct rk_sb *a, const struct rk_sb *b, char *why
 	return 1;
 }
 
+/* M missed only the superblock update that ended a reshape (or a revert):
+ * in step with F (one behind, listed active), its own superblock still
+ * records the reshape, whose target (a revert: whose current geometry) is
+ * F's geometry.  Its data is where F says: the reshape had moved it all. */
+static int missed_reshape_end(const struct rk_sb *f, const struct rk_member *m)
+{
+	const struct rk_sb *s = m->sb;
+	if (!one_behind(f, m) || !(s->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) ||
+	    (f->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return 0;
+	const struct rk_geom_desc *t = &s->reshape_new;
+	return t->level == f->level && t->layout == f->layout && t->chunk == f->chunk && t->nroles == f->nroles &&
+	       t->data_size == f->data_size;
+}
+
 /* What discovery notes about a role of the array being built (bits). */
 enum role_flag {
 	ROLE_PRESENT = 1,        /* served by an active member */
@@ -385,7 +400,8 @@ static void classify_member(struct array_build *b, uint32_t i)
 		else
 			rk_discover_set_reason(m, "events %llu, the array is at %llu", (unsigned long long)m->events,
 			                       (unsigned long long)f->events);
-	} else if ((int64_t)i != b->freshest && !same_geometry(m->sb, f, geometry_why, sizeof geometry_why)) {
+	} else if ((int64_t)i != b->freshest && !same_geometry(m->sb, f, geometry_why, sizeof geometry_why) &&
+	           !missed_reshape_end(f, m)) {
 		m->cls = RK_MEMBER_STALE;
 		rk_discover_set_reason(m, "%s", geometry_why);
 		if (m->events == f->events)

@@ -51,6 +51,18 @@ enum path { P_FULL, P_PARTIAL, P_DEGRADED, P_MKRAID, P_REPAIR, P_RESIZE, P_REBUI
 static const char *const path_names[] = { "full", "partial", "degraded", "mkraid", "repair", "resize", "rebuild" };
 static const char *const model_names[] = { "none", "fail", "tear", "power-cut", "kill", "pull", "read-error" };
 
+/* What a fault point is, as tests/run-faults.sh counts them: one fault
+ * (by model), or a sequence (issue 12: faults come twice). */
+enum kind {
+	K_POWER_CUT, K_KILL, K_PULL, K_READ_ERROR,
+	K_SEQ_RECOVERY,      /* a crash, then a crash during its recovery (replay, bring-forward, next write) */
+	K_SEQ_CRASHES,       /* two to five crashes in a row at random points */
+	K_SEQ_CRASH_PULL,    /* a crash, then a member lost (and maybe more crashes) */
+	K__COUNT
+};
+static const char *const kind_names[] = { "power-cut", "kill", "pull", "read-error", "seq-recovery", "seq-crashes",
+	                                  "seq-crash-pull" };
+
 FIXTURE int full_mode;
 FIXTURE char dir[128];
 FIXTURE char *paths[MAXM];
@@ -82,7 +94,51 @@ struct run {
 	int re_kept;
 	/* rebuild: the role rebuilt */
 	uint32_t rb_role;
+	/* a sequence's member left out after a crash (a cable pull), -1 none */
+	int pulled;
+	uint64_t by_kind[K__COUNT];
+	/* crash + member lost: points where the lost member's blocks in a
+	 * write-intent window read back wrong (spec/journal.md "Limits"), and
+	 * of them those where the open did not warn */
+	uint64_t double_faults, double_faults_silent;
+	int told_torn;            /* an open replayed a window degraded and said so (the double fault) */
+	int kind;                 /* the kind of the point being run (enum kind) */
 };
+
+/* xorshift64: the sequences' random points, reproducible from the seed
+ * printed with a violation. */
+FIXTURE uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A crash (kill or power cut, by the seed) at a random write in [0, SPAN). */
+FIXTURE struct rk_fault_spec random_crash(uint64_t *x, uint64_t span)
+{
+	uint64_t r = rnd(x);
+	struct rk_fault_spec sp = { .model = r & 1 ? RK_FAULT_KILL : RK_FAULT_POWER_CUT, .n = (r >> 8) % span,
+	                            .seed = r >> 20 };
+	return sp;
+}
+
+/* Counts one point of kind K. */
+FIXTURE void count_point(struct run *R, enum kind k)
+{
+	R->points++;
+	R->by_kind[k]++;
+	R->kind = k;
+	R->told_torn = 0;
+}
+
+/* The kind of a single fault of model M. */
+FIXTURE enum kind model_kind(int m)
+{
+	return m == RK_FAULT_POWER_CUT ? K_POWER_CUT : m == RK_FAULT_KILL ? K_KILL : m == RK_FAULT_PULL ? K_PULL
+	       : K_READ_ERROR;
+}
 
 FIXTURE void violation(struct run *R, const struct rk_fault_spec *s, const char *fmt, ...)
 {
@@ -94,9 +150,10 @@ FIXTURE void violation(struct run *R, const struct rk_fault_spec *s, const char 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	printf("VIOLATION RAID-%s x%u chunk %llu path %s model %s n %llu member %d seed %llu: %s\n",
+	printf("VIOLATION RAID-%s x%u chunk %llu path %s %s model %s n %llu member %d seed %llu: %s\n",
 	       rk_level_name(R->c->level), R->c->n, (unsigned long long)R->c->chunk, path_names[R->p],
-	       model_names[s->model], (unsigned long long)s->n, s->member, (unsigned long long)s->seed, msg);
+	       kind_names[R->kind], model_names[s->model], (unsigned long long)s->n, s->member,
+	       (unsigned long long)s->seed, msg);
 	fflush(stdout);
 }
 
@@ -343,6 +400,7 @@ FIXTURE void setup_run(struct run *R, const struct cfg *c, enum path p)
 	R->c = c;
 	R->p = p;
 	R->missing = p == P_DEGRADED ? 1 : -1;
+	R->pulled = -1;
 	create_plain(c, NULL);
 	struct rk_discovery *d = discover_skip(c->n, 0);
 	ck_assert_uint_eq(d->narrays, 1);
@@ -391,9 +449,148 @@ FIXTURE void free_run(struct run *R)
 
 FIXTURE void report(struct run *R, const char *what)
 {
+	for (int k = 0; k < K__COUNT; k++)
+		if (R->by_kind[k])
+			printf("FAULTKIND %s %s %llu\n", what, kind_names[k], (unsigned long long)R->by_kind[k]);
+	if (R->double_faults)
+		printf("DOUBLEFAULT RAID-%s x%u chunk %llu %s points %llu silent %llu\n", rk_level_name(R->c->level),
+		       R->c->n, (unsigned long long)R->c->chunk, what, (unsigned long long)R->double_faults,
+		       (unsigned long long)R->double_faults_silent);
 	printf("FAULTS RAID-%s x%u chunk %llu %s points %llu violations %llu\n", rk_level_name(R->c->level), R->c->n,
 	       (unsigned long long)R->c->chunk, what, (unsigned long long)R->points, (unsigned long long)R->violations);
 	fflush(stdout);
+}
+
+/* Check (a) of issue 12: with every member given, every role is active
+ * and the freshest table marks none out, except the roles in ALLOWED (a
+ * member deliberately left out, pulled, failed by a read error, being
+ * rebuilt); discovery over the first N member files.  A crash alone must
+ * never cost redundancy. */
+FIXTURE void check_in_step(struct run *R, const struct rk_fault_spec *spec, uint32_t n, uint32_t allowed)
+{
+	struct rk_discovery *d = discover_skip(n, 0);
+	char why[700] = "";
+	if (d->narrays != 1) {
+		snprintf(why, sizeof why, "%u arrays found", d->narrays);
+	} else {
+		const struct rk_array_info *a = &d->arrays[0];
+		for (uint32_t r = 0; r < a->nroles && !why[0]; r++) {
+			if (allowed & (1u << r))
+				continue;
+			if (a->roles[r].cls != RK_MEMBER_ACTIVE) {
+				const struct rk_member *l = NULL;
+				for (uint32_t i = 0; i < d->nleft && !l; i++)
+					if (d->left[i].role == (int64_t)r)
+						l = &d->left[i];
+				snprintf(why, sizeof why, "role %u is not active with every member given: %.500s", r,
+				         l ? l->reason : a->roles[r].reason);
+			} else if (a->sb->roles[r].state != RK_ROLE_ACTIVE) {
+				snprintf(why, sizeof why, "role %u is %s in the freshest superblock (events %llu)", r,
+				         rk_role_state_name(a->sb->roles[r].state), (unsigned long long)a->sb->events);
+			}
+		}
+	}
+	rk_discovery_free(d);
+	if (why[0])
+		violation(R, spec, "(a) %s", why);
+}
+
+/* Opens the array of every member but those in SKIP read-only and reads
+ * its volume into OUT; *REPLAY gets what the open replayed and MSG its
+ * sentence.  0 on success. */
+FIXTURE int read_volume_replay(uint32_t n, uint32_t skip, uint8_t *out, uint64_t vsize, enum rk_array_replay *replay,
+                               char *msg, size_t cap)
+{
+	struct rk_discovery *d = discover_skip(n, skip);
+	int rc = 1;
+	msg[0] = 0;
+	rk_array *a = NULL;
+	if (d->narrays == 1 && rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDONLY) == RK_OK) {
+		const char *m = NULL;
+		*replay = rk_array_replayed(a, &m);
+		snprintf(msg, cap, "%s", m ? m : "");
+		rc = rk_array_size(a) != vsize || rk_array_read(a, out, vsize, 0) != RK_OK;
+		rk_array_close(a);
+	}
+	rk_discovery_free(d);
+	return rc;
+}
+
+/* Check (c) of issue 12, before anything replays on the members: any one
+ * further member lost after the fault (a cable pull after a crash), the
+ * array still assembles and its volume holds what the model allows
+ * (check_model: completed writes new, other bytes old, a write in flight
+ * old or new per sector; mirror copies may differ there until a writing
+ * open resyncs them).  A sector that is neither, inside a write-intent
+ * window replayed degraded on a parity level, is the known double fault
+ * (spec/journal.md "Limits"): counted, and the open must have said so;
+ * anything else is a violation. */
+FIXTURE void check_lose_one(struct run *R, const struct rk_fault_spec *spec)
+{
+	const struct cfg *c = R->c;
+	struct rk_discovery *d = discover_skip(c->n, 0);
+	uint32_t active = 0;
+	for (uint32_t r = 0; d->narrays == 1 && r < c->n; r++)
+		if (d->arrays[0].roles[r].cls == RK_MEMBER_ACTIVE)
+			active |= 1u << r;
+	rk_discovery_free(d);
+	uint32_t all = (1u << c->n) - 1;
+	uint8_t *w = malloc(R->vsize);
+	char msg[600], why[300];
+	enum rk_array_replay rp = RK_ARRAY_REPLAY_NONE;
+	for (uint32_t x = 0; x < c->n; x++) {
+		/* sample mode: one member per point, in turn */
+		if (!(active & (1u << x)) || (!full_mode && x != R->points % c->n))
+			continue;
+		uint32_t skip = (all & ~active) | (1u << x);
+		if (read_volume_replay(c->n, skip, w, R->vsize, &rp, msg, sizeof msg)) {
+			/* only where the level tolerates no further loss */
+			struct rk_discovery *dd = discover_skip(c->n, skip);
+			int readable = dd->narrays == 1 && dd->arrays[0].state != RK_ASTATE_FAILED;
+			rk_discovery_free(dd);
+			if (readable)
+				violation(R, spec, "(c) without role %u the array does not open or read: %s", x, rk_errmsg());
+			continue;
+		}
+		if (!check_model(R, w, why, sizeof why))
+			continue;
+		if (rp == RK_ARRAY_REPLAY_RESYNC && c->level != 1 && c->level != 10) {
+			R->double_faults++;
+			if (!strstr(msg, "torn"))
+				R->double_faults_silent++;
+			break;   /* one count per point */
+		}
+		violation(R, spec, "(c) after the fault, without role %u: %s (%s)", x, why, msg);
+		break;
+	}
+	free(w);
+}
+
+/* Check (d) of issue 12: after the next writing open, a scrub of the
+ * array finds nothing (no mismatch, nothing unreadable). */
+FIXTURE void check_scrub_clean(struct run *R, const struct rk_fault_spec *spec)
+{
+	if (R->c->level == 0)
+		return;
+	struct rk_discovery *d = discover_skip(R->c->n, 0);
+	if (d->narrays != 1) {
+		rk_discovery_free(d);
+		return;   /* reported by the other checks */
+	}
+	struct rk_scrub_members m;
+	memset(&m, 0, sizeof m);
+	struct rk_scrub_array_opts so = { .no_map = 1, .checkpoint_mode = RK_SCRUB_CKPT_NONE };
+	struct rk_scrub_array_result res;
+	rk_err e = rk_scrub_array_open_members(&m, &d->arrays[0], 0, NULL, NULL);
+	if (!e)
+		e = rk_scrub_array(&m, &so, &res);
+	if (e && e != RK_E_TOOFEW)
+		violation(R, spec, "(d) scrub after the writing open fails: %s", rk_errmsg());
+	else if (!e && (res.stats.mismatches || res.stats.unreadable))
+		violation(R, spec, "(d) scrub after the writing open finds %llu mismatches, %llu unreadable",
+		          (unsigned long long)res.stats.mismatches, (unsigned long long)res.stats.unreadable);
+	rk_scrub_array_close_members(&m);
+	rk_discovery_free(d);
 }
 
 /* The fault plan a wrap_dev hook wraps members in (mkraid, rebuild). */

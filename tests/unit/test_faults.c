@@ -58,7 +58,7 @@ static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 	struct rk_sb tmpl;
 	int have = 0;
 	for (uint32_t r = 0; r < c->n; r++) {
-		if ((int)r == R->missing)
+		if ((int)r == R->missing || (int)r == R->pulled)
 			continue;
 		rk_dev *d = NULL;
 		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
@@ -74,6 +74,9 @@ static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 			}
 		}
 		rk_sb_read_free(&rd);
+		/* the freshest speaks for the array, as discovery has it */
+		if (e == RK_OK && have && sbs[r]->events > tmpl.events)
+			memcpy(&tmpl, sbs[r], sizeof tmpl);
 		if (e) {   /* a pull or read error while reading the superblock: leave it out */
 			rk_dev_close(devs[r]);
 			devs[r] = NULL;
@@ -87,6 +90,10 @@ static uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 	         : R->p == P_REPAIR ? run_repair(R, &tmpl, devs, sbs)
 	         : rk_array_open_devs(&a, &tmpl, devs, (const struct rk_sb *const *)sbs, RK_ARRAY_RDWR);
 	if (e == RK_OK && a) {
+		const char *msg = NULL;
+		rk_array_replayed(a, &msg);
+		if (msg && strstr(msg, "torn"))
+			R->told_torn = 1;
 		/* RK_FAULTS_NOJOURNAL=1: shows what the harness finds without the journal */
 		if (getenv("RK_FAULTS_NOJOURNAL"))
 			rk_array_set_journal(a, 0);
@@ -159,12 +166,24 @@ static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_er
 			          rk_strerror(last));
 		rk_discovery_free(d);
 	}
+	uint32_t allowed = 0;
+	if (R->missing >= 0)
+		allowed |= 1u << R->missing;
+	if (R->pulled >= 0)
+		allowed |= 1u << R->pulled;
+	if ((spec->model == RK_FAULT_PULL && fired) || spec->model == RK_FAULT_READ_ERROR)
+		allowed |= 1u << spec->member;
+	check_in_step(R, spec, c->n, allowed);
 	if (spec->model == RK_FAULT_READ_ERROR && R->re_kept) {
 		struct rk_discovery *d = discover_skip(c->n, 0);
 		if (d->narrays != 1 || d->arrays[0].roles[spec->member].cls != RK_MEMBER_ACTIVE)
 			violation(R, spec, "the member with the repaired read error is not active");
 		rk_discovery_free(d);
 	}
+	char msg[600];
+	enum rk_array_replay rp;
+	if (read_volume_replay(c->n, 0, v, R->vsize, &rp, msg, sizeof msg) == 0 && strstr(msg, "torn"))
+		R->told_torn = 1;
 	if (read_volume(c->n, 0, v, R->vsize, &state, why, sizeof why)) {
 		/* a pull on a degraded array may leave too few: then the write must have said so */
 		if (spec->model == RK_FAULT_PULL && R->missing >= 0 && c->level != 6 && state == RK_ASTATE_FAILED &&
@@ -174,9 +193,18 @@ static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_er
 		goto out;
 	}
 	if (check_model(R, v, why, sizeof why)) {
+		/* a crash in a write-intent window, then a member lost: the
+		 * known double fault, if an open said so (spec/journal.md) */
+		if (R->p == P_FULL && (R->told_torn || R->kind == K_SEQ_CRASH_PULL)) {
+			R->double_faults++;
+			R->double_faults_silent += !R->told_torn;
+			goto out;
+		}
 		violation(R, spec, "read-only (replay in memory): %s", why);
 		goto out;
 	}
+	if (R->p != P_REPAIR)   /* there the bad parity is a first fault: checked after the repair */
+		check_lose_one(R, spec);
 	/* read-write open: the replay goes to the members; the array ends clean */
 	{
 		struct rk_discovery *d = discover_skip(c->n, 0);
@@ -192,6 +220,8 @@ static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_er
 	}
 	if (check_copies(c->n, why, sizeof why))
 		violation(R, spec, "%s", why);
+	if (R->p != P_REPAIR)
+		check_scrub_clean(R, spec);
 	if (read_volume(c->n, 0, w, R->vsize, &state, why, sizeof why)) {
 		violation(R, spec, "after replay: %s", why);
 		goto out;
@@ -212,6 +242,7 @@ static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_er
 			violation(R, spec, "the second repair changed the volume");
 			goto out;
 		}
+		check_scrub_clean(R, spec);
 	}
 	/* the write hole: any member (any two on RAID-6) left out reads the same */
 	{
@@ -227,6 +258,9 @@ static void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_er
 					continue;
 				uint32_t skip = (1u << x) | (1u << y);
 				if ((skip & active) != skip)
+					continue;
+				/* sample mode: one member (one pair on RAID-6) per point, in turn */
+				if (!full_mode && (x != R->points % c->n || (y != x && y != (x + 1) % c->n)))
 					continue;
 				/* stale members stay out too: alone they would look fresh */
 				if (read_volume(c->n, skip | (~active & ((1u << c->n) - 1)), w, R->vsize, &state, why, sizeof why))
@@ -252,9 +286,74 @@ static void point(struct run *R, const struct rk_fault_spec *spec)
 	restore_base(R);
 	rk_err last;
 	int fired = 0;
-	R->points++;
+	count_point(R, model_kind(spec->model));
 	run_writes(R, spec, &last, &fired);
 	verify_writes(R, spec, last, fired);
+}
+
+/* Can the path run on with one more member gone (after a crash)? */
+static int may_pull(const struct run *R)
+{
+	uint32_t gone = R->missing >= 0 ? 2 : 1;
+	if (R->p == P_REPAIR)
+		return 0;   /* the array starts with bad parity: a pull rebuilds from it (two faults) */
+	return R->c->level == 6 ? gone <= 2 : R->c->level == 1 ? gone < R->c->n : gone <= 1;
+}
+
+/* One sequence of kind K from SEED: NCRASH runs of the path's writes, each
+ * cut short by a random crash (the second, for seq-recovery, early: the
+ * journal replay, the superblocks brought forward, the first write); for
+ * seq-crash-pull a member is left out from the second run on (a cable
+ * pulled after the crash) and the runs go on degraded.  A last run
+ * without a fault completes the writes only for seq-crashes every other
+ * time, so that both an interrupted and a finished recovery are checked.
+ * Every run writes the same new bytes, so an op's state is the furthest
+ * any run got.  Then the invariants of a single point, (a) to (d). */
+static void sequence(struct run *R, uint64_t W, enum kind k, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+	uint32_t ncrash = k == K_SEQ_CRASHES ? 2 + (uint32_t)(rnd(&x) % 4) : k == K_SEQ_RECOVERY ? 2 : 1 + (uint32_t)(rnd(&x) % 3);
+	int finish = k == K_SEQ_CRASHES && (seed & 1);
+	int merged[8] = { 0 };
+	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+	rk_err last = RK_OK;
+	int fired = 0;
+	restore_base(R);
+	count_point(R, k);
+	for (uint32_t i = 0; i < ncrash + (uint32_t)finish; i++) {
+		if (k == K_SEQ_CRASH_PULL && i == 1) {
+			do
+				R->pulled = (int)(rnd(&x) % R->c->n);
+			while (R->pulled == R->missing);
+		}
+		uint64_t span = k == K_SEQ_RECOVERY && i == 1 ? 6u * R->c->n + 8 : W + W / 4 + 1;
+		sp = i < ncrash ? random_crash(&x, span) : (struct rk_fault_spec){ .model = RK_FAULT_NONE };
+		sp.seed ^= seed << 8;
+		run_writes(R, &sp, &last, &fired);
+		for (uint32_t j = 0; j < R->nops; j++)
+			if (R->ops[j].state > merged[j])
+				merged[j] = R->ops[j].state;
+	}
+	for (uint32_t j = 0; j < R->nops; j++)
+		R->ops[j].state = merged[j];
+	sp.seed = seed;   /* the violation line names the sequence */
+	if (k == K_SEQ_CRASH_PULL && last == RK_E_TOOFEW)
+		last = RK_OK;
+	verify_writes(R, &sp, last, fired);
+	R->pulled = -1;
+}
+
+/* Sequences of every kind: N of each (fewer in sample mode). */
+static void enumerate_sequences(struct run *R, uint64_t W)
+{
+	uint64_t n = full_mode ? 240 : 24;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t seed = ((uint64_t)R->c->level << 40) ^ ((uint64_t)R->c->n << 32) ^ ((uint64_t)R->p << 24) ^ i;
+		sequence(R, W, K_SEQ_RECOVERY, seed);
+		sequence(R, W, K_SEQ_CRASHES, seed);
+		if (may_pull(R))
+			sequence(R, W, K_SEQ_CRASH_PULL, seed);
+	}
 }
 
 static void enumerate_writes(struct run *R)
@@ -295,6 +394,7 @@ static void enumerate_writes(struct run *R)
 			point(R, &sp);
 		}
 	}
+	enumerate_sequences(R, W);
 	/* read errors: each 4 KiB block of each member's data area */
 	uint64_t bstep = full_mode ? 1 : 6;
 	for (uint32_t m = 0; m < c->n; m++) {

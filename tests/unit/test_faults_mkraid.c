@@ -69,6 +69,7 @@ static void enumerate_mkraid(struct run *R)
 	R->c = c;
 	R->p = P_MKRAID;
 	R->missing = -1;
+	R->pulled = -1;
 	create_plain(c, NULL);
 	struct rk_discovery *d = discover_skip(c->n, 0);
 	R->vsize = d->arrays[0].sb->volume_size;
@@ -88,13 +89,13 @@ static void enumerate_mkraid(struct run *R)
 		for (int s = 0; s < seeds; s++) {
 			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 13 + (uint64_t)s * 101 + 5 };
 			run_mkraid(R, &sp, &last);
-			R->points++;
+			count_point(R, model_kind(sp.model));
 			verify_mkraid(R, &sp, last);
 		}
 	for (uint64_t n = 1; n < W; n += step) {
 		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n };
 		run_mkraid(R, &sp, &last);
-		R->points++;
+		count_point(R, model_kind(sp.model));
 		verify_mkraid(R, &sp, last);
 	}
 	uint64_t per = W / c->n + 4;
@@ -102,9 +103,23 @@ static void enumerate_mkraid(struct run *R)
 		for (uint64_t n = m % step; n < per; n += step) {
 			struct rk_fault_spec sp = { .model = RK_FAULT_PULL, .member = (int)m, .n = n };
 			run_mkraid(R, &sp, &last);
-			R->points++;
+			count_point(R, model_kind(sp.model));
 			verify_mkraid(R, &sp, last);
 		}
+	/* sequences: mkraid cut short two to five times in a row (each run
+	 * over what the last left), then checked as a single point is */
+	uint64_t nseq = full_mode ? 300 : 20;
+	for (uint64_t i = 0; i < nseq; i++) {
+		uint64_t x = (((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i) * 0x9E3779B97F4A7C15ull + 3;
+		uint32_t ncrash = 2 + (uint32_t)(rnd(&x) % 4);
+		struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+		count_point(R, K_SEQ_CRASHES);
+		for (uint32_t k = 0; k < ncrash; k++) {
+			sp = random_crash(&x, W + 1);
+			run_mkraid(R, &sp, &last);
+		}
+		verify_mkraid(R, &sp, last);
+	}
 	free(R->newv);
 	R->newv = NULL;
 }

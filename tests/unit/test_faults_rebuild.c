@@ -52,6 +52,7 @@ static void verify_rebuild(struct run *R, const struct rk_fault_spec *spec, rk_e
 	char why[600];
 	int state;
 	uint8_t *v = malloc(R->vsize);
+	check_in_step(R, spec, c->n, 1u << x);   /* (a): only the role being rebuilt may be out */
 	if (read_volume(c->n, 0, v, R->vsize, &state, why, sizeof why)) {
 		violation(R, spec, "after the fault: %s (the rebuild returned %s)", why, rk_strerror(last));
 		goto out;
@@ -125,8 +126,28 @@ static void rebuild_point(struct run *R, const struct rk_fault_spec *spec)
 	restore_base(R);
 	unlink(paths[R->rb_role]);   /* the lost member: NEW is created at its path */
 	run_rebuild(R, spec, &last);
-	R->points++;
+	count_point(R, model_kind(spec->model));
 	verify_rebuild(R, spec, last);
+}
+
+/* A sequence: the rebuild cut short by two to five random crashes in a
+ * row, each run resuming the last (a crash during the recovery of a
+ * crash), then checked as a single point is. */
+static void rebuild_sequence(struct run *R, uint64_t W, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+	uint32_t ncrash = 2 + (uint32_t)(rnd(&x) % 4);
+	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
+	rk_err last = RK_OK;
+	restore_base(R);
+	unlink(paths[R->rb_role]);
+	count_point(R, K_SEQ_CRASHES);
+	for (uint32_t i = 0; i < ncrash; i++) {
+		sp = random_crash(&x, W + W / 4 + 1);
+		run_rebuild(R, &sp, &last);
+	}
+	sp.seed = seed;
+	verify_rebuild(R, &sp, last);
 }
 
 static void enumerate_rebuild(struct run *R)
@@ -150,6 +171,9 @@ static void enumerate_rebuild(struct run *R)
 		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n };
 		rebuild_point(R, &sp);
 	}
+	uint64_t nseq = full_mode ? 400 : 30;
+	for (uint64_t i = 0; i < nseq; i++)
+		rebuild_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i);
 }
 
 START_TEST(t_rebuild)

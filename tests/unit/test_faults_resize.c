@@ -32,6 +32,32 @@ static uint64_t run_resize(struct run *R, const struct rk_fault_spec *spec, rk_e
 	return w;
 }
 
+/* raid-resize --continue on the n+1 members under SPEC (a crash while
+ * the reshape is resumed). */
+static void run_continue(struct run *R, const struct rk_fault_spec *spec)
+{
+	uint32_t n = R->c->n;
+	rk_fault_plan *plan = NULL;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	rk_dev *devs[MAXM + 1] = { 0 };
+	for (uint32_t r = 0; r <= n; r++) {
+		rk_dev *d = NULL;
+		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
+		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
+	}
+	struct rk_resize_opts o;
+	memset(&o, 0, sizeof o);
+	o.layout = RK_RESIZE_LAYOUT_KEEP;
+	o.batch_max = 2 * R->stripe_data;
+	struct rk_resize_result res;
+	(void)rk_resize_continue(devs, n + 1, &o, &res);
+	if (spec->model == RK_FAULT_POWER_CUT)
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	for (uint32_t r = 0; r <= n; r++)
+		rk_dev_close(devs[r]);
+	rk_fault_plan_free(plan);
+}
+
 /* After the fault: raid-resize --continue on the members as left (with and
  * then without the new one), then the volume holds the old data, and with
  * any member left out reads the same. */
@@ -41,6 +67,8 @@ static void verify_resize(struct run *R, const struct rk_fault_spec *spec, rk_er
 	char why[600];
 	int state;
 	rk_err e = RK_OK;
+	/* (a): a crash leaves every member in step (a pull: the pulled one out) */
+	check_in_step(R, spec, n + 1, spec->model == RK_FAULT_PULL ? 1u << spec->member : 0);
 	for (uint32_t k = n + 1; k >= n; k--) {
 		rk_dev *devs[MAXM + 1] = { 0 };
 		for (uint32_t r = 0; r < k; r++)
@@ -90,6 +118,28 @@ out:
 	free(w);
 }
 
+/* A sequence: the reshape cut short by a crash, then --continue cut
+ * short by one to four more (a crash during the recovery of a crash),
+ * then checked as a single point is (whose --continue finishes it). */
+static void resize_sequence(struct run *R, uint64_t W, uint64_t seed)
+{
+	static uint8_t zero[MEMBER_BYTES];
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 11;
+	uint32_t ncrash = 2 + (uint32_t)(rnd(&x) % 4);
+	rk_err last = RK_OK;
+	restore_base(R);
+	put_file(paths[R->c->n], zero, MEMBER_BYTES);
+	count_point(R, K_SEQ_CRASHES);
+	struct rk_fault_spec sp = random_crash(&x, W + 1);
+	run_resize(R, &sp, &last);
+	for (uint32_t i = 1; i < ncrash; i++) {
+		sp = random_crash(&x, W + 1);
+		run_continue(R, &sp);
+	}
+	sp.seed = seed;
+	verify_resize(R, &sp, last);
+}
+
 static void enumerate_resize(struct run *R)
 {
 	const struct cfg *c = R->c;
@@ -109,7 +159,7 @@ static void enumerate_resize(struct run *R)
 			restore_base(R);
 			put_file(paths[c->n], zero, MEMBER_BYTES);
 			run_resize(R, &sp, &last);
-			R->points++;
+			count_point(R, model_kind(sp.model));
 			verify_resize(R, &sp, last);
 		}
 	for (uint64_t n = 1; n < W; n += step) {
@@ -117,7 +167,7 @@ static void enumerate_resize(struct run *R)
 		restore_base(R);
 		put_file(paths[c->n], zero, MEMBER_BYTES);
 		run_resize(R, &sp, &last);
-		R->points++;
+		count_point(R, model_kind(sp.model));
 		verify_resize(R, &sp, last);
 	}
 	uint64_t per = W / (c->n + 1) + 8;
@@ -127,9 +177,12 @@ static void enumerate_resize(struct run *R)
 			restore_base(R);
 			put_file(paths[c->n], zero, MEMBER_BYTES);
 			run_resize(R, &sp, &last);
-			R->points++;
+			count_point(R, model_kind(sp.model));
 			verify_resize(R, &sp, last);
 		}
+	uint64_t nseq = full_mode ? 400 : 30;
+	for (uint64_t i = 0; i < nseq; i++)
+		resize_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i);
 }
 
 START_TEST(t_resize)

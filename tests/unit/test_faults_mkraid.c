@@ -135,5 +135,5 @@ START_TEST(t_mkraid)
 }
 END_TEST
 
-RK_TEST_SUITE("faults_mkraid", { "enumeration", 3600, setup, teardown, 0,
+RK_TEST_SUITE("faults_mkraid", { "enumeration", 36000, setup, teardown, 0,
 	  RK_TESTS(RK_TEST_LOOP(t_mkraid, 0, (int)NCFG)) })

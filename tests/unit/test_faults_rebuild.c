@@ -188,5 +188,5 @@ START_TEST(t_rebuild)
 }
 END_TEST
 
-RK_TEST_SUITE("faults_rebuild", { "enumeration", 3600, setup, teardown, 0,
+RK_TEST_SUITE("faults_rebuild", { "enumeration", 36000, setup, teardown, 0,
 	  RK_TESTS(RK_TEST_LOOP(t_rebuild, 0, (int)NCFG)) })

@@ -198,5 +198,5 @@ START_TEST(t_resize)
 }
 END_TEST
 
-RK_TEST_SUITE("faults_resize", { "enumeration", 3600, setup, teardown, 0,
+RK_TEST_SUITE("faults_resize", { "enumeration", 36000, setup, teardown, 0,
 	  RK_TESTS(RK_TEST_LOOP(t_resize, 0, (int)NCFG)) })

@@ -321,7 +321,7 @@ static rk_err rebuild_run(struct rebuild *b, const struct rk_sb_read *nrd)
 	if (!doff)
 		return rk_fail(RK_E_NOMEM, "rebuild: out of memory");
 	for (uint32_t r = 0; r < b->n; r++)
-		doff[r] = b->sbs[r] ? b->sbs[r]->data_offset : f->data_offset;
+		doff[r] = b->sbs[r] ? rk_sb_member_data_offset(f, b->sbs[r]) : f->data_offset;
 	e = rk_vol_open(&b->v, &b->g, b->devs, doff);
 	free(doff);
 	if (e)

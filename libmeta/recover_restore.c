@@ -419,7 +419,7 @@ static int check_place(const struct rk_array_info *a, uint32_t role, const char 
 		if (!p)
 			continue;
 		e = rk_dev_open(&devs[r], p, RK_DEV_RDONLY);
-		doff[r] = r == role ? a->sb->data_offset : a->roles[r].sb->data_offset;
+		doff[r] = r == role ? a->sb->data_offset : rk_sb_member_data_offset(a->sb, a->roles[r].sb);
 	}
 	if (e) {
 		rk_strcatf(m->what, sizeof m->what, "; %s", rk_errmsg());

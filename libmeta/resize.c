@@ -160,12 +160,8 @@ rk_err resize_set_load(struct resize_set *s, rk_dev *const *devs, uint32_t n, en
 			s->mixed = 1;
 		s->dev[r] = devs[i];
 		s->sb[r] = own[i];
-		s->doff[r] = own[i]->data_offset;
-		/* A member that missed the end of a reshape still names the old
-		 * data offset; the array's is the template's (reshapes keep the
-		 * offsets uniform). */
-		if ((own[i]->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && !(s->t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
-			s->doff[r] = s->t->data_offset;
+		/* a member that missed the end of a reshape names the old offset */
+		s->doff[r] = rk_sb_member_data_offset(s->t, own[i]);
 		own[i] = NULL;
 	}
 	if (need == RESIZE_NEED_ALL)

@@ -170,6 +170,13 @@ void rk_sb_member_copy(struct rk_sb *out, const struct rk_sb *tmpl, const struct
  * short, so discovery can tell it from an old image of the member. */
 int rk_sb_behind(const struct rk_sb *own, const struct rk_sb *gen);
 
+/* Where the data area of member OWN starts in the array whose freshest
+ * superblock is T: OWN's data_offset, except for a member that missed only
+ * the update ending a reshape (or its revert), whose superblock still
+ * records the reshape T no longer has: T's (reshapes keep the offsets
+ * uniform; spec/reshape.md).  Every reader of a member's data asks this. */
+uint64_t rk_sb_member_data_offset(const struct rk_sb *t, const struct rk_sb *own);
+
 /* Validates a native struct (what decode checks after parsing): every field
  * against every other and against DEV_SIZE, the size of the device the copy
  * is on (0: check against sb->dev_size alone).  A device smaller than

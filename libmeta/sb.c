@@ -743,6 +743,13 @@ int rk_sb_behind(const struct rk_sb *own, const struct rk_sb *gen)
 	return own && own->events < gen->events;
 }
 
+uint64_t rk_sb_member_data_offset(const struct rk_sb *t, const struct rk_sb *own)
+{
+	if ((own->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && !(t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
+		return t->data_offset;
+	return own->data_offset;
+}
+
 void rk_sb_apply_geom(struct rk_sb *sb, const struct rk_geom_desc *d)
 {
 	const struct rk_geom_desc g = *d;   /* D may be SB's own reshape target */

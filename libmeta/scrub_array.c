@@ -212,7 +212,7 @@ static void run_scrub(struct scrub_array_run *run, const struct rk_scrub_members
 		return;
 	}
 	for (uint32_t r = 0; r < m->nroles; r++)
-		doff[r] = m->sbs[r] ? m->sbs[r]->data_offset : 0;
+		doff[r] = m->sbs[r] ? rk_sb_member_data_offset(m->tmpl, m->sbs[r]) : 0;
 	struct rk_scrub_opts so = {
 		.repair = o->repair,
 		.rewrite_unconfirmed = o->rewrite_unconfirmed,
@@ -250,6 +250,14 @@ rk_err rk_scrub_array(const struct rk_scrub_members *m, const struct rk_scrub_ar
 	const struct rk_sb *sb = m->tmpl;
 	memset(res, 0, sizeof *res);
 	struct scrub_array_run run = { .opts = opts, .res = res };
+	/* mid-reshape the bytes below the checkpoint are in the new geometry:
+	 * checking (or worse, repairing) them as the old would be wrong */
+	if (sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)
+		return step_failed(res, RK_SCRUB_STEP_OPEN,
+		                   rk_fail(RK_E_NOTSUP, "the array is in the middle of a reshape (%llu of %llu volume "
+		                           "bytes moved): finish it with raid-resize --continue (or --revert) and "
+		                           "scrub then", (unsigned long long)sb->reshape_pos,
+		                           (unsigned long long)sb->volume_size));
 	rk_err e = rk_geom_init(&res->geom, sb->level, sb->layout, sb->chunk, sb->nroles, sb->data_size);
 	if (e)
 		return step_failed(res, RK_SCRUB_STEP_OPEN, e);

@@ -1,6 +1,7 @@
 /* test_faults_resize.c: crash safety of raid-resize adding a member
  * (rk_resize_reshape, then --continue), proven by enumeration (the method:
- * test_faults.c) */
+ * test_faults.c); sequences: crashes in a row over the reshape and its
+ * --continue, and over the reshape and its --revert. */
 #include "faults_fixture.h"
 
 /* ---- raid-resize: adding a member (a reshape) ---- */
@@ -140,6 +141,94 @@ static void resize_sequence(struct run *R, uint64_t W, uint64_t seed)
 	verify_resize(R, &sp, last);
 }
 
+/* raid-resize --revert on the first N member files under SPEC; returns
+ * its error. */
+static rk_err run_revert(struct run *R, const struct rk_fault_spec *spec, uint32_t n)
+{
+	n--;   /* the last index */
+	rk_fault_plan *plan = NULL;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	rk_dev *devs[MAXM + 1] = { 0 };
+	for (uint32_t r = 0; r <= n; r++) {
+		rk_dev *d = NULL;
+		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
+		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
+	}
+	struct rk_resize_opts o;
+	memset(&o, 0, sizeof o);
+	o.batch_max = 2 * R->stripe_data;
+	struct rk_resize_result res;
+	rk_err e = rk_resize_revert(devs, n + 1, &o, &res);
+	if (spec->model == RK_FAULT_POWER_CUT)
+		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
+	for (uint32_t r = 0; r <= n; r++)
+		rk_dev_close(devs[r]);
+	rk_fault_plan_free(plan);
+	return e;
+}
+
+/* A revert sequence: the reshape cut short by a crash, then --revert cut
+ * short by one to three more; then --revert without faults (or, when the
+ * reshape had finished before the first crash, nothing to revert) leaves
+ * every member in step, the old data, and a scrub clean. */
+static void revert_sequence(struct run *R, uint64_t W, uint64_t seed)
+{
+	static uint8_t zero[MEMBER_BYTES];
+	const struct cfg *c = R->c;
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 13;
+	uint32_t ncrash = 1 + (uint32_t)(rnd(&x) % 3);
+	const char *only = getenv("RK_FAULTS_SEED");
+	if (only && strtoull(only, NULL, 0) != seed)
+		return;
+	rk_err last = RK_OK;
+	char why[600];
+	int state;
+	restore_base(R);
+	put_file(paths[c->n], zero, MEMBER_BYTES);
+	R->kind = K_SEQ_CRASHES;
+	count_point(R, K_SEQ_CRASHES);
+	struct rk_fault_spec sp = random_crash(&x, W);
+	run_resize(R, &sp, &last);
+	if (only)
+		printf("seq %llu: reshape crash %s at %llu: %s\n", (unsigned long long)seed, model_names[sp.model],
+		       (unsigned long long)sp.n, rk_strerror(last));
+	for (uint32_t i = 0; i < ncrash; i++) {
+		sp = random_crash(&x, W + 1);
+		rk_err re = run_revert(R, &sp, c->n + 1);
+		if (only)
+			printf("  revert crash %s at %llu: %s\n", model_names[sp.model], (unsigned long long)sp.n,
+			       rk_strerror(re));
+	}
+	sp.seed = seed;
+	struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+	/* a finished revert wiped the added member (or the reshape never
+	 * wrote it): then the old members are the array */
+	rk_err e = run_revert(R, &none, c->n + 1);
+	if (e == RK_E_NOSB)
+		e = run_revert(R, &none, c->n);
+	if (e && e != RK_E_INVAL) {
+		violation(R, &sp, "--revert after the crashes fails: %s", rk_strerror(e));
+		return;
+	}
+	if (only) {   /* RK_FAULTS_SEED: the member files kept for a look */
+		char cmd[600];
+		snprintf(cmd, sizeof cmd, "mkdir -p /tmp/rkdbg && cp %s/m* /tmp/rkdbg/", dir);
+		if (system(cmd) != 0)
+			printf("could not keep the members\n");
+	}
+	check_in_step(R, &sp, c->n + 1, 0);
+	struct rk_discovery *d = discover_skip(c->n + 1, 0);
+	uint64_t vs = d->narrays ? d->arrays[0].sb->volume_size : 0;
+	rk_discovery_free(d);
+	uint8_t *v = malloc(vs ? vs : 1);
+	if (vs < R->vsize || read_volume(c->n + 1, 0, v, vs, &state, why, sizeof why) ||
+	    memcmp(v, R->oldv, R->vsize))
+		violation(R, &sp, "after the revert the array does not read the old data (%s)", why);
+	else
+		check_scrub_clean_n(R, &sp, c->n + 1);
+	free(v);
+}
+
 static void enumerate_resize(struct run *R)
 {
 	const struct cfg *c = R->c;
@@ -181,8 +270,10 @@ static void enumerate_resize(struct run *R)
 			verify_resize(R, &sp, last);
 		}
 	uint64_t nseq = full_mode ? 400 : 30;
-	for (uint64_t i = 0; i < nseq; i++)
+	for (uint64_t i = 0; i < nseq; i++) {
 		resize_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i);
+		revert_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ (1u << 20) ^ i);
+	}
 }
 
 START_TEST(t_resize)

@@ -354,8 +354,8 @@ static int on_option(void *ctx, int opt, char *arg)
 	return CLI_GO_ON;
 }
 
-/* Parses the command line into O and the members; returns -1 to go on,
- * else the exit status. */
+/* Parses the command line into O and the members; returns CLI_GO_ON (-1)
+ * to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -388,7 +388,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	for (int i = 0; i < o->nmem; i++)
 		if (!*o->paths[i])
 			return cli_usage_error("empty MEMBER name");
-	return -1;
+	return CLI_GO_ON;
 }
 
 /* Discovers the members and picks the array to scrub (*AI, its geometry

@@ -67,25 +67,73 @@ void rk_json_obj_end(rk_json *j) { close_(j, '}'); }
 void rk_json_arr_begin(rk_json *j) { open_(j, '['); }
 void rk_json_arr_end(rk_json *j) { close_(j, ']'); }
 
+/* Length of the well-formed UTF-8 sequence (2 to 4 bytes, RFC 3629: no
+ * overlong form, no surrogate, nothing past U+10FFFF) starting at the N
+ * bytes of S, with its code point in *CP; 0 when there is none. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;   /* the second byte's range */
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		lo = c == 0xe0 ? 0xa0 : 0x80;   /* no overlong form */
+		hi = c == 0xed ? 0x9f : 0xbf;   /* no surrogate */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		lo = c == 0xf0 ? 0x90 : 0x80;   /* no overlong form */
+		hi = c == 0xf4 ? 0x8f : 0xbf;   /* nothing past U+10FFFF */
+	} else {
+		return 0;                       /* ASCII, a continuation byte, 0xc0, 0xc1, 0xf5.. */
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	uint32_t v = c & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	*cp = v;
+	return len;
+}
+
+/* The N bytes at S as a JSON string (the one escaping of every string
+ * written, keys too): '"' and '\\' escaped, control characters (C0, DEL
+ * and C1) as \n, \t, \r or \u00XX, well-formed UTF-8 as it is, and each
+ * byte that is not part of well-formed UTF-8 as the text \xNN (written
+ * "\\xNN"), so the document is always valid UTF-8 (spec/discovery.md,
+ * "Text from members"). */
 static void put_escaped(rk_json *j, const char *s, size_t n)
 {
+	const unsigned char *b = (const unsigned char *)s;
 	fputc('"', j->f);
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '"': fputs("\\\"", j->f); break;
-		case '\\': fputs("\\\\", j->f); break;
-		case '\n': fputs("\\n", j->f); break;
-		case '\t': fputs("\\t", j->f); break;
-		case '\r': fputs("\\r", j->f); break;
-		default:
-			/* Control bytes and bytes >= 0x7f are escaped so that hostile names
-			 * never yield invalid UTF-8 or JSON. */
-			if (c < 0x20 || c >= 0x7f)
-				fprintf(j->f, "\\u%04x", c);
-			else
-				fputc(c, j->f);
-		}
+		unsigned char c = b[i];
+		uint32_t cp = 0;
+		size_t len = c >= 0x80 ? utf8_seq(b + i, n - i, &cp) : 0;
+		if (c == '"' || c == '\\')
+			fprintf(j->f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", j->f);
+		else if (c == '\t')
+			fputs("\\t", j->f);
+		else if (c == '\r')
+			fputs("\\r", j->f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(j->f, "\\u%04x", c);
+		else if (c < 0x80)
+			fputc(c, j->f);
+		else if (!len)
+			fprintf(j->f, "\\\\x%02x", c);
+		else if (cp < 0xa0)   /* a C1 control character */
+			fprintf(j->f, "\\u%04x", (unsigned)cp);
+		else
+			fwrite(b + i, 1, len, j->f);
+		if (len)
+			i += len - 1;
 	}
 	fputc('"', j->f);
 }

@@ -20,13 +20,16 @@ void rk_json_key(rk_json *j, const char *k);   /* inside an object, before a val
  * caller then writes the value): `if (rk_json_key_or_null(j, "k", x)) ...`. */
 int  rk_json_key_or_null(rk_json *j, const char *k, int have);
 
-void rk_json_str(rk_json *j, const char *s);   /* NULL writes null */
+/* A string: any bytes give valid JSON and valid UTF-8 (json.c, put_escaped:
+ * control characters escaped, well-formed UTF-8 kept, other bytes as the
+ * text \xNN).  NULL writes null. */
+void rk_json_str(rk_json *j, const char *s);
 void rk_json_u64(rk_json *j, uint64_t v);
 void rk_json_i64(rk_json *j, int64_t v);
 void rk_json_bool(rk_json *j, int v);
 void rk_json_null(rk_json *j);
 void rk_json_uuid(rk_json *j, const uint8_t uuid[16]);  /* canonical lower-case text */
-/* Bytes as a string with non-printable bytes escaped (\u00XX). */
+/* The N bytes at S (NULs included) as a string, escaped as rk_json_str. */
 void rk_json_strn(rk_json *j, const char *s, size_t n);
 
 /* key + value shorthands */

@@ -12,6 +12,7 @@
 #include "rk_le.h"
 #include "rk_print.h"
 #include "rk_sb.h"
+#include "rk_util.h"
 
 /* ---------------- md 1.x ---------------- */
 
@@ -159,7 +160,7 @@ static void md1_print_text(FILE *f, const void *obj, const char *ind)
 	        m->sb_csum, m->csum_ok ? "correct" : "WRONG");
 	md_uuid_colons(m->set_uuid, u);
 	fprintf(f, "%s    array UUID    : %s\n", ind, u);
-	fprintf(f, "%s    name          : %s\n", ind, m->set_name);
+	rk_esc_fprintf(f, "%s    name          : %s\n", ind, m->set_name);
 	fprintf(f, "%s    feature map   : 0x%x\n", ind, m->feature_map);
 	fprintf(f, "%s    raid level    : %s\n", ind, md_level_name(m->level, lv, sizeof lv));
 	fprintf(f, "%s    raid devices  : %u\n", ind, m->raid_disks);

@@ -1,5 +1,8 @@
 /* print.c: metadata in words and as JSON (see rk_print.h).  Nothing here
- * decides anything: it shows what the codec and discovery found. */
+ * decides anything: it shows what the codec and discovery found.  Text a
+ * member or a user supplied (names, labels, UUID texts, paths, and the
+ * reasons that quote them) goes out in words through rk_esc_fprintf and in
+ * JSON through rk_json_str, never raw. */
 #include "rk_print.h"
 
 #include <inttypes.h>
@@ -79,7 +82,7 @@ void rk_print_sb_text(FILE *f, const struct rk_sb *sb, const char *ind)
 	char u[37], b1[64], b2[64], lv[32], t1[40], t2[40];
 	ind = I(ind);
 	fprintf(f, "%sarray UUID    : %s\n", ind, uuid_txt(sb->array_uuid, u));
-	fprintf(f, "%sname          : %s\n", ind, sb->name[0] ? sb->name : "(none)");
+	rk_esc_fprintf(f, "%sname          : %s\n", ind, sb->name[0] ? sb->name : "(none)");
 	fprintf(f, "%smember UUID   : %s\n", ind, uuid_txt(sb->member_uuid, u));
 	if (sb->this_role == RK_ROLE_NONE)
 		fprintf(f, "%sthis role     : none (a spare)\n", ind);
@@ -248,7 +251,7 @@ void rk_print_copies_text(FILE *f, const struct rk_sb_read *rd, int with_sb, con
 		        c->status == RK_COPY_OK ? "valid" : copy_status(c->status),
 		        rd->chosen == k ? " (chosen)" : "");
 		if (c->status != RK_COPY_OK)
-			fprintf(f, ": %s", c->why[0] ? c->why : rk_strerror(c->err));
+			rk_esc_fprintf(f, ": %s", c->why[0] ? c->why : rk_strerror(c->err));
 		fputc('\n', f);
 		if (c->status == RK_COPY_OK && c->sb && with_sb) {
 			/* The unchosen copy in full only when it says something else. */
@@ -260,7 +263,7 @@ void rk_print_copies_text(FILE *f, const struct rk_sb_read *rd, int with_sb, con
 			rk_print_sb_text(f, c->sb, sub);
 		}
 	}
-	fprintf(f, "%schoice: %s\n", ind, rd->why[0] ? rd->why : "none");
+	rk_esc_fprintf(f, "%schoice: %s\n", ind, rd->why[0] ? rd->why : "none");
 }
 
 void rk_print_copies_json_keys(rk_json *j, const struct rk_sb_read *rd)
@@ -298,10 +301,10 @@ void rk_print_probe_text(FILE *f, const struct rk_probe_result *r, const char *i
 		fprintf(f, "%sno known signature\n", ind);
 		return;
 	}
-	fprintf(f, "%s%s\n", ind, r->what);
-	fprintf(f, "%s  type %s, usage %s%s%s%s%s%s%s\n", ind, r->type, r->usage[0] ? r->usage : "-",
-	        r->version[0] ? ", version " : "", r->version, r->uuid[0] ? ", UUID " : "", r->uuid,
-	        r->label[0] ? ", label " : "", r->label);
+	rk_esc_fprintf(f, "%s%s\n", ind, r->what);
+	rk_esc_fprintf(f, "%s  type %s, usage %s%s%s%s%s%s%s\n", ind, r->type, r->usage[0] ? r->usage : "-",
+	               r->version[0] ? ", version " : "", r->version, r->uuid[0] ? ", UUID " : "", r->uuid,
+	               r->label[0] ? ", label " : "", r->label);
 }
 
 void rk_print_probe_json(rk_json *j, const struct rk_probe_result *r)
@@ -423,7 +426,7 @@ void rk_print_member_json(rk_json *j, const struct rk_member *m)
 
 static void left_line(FILE *f, const char *ind, const char *path, const char *state, const char *reason)
 {
-	fprintf(f, "%s%s: %s%s%s\n", ind, path, state, *reason ? ": " : "", reason);
+	rk_esc_fprintf(f, "%s%s: %s%s%s\n", ind, path, state, *reason ? ": " : "", reason);
 }
 
 void rk_print_member_text(FILE *f, const struct rk_member *m, const char *ind)
@@ -525,7 +528,7 @@ void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, con
 	ind = I(ind);
 	fprintf(f, "%sarray %s", ind, uuid_txt(a->uuid, u));
 	if (a->name[0])
-		fprintf(f, " \"%s\"", a->name);
+		rk_esc_fprintf(f, " \"%s\"", a->name);
 	fputc('\n', f);
 	if (sb)
 		fprintf(f, "%s  %s %s, chunk %s, %u roles, volume %" PRIu64 " bytes (%s), events %" PRIu64 "\n", ind,
@@ -534,14 +537,14 @@ void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, con
 		        rk_size_words(sb->volume_size, vs, sizeof vs), sb->events);
 	fprintf(f, "%s  state %s", ind, a->state == RK_ASTATE_CONFLICT ? "failed (conflicting metadata)" : state_word(a));
 	if (a->why[0])
-		fprintf(f, ": %s", a->why);
+		rk_esc_fprintf(f, ": %s", a->why);
 	fputc('\n', f);
 	if (sb && sb->array_state == RK_ARRAY_ACTIVE)
 		fprintf(f, "%s  note: the array was not shut down cleanly (a write may have been in flight)\n", ind);
 	for (uint32_t r = 0; r < a->nroles; r++) {
 		const struct rk_member *m = &a->roles[r];
 		if (m->cls == RK_MEMBER_ACTIVE && m->path) {
-			fprintf(f, "%s  role %-3u %s (events %" PRIu64 ")\n", ind, r, m->path, m->events);
+			rk_esc_fprintf(f, "%s  role %-3u %s (events %" PRIu64 ")\n", ind, r, m->path, m->events);
 		} else {
 			/* discovery's sentence starts "role N: "; the line says it already */
 			const char *why = m->reason;
@@ -549,7 +552,7 @@ void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, con
 			int k = snprintf(pre, sizeof pre, "role %u: ", r);
 			if (k > 0 && !strncmp(why, pre, (size_t)k))
 				why += k;
-			fprintf(f, "%s  role %-3u missing%s%s\n", ind, r, *why ? ": " : "", why);
+			rk_esc_fprintf(f, "%s  role %-3u missing%s%s\n", ind, r, *why ? ": " : "", why);
 		}
 	}
 	struct left_text lt = { f, ind, 0 };

@@ -30,33 +30,17 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src);
 }
 
-/* Printable copy of a blkid value (UUIDs of some formats hold raw bytes):
- * libblkid's own encoding, as udev's ID_FS_*_ENC (valid UTF-8 kept, other
- * bytes and white space as \xNN), so it compares with `blkid -p -o udev`. */
-static void copy_encoded(char *dst, size_t cap, const char *src, size_t len)
+/* A blkid value (LEN bytes, its NUL included) as it is, up to a NUL or
+ * CAP - 1 bytes: some formats' UUIDs and labels hold raw bytes (a DDF GUID
+ * is "Linux-MD" and binary), kept as found and escaped where they are
+ * printed (rk_esc, rk_json_str). */
+static void copy_raw(char *dst, size_t cap, const char *src, size_t len)
 {
-	char tmp[512];
-	size_t n = len < sizeof tmp - 1 ? len : sizeof tmp - 1;
-	memcpy(tmp, src, n);
-	tmp[n] = 0;
-	if (blkid_encode_string(tmp, dst, cap) != 0)
-		snprintf(dst, cap, "(unprintable)");
-}
-
-/* Printable ASCII copy, other bytes as \xNN. */
-static void copy_printable(char *dst, size_t cap, const char *src, size_t len)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len && src[i] && o + 5 < cap; i++) {
-		unsigned char c = (unsigned char)src[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			dst[o++] = (char)c;
-		} else {
-			snprintf(dst + o, cap - o, "\\x%02x", c);
-			o += 4;
-		}
-	}
-	dst[o] = 0;
+	size_t n = strnlen(src, len);
+	if (n > cap - 1)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
 }
 
 static const char *lookup(blkid_probe pr, const char *name, size_t *len)
@@ -209,16 +193,16 @@ static rk_err probe_blkid(const char *path, struct rk_probe_result *r)
 			copy_str(r->type, sizeof r->type, v);
 			copy_str(r->usage, sizeof r->usage, "partition table");
 			if ((v = lookup(pr, "PTUUID", &len)))
-				copy_encoded(r->uuid, sizeof r->uuid, v, len);
+				copy_raw(r->uuid, sizeof r->uuid, v, len);
 		}
 		if (r->type[0]) {
 			r->found = 1;
 			if ((v = lookup(pr, "UUID", &len)))
-				copy_encoded(r->uuid, sizeof r->uuid, v, len);
+				copy_raw(r->uuid, sizeof r->uuid, v, len);
 			if ((v = lookup(pr, "LABEL", &len)))
-				copy_encoded(r->label, sizeof r->label, v, len);
+				copy_raw(r->label, sizeof r->label, v, len);
 			if ((v = lookup(pr, "VERSION", &len)))
-				copy_printable(r->version, sizeof r->version, v, len);
+				copy_raw(r->version, sizeof r->version, v, len);
 			describe(r);
 			if (ambivalent) {
 				size_t n = strlen(r->what);

@@ -10,6 +10,9 @@
 #include "rk_err.h"
 #include "rk_dev.h"
 
+/* The strings hold the bytes found (a foreign UUID or label may be binary:
+ * up to the first NUL, cut to fit); print them with rk_esc_fprintf or
+ * rk_json_str, never raw. */
 struct rk_probe_result {
 	int  found;              /* 1 when something recognised is there */
 	char type[64];           /* blkid TYPE ("ext4", "linux_raid_member", "ddf_raid_member", "dos", "gpt", "raidkit") */
@@ -17,7 +20,7 @@ struct rk_probe_result {
 	char uuid[64];           /* blkid UUID when present */
 	char label[64];
 	char version[32];
-	char what[256];          /* in words: "an ext4 file system (UUID ...)" */
+	char what[256];          /* in words: "an ext4 file system (UUID ...)", quoting UUID and label as found */
 };
 
 /* Probes PATH read-only: our superblock first (either copy), then libblkid's

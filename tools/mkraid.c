@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "cli.h"
+#include "rk_util.h"
 #include "rk_create.h"
 #include "rk_geom.h"
 #include "rk_json.h"
@@ -143,15 +144,15 @@ static void report_human(const struct rk_create_plan *p)
 			printf("    role %-3u missing\n", i);
 			continue;
 		}
-		printf("    role %-3u %s (%s%s)\n", i, m->path, rk_size_words(m->dev_size, b1, sizeof b1),
-		       m->created ? ", created" : "");
+		rk_esc_fprintf(stdout, "    role %-3u %s (%s%s)\n", i, m->path, rk_size_words(m->dev_size, b1, sizeof b1),
+		               m->created ? ", created" : "");
 	}
 	if (p->from_size)
 		printf("  filled with %" PRIu64 " bytes from --from\n", p->from_size);
 	for (const char *s = p->notes; s && *s;) {
 		const char *nl = strchr(s, '\n');
 		size_t n = nl ? (size_t)(nl - s) : strlen(s);
-		printf("  note: %.*s\n", (int)n, s);
+		rk_esc_fprintf(stdout, "  note: %.*s\n", (int)n, s);
 		s += n + (nl ? 1 : 0);
 	}
 }

@@ -452,8 +452,8 @@ static void mount_ready(void *ctx)
 {
 	const struct mount_ready *m = ctx;
 	FILE *f = m->json ? stderr : stdout;
-	fprintf(f, "serving the volume (%" PRIu64 " bytes) as %s/volume, %s; unmount with fusermount3 -u %s\n",
-	        m->size, m->dir, m->rw ? "read-write" : "read-only", m->dir);
+	rk_esc_fprintf(f, "serving the volume (%" PRIu64 " bytes) as %s/volume, %s; unmount with fusermount3 -u %s\n",
+	               m->size, m->dir, m->rw ? "read-write" : "read-only", m->dir);
 	fflush(f);
 }
 
@@ -579,16 +579,16 @@ static const char *action_kind(const struct assemble_args *o)
 static void print_action_done(FILE *f, const struct assemble_args *o, const struct action_result *res)
 {
 	if (o->export_to)
-		fprintf(f, "exported %" PRIu64 " bytes from volume offset %" PRIu64 " to %s\n", res->done, res->offset,
-		        strcmp(o->export_to, "-") ? o->export_to : "stdout");
+		rk_esc_fprintf(f, "exported %" PRIu64 " bytes from volume offset %" PRIu64 " to %s\n", res->done,
+		               res->offset, strcmp(o->export_to, "-") ? o->export_to : "stdout");
 	else if (o->mount_dir && res->events_after)
-		fprintf(f, "unmounted %s: %" PRIu64 " bytes read, %" PRIu64 " written; events now %" PRIu64 "\n",
-		        o->mount_dir, res->done - res->length, res->length, res->events_after);
+		rk_esc_fprintf(f, "unmounted %s: %" PRIu64 " bytes read, %" PRIu64 " written; events now %" PRIu64 "\n",
+		               o->mount_dir, res->done - res->length, res->length, res->events_after);
 	else if (o->mount_dir)
-		fprintf(f, "unmounted %s: %" PRIu64 " bytes read\n", o->mount_dir, res->done);
+		rk_esc_fprintf(f, "unmounted %s: %" PRIu64 " bytes read\n", o->mount_dir, res->done);
 	else
-		fprintf(f, "wrote %" PRIu64 " bytes of %s at volume offset %" PRIu64 "; events now %" PRIu64 "\n",
-		        res->done, o->write_from, res->offset, res->events_after);
+		rk_esc_fprintf(f, "wrote %" PRIu64 " bytes of %s at volume offset %" PRIu64 "; events now %" PRIu64 "\n",
+		               res->done, o->write_from, res->offset, res->events_after);
 }
 
 /* The action on array AI, which can run: its exit status. */

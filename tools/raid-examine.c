@@ -22,6 +22,7 @@
 #include "rk_print.h"
 #include "rk_probe.h"
 #include "rk_sb.h"
+#include "rk_util.h"
 
 static void usage(FILE *f)
 {
@@ -137,12 +138,12 @@ static void member_json(rk_json *j, const struct member_exam *x)
 static void member_text(const struct member_exam *x)
 {
 	char sz[32];
-	printf("%s", x->path);
+	rk_esc_fprintf(stdout, "%s", x->path);
 	if (!x->open_error[0])
 		printf(" (%" PRIu64 " bytes, %s)", x->size, rk_size_words(x->size, sz, sizeof sz));
 	printf("\n");
 	if (x->open_error[0])
-		printf("  cannot examine: %s\n", x->open_error);
+		rk_esc_fprintf(stdout, "  cannot examine: %s\n", x->open_error);
 	else
 		rk_print_copies_text(stdout, &x->rd, 1, "  ");
 	if (x->probe.found) {
@@ -152,7 +153,7 @@ static void member_text(const struct member_exam *x)
 	for (int k = 0; k < x->nforeign; k++)
 		x->foreign_fmt[k]->print_text(stdout, x->foreign[k], "  ");
 	if (x->member)
-		printf("  discovery: %s: %s\n", rk_member_class_name(x->member->cls), x->member->reason);
+		rk_esc_fprintf(stdout, "  discovery: %s: %s\n", rk_member_class_name(x->member->cls), x->member->reason);
 	printf("\n");
 }
 
@@ -350,20 +351,20 @@ static void map_text(const struct map_answer *ans)
 {
 	const struct rk_array_info *a = ans->array;
 	const struct rk_member *m = ans->member;
-	printf("volume byte %" PRIu64 ": stripe %" PRIu64 ", role %u, %s, member byte %" PRIu64
-	       " (data offset %" PRIu64 " + %" PRIu64 "); %" PRIu64 " bytes from there stay on it\n",
-	       ans->offset, ans->loc.stripe, ans->loc.role, m->path ? m->path : "(missing)", ans->member_offset,
-	       ans->data_offset, ans->loc.member_off, ans->run);
+	rk_esc_fprintf(stdout, "volume byte %" PRIu64 ": stripe %" PRIu64 ", role %u, %s, member byte %" PRIu64
+	               " (data offset %" PRIu64 " + %" PRIu64 "); %" PRIu64 " bytes from there stay on it\n",
+	               ans->offset, ans->loc.stripe, ans->loc.role, m->path ? m->path : "(missing)",
+	               ans->member_offset, ans->data_offset, ans->loc.member_off, ans->run);
 	if (!m->path)
-		printf("  role %u: %s\n", ans->loc.role, m->reason);
+		rk_esc_fprintf(stdout, "  role %u: %s\n", ans->loc.role, m->reason);
 	for (uint32_t k = 1; k < ans->ncopies; k++) {
 		const struct rk_loc *cp = &ans->copies[k];
 		if (cp->role < a->nroles)
-			printf("  also on role %u (%s) at member byte %" PRIu64 "\n", cp->role,
-			       a->roles[cp->role].path ? a->roles[cp->role].path : "missing",
-			       role_data_offset(a, cp->role) + cp->member_off);
+			rk_esc_fprintf(stdout, "  also on role %u (%s) at member byte %" PRIu64 "\n", cp->role,
+			               a->roles[cp->role].path ? a->roles[cp->role].path : "missing",
+			               role_data_offset(a, cp->role) + cp->member_off);
 	}
-	printf("  array %s: %s\n", rk_astate_name(a->state), a->why);
+	rk_esc_fprintf(stdout, "  array %s: %s\n", rk_astate_name(a->state), a->why);
 }
 
 static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, int json)
@@ -421,7 +422,7 @@ int main(int argc, char **argv)
 	};
 	struct examine_args a;
 	memset(&a, 0, sizeof a);
-	const struct cli_command cmd = { "+h", opts, usage, on_option, &a, &a.common };
+	const struct cli_command cmd = { "h", opts, usage, on_option, &a, &a.common };
 	int rc = cli_parse_options(argc, argv, &cmd);
 	if (rc != CLI_GO_ON)
 		return rc;

@@ -10,6 +10,7 @@
 #include <uuid/uuid.h>
 
 #include "cli.h"
+#include "rk_util.h"
 #include "rk_test_hooks.h"
 #include "test_hooks.h"
 #include "rk_geom.h"
@@ -72,7 +73,8 @@ static void on_plan(void *ctx, const struct rk_rebuild_result *r)
 	if (!ui->json) {
 		rk_size_words(r->start, a, sizeof a);
 		rk_size_words(r->total, b, sizeof b);
-		printf("rebuilding role %u of %u onto %s (%s)\n", r->role, r->nroles, ui->newpath, r->new_what);
+		rk_esc_fprintf(stdout, "rebuilding role %u of %u onto %s (%s)\n", r->role, r->nroles, ui->newpath,
+		               r->new_what);
 		if (r->resumed)
 			printf("resuming at %" PRIu64 " (%s of %s of the data area already rebuilt)\n", r->start, a, b);
 		fflush(stdout);
@@ -165,7 +167,7 @@ static int do_rebuild(const char *newpath, char **members, uint32_t n, int64_t r
 		rk_size_words(r.total, a, sizeof a);
 		uuid_unparse_lower(r.member_uuid, mu);
 		if (r.new_kind == RK_NEW_CREATED)
-			printf("created %s (%" PRIu64 " bytes, sparse)\n", newpath, r.new_size);
+			rk_esc_fprintf(stdout, "created %s (%" PRIu64 " bytes, sparse)\n", newpath, r.new_size);
 		printf("rebuilt role %u: %" PRIu64 " bytes (%s) of data area; member UUID %s\n", r.role, r.total - r.start, a, mu);
 		printf("role %u is active again; events %" PRIu64 " -> %" PRIu64 "\n", r.role, r.events_before, r.events_after);
 		if (r.notes[0])
@@ -219,7 +221,8 @@ static int do_restore(char **members, uint32_t n, int json)
 		rk_json_free(j);
 	} else {
 		for (uint32_t i = 0; i < r->n; i++)
-			printf("%s: %s: %s\n", r->m[i].path, rk_restore_action_name(r->m[i].action), r->m[i].what);
+			rk_esc_fprintf(stdout, "%s: %s: %s\n", r->m[i].path, rk_restore_action_name(r->m[i].action),
+			               r->m[i].what);
 		if (!r->nrepaired && !r->ncannot)
 			printf("nothing to restore: every member has two good copies; nothing written\n");
 		else

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rk_util.h"
 #include "test_hooks.h"
 #include "rk_dev.h"
 #include "rk_geom.h"
@@ -309,9 +310,9 @@ static int resize(struct resize_args *a, char **members, uint32_t n)
 	if (a->common.json) {
 		report_json(action, e, &res);
 	} else if (!e && strcmp(action, "export")) {
-		printf("%s\n", res.did);
+		rk_esc_fprintf(stdout, "%s\n", res.did);
 		if (res.found[0])
-			printf("found: %s\n", res.found);
+			rk_esc_fprintf(stdout, "found: %s\n", res.found);
 	}
 	if (!e && res.missing) {
 		cli_err("the array is degraded: %u role%s faulty (a member was missing); bring %s back with "

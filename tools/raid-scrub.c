@@ -23,6 +23,7 @@
 #include "rk_scrub.h"
 #include "rk_scrub_array.h"
 #include "rk_sb.h"
+#include "rk_util.h"
 
 #define MAX_KEPT 100000u   /* regions kept for --json; the count goes on */
 
@@ -75,9 +76,9 @@ static void usage(FILE *f)
 }
 
 struct opts {
-	int repair, json, progress, resume, no_ckpt, unconfirmed;
-	int have_uuid, have_at, have_len, have_stop;
-	uuid_t uuid;
+	int repair, resume, no_ckpt, unconfirmed;
+	int have_at, have_len, have_stop;
+	struct cli_common common;    /* --json, --progress, --uuid */
 	uint64_t at, len, stop_after;
 	const char *ckpt;
 	char **paths;                /* the members */
@@ -140,7 +141,7 @@ static void print_region(struct run *R, const struct rk_scrub_region *r)
 	if (r->verdict == RK_SCRUB_LOCATED) {
 		fprintf(f, "  at fault:");
 		for (uint32_t i = 0; i < r->nfault; i++)
-			fprintf(f, "%s role %u (%s)", i ? "," : "", r->fault[i], role_path(R, r->fault[i]));
+			rk_esc_fprintf(f, "%s role %u (%s)", i ? "," : "", r->fault[i], role_path(R, r->fault[i]));
 		fprintf(f, ": %s\n", r->why);
 	} else {
 		fprintf(f, "  at fault: cannot be told: %s\n", r->why);
@@ -202,9 +203,9 @@ static const char *ufix_word(enum rk_scrub_ufix f)
 static void print_unreadable(struct run *R, const struct rk_scrub_unreadable *u)
 {
 	FILE *f = R->out;
-	fprintf(f, "unreadable: stripe %" PRIu64 ", role %u (%s) member bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64
-	        " bytes): %s\n", u->stripe, u->role, role_path(R, u->role), u->member_off,
-	        u->member_off + u->member_len - 1, u->member_len, u->why);
+	rk_esc_fprintf(f, "unreadable: stripe %" PRIu64 ", role %u (%s) member bytes %" PRIu64 "..%" PRIu64
+	               " (%" PRIu64 " bytes): %s\n", u->stripe, u->role, role_path(R, u->role), u->member_off,
+	               u->member_off + u->member_len - 1, u->member_len, u->why);
 	fprintf(f, "  volume bytes %" PRIu64 "..%" PRIu64 " (%" PRIu64 " bytes)%s\n", u->offset, u->offset + u->length - 1,
 	        u->length, u->is_data ? "" : ": the stripe this parity protects");
 	if (u->fix == RK_SCRUB_UFIX_REWRITTEN)
@@ -317,73 +318,63 @@ static void json_region(rk_json *j, const struct run *R, const struct kept *k)
 	rk_json_obj_end(j);
 }
 
-/* Parses the command line into O and the members; returns -1 to go on,
- * else the exit status. */
+enum { O_REPAIR = 256, O_UNCONF, O_AT, O_LENGTH, O_CKPT, O_NOCKPT, O_RESUME, O_STOP };
+
+/* One of raid-scrub's own options into the struct opts CTX: CLI_GO_ON, or
+ * the exit status. */
+static int on_option(void *ctx, int opt, char *arg)
+{
+	struct opts *o = ctx;
+	switch (opt) {
+	case O_REPAIR: o->repair = 1; break;
+	case O_UNCONF: o->unconfirmed = 1; break;
+	case O_RESUME: o->resume = 1; break;
+	case O_NOCKPT: o->no_ckpt = 1; break;
+	case O_AT:
+		if (cli_parse_size(arg, &o->at))
+			return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", arg);
+		o->have_at = 1;
+		break;
+	case O_LENGTH:
+		if (cli_parse_size(arg, &o->len) || o->len == 0)
+			return cli_usage_error("--length: '%s' is not a size above 0 (bytes, or with K, M, G, T)", arg);
+		o->have_len = 1;
+		break;
+	case O_STOP:
+		if (cli_parse_size(arg, &o->stop_after) || o->stop_after == 0)
+			return cli_usage_error("--stop-after: '%s' is not a size above 0", arg);
+		o->have_stop = 1;
+		break;
+	case O_CKPT:
+		if (!*arg)
+			return cli_usage_error("--checkpoint: empty file name");
+		o->ckpt = arg;
+		break;
+	}
+	return CLI_GO_ON;
+}
+
+/* Parses the command line into O and the members; returns CLI_GO_ON (-1)
+ * to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_REPAIR = 256, O_UNCONF, O_JSON, O_PROGRESS, O_AT, O_LENGTH, O_UUID, O_CKPT, O_NOCKPT, O_RESUME, O_STOP,
-	       O_HELP, O_VERSION };
 	static const struct option lo[] = {
 		{ "repair", no_argument, NULL, O_REPAIR },
 		{ "rewrite-unconfirmed", no_argument, NULL, O_UNCONF },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "at", required_argument, NULL, O_AT },
 		{ "length", required_argument, NULL, O_LENGTH },
-		{ "uuid", required_argument, NULL, O_UUID },
 		{ "checkpoint", required_argument, NULL, O_CKPT },
 		{ "no-checkpoint", no_argument, NULL, O_NOCKPT },
 		{ "resume", no_argument, NULL, O_RESUME },
 		{ "stop-after", required_argument, NULL, O_STOP },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ NULL, 0, NULL, 0 },
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_HELP, CLI_OPTION_VERSION,
+		CLI_OPTION_END,
 	};
 	memset(o, 0, sizeof *o);
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-		switch (c) {
-		case O_REPAIR: o->repair = 1; break;
-		case O_UNCONF: o->unconfirmed = 1; break;
-		case O_JSON: o->json = 1; break;
-		case O_PROGRESS: o->progress = 1; break;
-		case O_RESUME: o->resume = 1; break;
-		case O_NOCKPT: o->no_ckpt = 1; break;
-		case O_AT:
-			if (cli_parse_size(optarg, &o->at))
-				return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", optarg);
-			o->have_at = 1;
-			break;
-		case O_LENGTH:
-			if (cli_parse_size(optarg, &o->len) || o->len == 0)
-				return cli_usage_error("--length: '%s' is not a size above 0 (bytes, or with K, M, G, T)", optarg);
-			o->have_len = 1;
-			break;
-		case O_STOP:
-			if (cli_parse_size(optarg, &o->stop_after) || o->stop_after == 0)
-				return cli_usage_error("--stop-after: '%s' is not a size above 0", optarg);
-			o->have_stop = 1;
-			break;
-		case O_UUID:
-			if (uuid_parse(optarg, o->uuid))
-				return cli_usage_error("--uuid: '%s' is not a UUID", optarg);
-			o->have_uuid = 1;
-			break;
-		case O_CKPT:
-			if (!*optarg)
-				return cli_usage_error("--checkpoint: empty file name");
-			o->ckpt = optarg;
-			break;
-		case O_HELP: usage(stdout); return EX_DONE;
-		case O_VERSION: cli_version(); return EX_DONE;
-		case ':': return cli_usage_error("%s: needs an argument", argv[optind - 1]);
-		default:
-			if (optopt)
-				return cli_usage_error("-%c: unknown option", optopt);
-			return cli_usage_error("%s: unknown option", argv[optind - 1]);
-		}
-	}
+	const struct cli_command cmd = { "", lo, usage, on_option, o, &o->common };
+	int rc = cli_parse_options(argc, argv, &cmd);
+	if (rc != CLI_GO_ON)
+		return rc;
 	o->nmem = argc - optind;
 	o->paths = argv + optind;
 	if (o->nmem <= 0)
@@ -397,7 +388,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	for (int i = 0; i < o->nmem; i++)
 		if (!*o->paths[i])
 			return cli_usage_error("empty MEMBER name");
-	return -1;
+	return CLI_GO_ON;
 }
 
 /* Discovers the members and picks the array to scrub (*AI, its geometry
@@ -405,16 +396,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 static int find_array(const struct opts *o, struct rk_discovery **d, const struct rk_array_info **ai,
                       struct rk_geom *g, char *u)
 {
-	if (rk_discover(d, o->paths, (uint32_t)o->nmem, o->have_uuid ? o->uuid : NULL)) {
+	if (rk_discover(d, o->paths, (uint32_t)o->nmem, o->common.have_uuid ? o->common.uuid : NULL)) {
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}
-	int pick = rk_discovery_pick(*d, o->have_uuid ? o->uuid : NULL);
+	int pick = rk_discovery_pick(*d, o->common.have_uuid ? o->common.uuid : NULL);
 	if (pick < 0) {
 		if (!(*d)->narrays) {
 			cli_err("no array found among the %d path%s given", o->nmem, o->nmem == 1 ? "" : "s");
-		} else if (o->have_uuid) {
-			uuid_unparse_lower(o->uuid, u);
+		} else if (o->common.have_uuid) {
+			uuid_unparse_lower(o->common.uuid, u);
 			cli_err("--uuid: no array %s among the members given", u);
 		} else {
 			cli_err("several arrays among the members: pick one with --uuid");
@@ -491,13 +482,13 @@ static void on_start(void *ctx, const struct rk_scrub_array_start *s)
 	const struct rk_geom *g = R->g;
 	if (s->resume_missing)
 		cli_err("--resume: no checkpoint at %s: starting from the beginning", s->checkpoint);
-	if (!o->json) {
+	if (!o->common.json) {
 		char lay[64];
-		printf("array %s%s%s%s: RAID-%s %s, %u roles (%u present), volume %" PRIu64 " bytes\n", R->uuid,
-		       ai->name[0] ? " \"" : "", ai->name, ai->name[0] ? "\"" : "", rk_level_name(g->level),
-		       rk_layout_name(g->level, g->layout, lay, sizeof lay), ai->nroles, ai->nactive, g->volume_size);
+		rk_esc_fprintf(stdout, "array %s%s%s%s: RAID-%s %s, %u roles (%u present), volume %" PRIu64 " bytes\n",
+		               R->uuid, ai->name[0] ? " \"" : "", ai->name, ai->name[0] ? "\"" : "", rk_level_name(g->level),
+		               rk_layout_name(g->level, g->layout, lay, sizeof lay), ai->nroles, ai->nactive, g->volume_size);
 		if (ai->state == RK_ASTATE_DEGRADED)
-			printf("degraded: %s\n", ai->why[0] ? ai->why : "members missing");
+			rk_esc_fprintf(stdout, "degraded: %s\n", ai->why[0] ? ai->why : "members missing");
 		printf("checking stripes %" PRIu64 "..%" PRIu64 " of %" PRIu64 "%s%s\n", s->start, s->last ? s->last - 1 : 0,
 		       g->nstripes, s->resumed ? " (resumed)" : "", o->repair ? ", repairing" : " (read-only)");
 		fflush(stdout);
@@ -511,7 +502,7 @@ static void on_start(void *ctx, const struct rk_scrub_array_start *s)
 	sigaction(SIGHUP, &sa, &old_hup);
 	signals_set = 1;
 	R->pg = cli_progress_start(o->repair ? "raid-scrub: repair" : "raid-scrub", (s->last - s->first) * g->stripe_data,
-	                           o->progress, o->json);
+	                           o->common.progress, o->common.json);
 }
 
 static int on_progress(void *ctx, uint64_t next, uint64_t bytes_done)
@@ -722,7 +713,7 @@ int main(int argc, char **argv)
 		cli_err("%s", rk_errmsg());
 		rc = EX_FAIL;
 	}
-	struct run R = { .o = &o, .ai = ai, .g = &g, .out = o.json ? NULL : stdout, .uuid = u };
+	struct run R = { .o = &o, .ai = ai, .g = &g, .out = o.common.json ? NULL : stdout, .uuid = u };
 	struct rk_scrub_array_result res;
 	memset(&res, 0, sizeof res);
 	res.last = g.nstripes;
@@ -738,9 +729,9 @@ int main(int argc, char **argv)
 	 * redundancy is lost there */
 	if (rc == EX_REPORT && t.unrecoverable)
 		rc = EX_FAIL;
-	if (!o.json && (res.failed != RK_SCRUB_STEP_RUN || res.stats.stripes))
+	if (!o.common.json && (res.failed != RK_SCRUB_STEP_RUN || res.stats.stripes))
 		print_summary(&R, &res);
-	if (o.json)
+	if (o.common.json)
 		print_json(&R, &res, rc);
 	free_kept(&R);
 	rk_scrub_array_close_members(&m);

@@ -13,6 +13,7 @@
 #include "rk_json.h"
 #include "rk_le.h"
 #include "rk_sb.h"
+#include "rk_util.h"
 #include "helpers/rk_test.h"
 
 START_TEST(t_table)
@@ -242,6 +243,136 @@ START_TEST(t_native_entry)
 }
 END_TEST
 
+
+/* ---- text from members: the words and JSON escapings ---- */
+
+/* What FN wrote to a stream, as a malloc'd string. */
+static char *captured(void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	RK_REQUIRE(f);
+	fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static void json_str_of(FILE *f, const void *arg)
+{
+	rk_json *j = rk_json_new(f);
+	rk_json_str(j, arg);
+	rk_json_free(j);
+}
+
+static void words_line_of(FILE *f, const void *arg)
+{
+	rk_esc_fprintf(f, "name: %s\n", (const char *)arg);
+}
+
+/* Every byte printable ASCII or a newline. */
+static int all_printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s != '\n' && (*s < 0x20 || *s > 0x7e))
+			return 0;
+	return 1;
+}
+
+START_TEST(t_esc_words)
+{
+	char b[64];
+	ck_assert_str_eq(rk_esc("plain text 1-2:3", b, sizeof b), "plain text 1-2:3");
+	ck_assert_str_eq(rk_esc("a\\b\x01\x7f\xff \xc3\xa9", b, sizeof b), "a\\\\b\\x01\\x7f\\xff \\xc3\\xa9");
+	ck_assert_str_eq(rk_esc(NULL, b, sizeof b), "");
+	/* cut before an escape that does not fit, never inside it */
+	ck_assert_str_eq(rk_esc("ab\xff", b, 6), "ab");
+	ck_assert_str_eq(rk_esc("ab\xff", b, 7), "ab\\xff");
+	ck_assert_str_eq(rk_esc("ab\\", b, 4), "ab");
+	char *line = captured(words_line_of, "x\ny\x1b[31m");
+	ck_assert_str_eq(line, "name: x\\x0ay\\x1b[31m\n");
+	free(line);
+	/* longer than the stack buffer of rk_esc_vfprintf */
+	char big[3000];
+	memset(big, '\xfe', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	line = captured(words_line_of, big);
+	ck_assert_uint_eq(strlen(line), strlen("name: \n") + 4 * (sizeof big - 1));
+	ck_assert(all_printable(line));
+	free(line);
+}
+END_TEST
+
+START_TEST(t_esc_json)
+{
+	static const struct { const char *in, *out; } tab[] = {
+		{ "plain", "\"plain\"" },
+		{ "q\"b\\n\nt\tr\r", "\"q\\\"b\\\\n\\nt\\tr\\r\"" },
+		{ "\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"" },
+		/* well-formed UTF-8 as it is; C1 controls escaped */
+		{ "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"" },
+		{ "\xc2\x85", "\"\\u0085\"" },
+		/* not UTF-8: each byte as the text \xNN */
+		{ "\xff", "\"\\\\xff\"" },
+		{ "\xc0\xaf", "\"\\\\xc0\\\\xaf\"" },                    /* overlong */
+		{ "\xe0\x80\xaf", "\"\\\\xe0\\\\x80\\\\xaf\"" },         /* overlong */
+		{ "\xed\xa0\x80", "\"\\\\xed\\\\xa0\\\\x80\"" },         /* a surrogate */
+		{ "\xf4\x90\x80\x80", "\"\\\\xf4\\\\x90\\\\x80\\\\x80\"" }, /* past U+10FFFF */
+		{ "\xe2\x82", "\"\\\\xe2\\\\x82\"" },                    /* cut short */
+		{ "\xe2\x82X", "\"\\\\xe2\\\\x82X\"" },
+		{ "Linux-MD\xde\xad\xbe\xef", "\"Linux-MD\xde\xad\\\\xbe\\\\xef\"" },   /* the DDF GUID */
+	};
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+		char *got = captured(json_str_of, tab[i].in);
+		char want[128];
+		snprintf(want, sizeof want, "%s\n", tab[i].out);
+		ck_assert_str_eq(got, want);
+		free(got);
+	}
+}
+END_TEST
+
+static void md1_text_of(FILE *f, const void *m)
+{
+	rk_meta_fmt_find("md1")->print_text(f, m, "  ");
+}
+
+static void md1_json_of(FILE *f, const void *m)
+{
+	rk_json *j = rk_json_new(f);
+	rk_meta_fmt_find("md1")->print_json(j, m);
+	rk_json_free(j);
+}
+
+/* An md 1.2 superblock whose name holds control and non-UTF-8 bytes: the
+ * words have no raw byte, the JSON string escapes them. */
+START_TEST(t_md1_binary_name)
+{
+	char img[512];
+	if (!rk_test_unpack_fixture("mdraid-1", img, sizeof img))
+		return;
+	size_t len;
+	uint8_t *b = rk_test_slurp(img, &len);
+	ck_assert_uint_ge(len, 8192);
+	static const char name[32] = "a\x1b[31m\xff\xfe\n\\\xc3\xa9";
+	memcpy(b + 4096 + 32, name, sizeof name);
+	struct rk_md1 *m = malloc(sizeof *m);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(rk_md1_decode(m, b + 4096, 4096, 4096), RK_OK);
+	char *t = captured(md1_text_of, m);
+	ck_assert(all_printable(t));
+	ck_assert_ptr_nonnull(strstr(t, "name          : a\\x1b[31m\\xff\\xfe\\x0a\\\\\\xc3\\xa9\n"));
+	free(t);
+	char *j = captured(md1_json_of, m);
+	ck_assert_ptr_nonnull(strstr(j, "\"name\":\"a\\u001b[31m\\\\xff\\\\xfe\\n\\\\\xc3\xa9\""));
+	free(j);
+	free(m);
+	free(b);
+	unlink(img);
+}
+END_TEST
+
 RK_TEST_SUITE("fmt", { "fmt", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
 	  RK_TESTS(RK_TEST(t_table), RK_TEST(t_md12_fixture), RK_TEST(t_md090_fixture),
-	           RK_TEST(t_md_random), RK_TEST(t_native_entry)) })
+	           RK_TEST(t_md_random), RK_TEST(t_native_entry), RK_TEST(t_esc_words), RK_TEST(t_esc_json),
+	           RK_TEST(t_md1_binary_name)) })

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "rk_create.h"
 #include "rk_sb.h"
+#include "rk_util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -23,11 +24,12 @@ void cli_init(const char *progname)
 
 const char *cli_prog(void) { return prog; }
 
-/* "TOOL: message" on stderr, without the end of line. */
+/* "TOOL: message" on stderr, without the end of line; the message in words
+ * form (rk_esc), as it may quote a path or a member's name or label. */
 static void vmsg(const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
+	rk_esc_vfprintf(stderr, fmt, ap);
 }
 
 void cli_err(const char *fmt, ...)
@@ -45,7 +47,7 @@ void cli_err_rk(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, ": %s\n", rk_errmsg());
+	rk_esc_fprintf(stderr, ": %s\n", rk_errmsg());
 }
 
 int cli_usage_error(const char *fmt, ...)
@@ -113,11 +115,11 @@ static int common_option(const struct cli_command *cmd, int c, const char *arg)
 
 int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
 {
-	/* ':' after any '+': a missing value comes back as ':' */
+	/* A leading ':': a missing value comes back as ':'.  No '+': getopt_long
+	 * permutes, so options may come before, between or after the MEMBERs
+	 * and "--" ends them, in every tool alike. */
 	char letters[64];
-	const char *own = cmd->letters ? cmd->letters : "";
-	int stop_first = own[0] == '+';
-	snprintf(letters, sizeof letters, "%s:%s", stop_first ? "+" : "", own + stop_first);
+	snprintf(letters, sizeof letters, ":%s", cmd->letters ? cmd->letters : "");
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, letters, cmd->options, NULL)) != -1) {

@@ -17,14 +17,15 @@
 
 void cli_init(const char *progname);   /* sets the name used in messages */
 const char *cli_prog(void);
-/* "TOOL: message\n" on stderr. */
+/* "TOOL: message\n" on stderr, the message in words form (rk_esc: a quoted
+ * path, name or label never puts raw bytes on the terminal). */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "TOOL: message: <rk_errmsg()>\n" on stderr. */
 void cli_err_rk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the error and "Try 'TOOL --help'." and returns EX_USAGE. */
 int  cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* For getopt_long() run with opterr = 0 and a ':' leading the option
- * letters (after any '+'): C is what it returned (':' for a missing value, '?' for an unknown
+ * letters: C is what it returned (':' for a missing value, '?' for an unknown
  * option).  Names the option ("option '--at' needs a value", "unknown
  * option '-q'") and returns EX_USAGE. */
 int  cli_bad_option(int c, char *const *argv);
@@ -67,8 +68,7 @@ struct cli_common {
 typedef int cli_option_fn(void *ctx, int opt, char *arg);
 
 struct cli_command {
-	const char *letters;            /* short options for getopt_long ("" none; a
-	                                 * leading '+' stops at the first MEMBER);
+	const char *letters;            /* short options for getopt_long ("" none);
 	                                 * 'h' and 'V' mean --help and --version */
 	const struct option *options;   /* long options, ending with CLI_OPTION_END */
 	void (*usage)(FILE *f);         /* the --help text */
@@ -78,11 +78,15 @@ struct cli_command {
 	                                 * NULL when the tool has none of them) */
 };
 
-/* Reads the options of ARGV (getopt_long, silent, missing values caught).
- * The shared ones are handled here; a bad option or a missing value is
- * named by cli_bad_option().  Returns CLI_GO_ON with optind at the first
- * MEMBER, or the exit status main() returns: EX_DONE after --help or
- * --version, EX_USAGE (or what on_option returned) otherwise. */
+/* Reads the options of ARGV (getopt_long, silent, missing values caught),
+ * the one option parser of every tool: options may come before, between
+ * or after the MEMBERs (GNU order: getopt_long permutes ARGV so that the
+ * operands end up last) and "--" ends the options.  The shared ones are
+ * handled here; a bad option or a missing value is named by
+ * cli_bad_option().  Returns CLI_GO_ON with optind at the first MEMBER
+ * (argv[optind..argc-1] are the MEMBERs, in the order given), or the exit
+ * status main() returns: EX_DONE after --help or --version, EX_USAGE (or
+ * what on_option returned) otherwise. */
 int  cli_parse_options(int argc, char **argv, const struct cli_command *cmd);
 
 /* Parses bytes with optional K, M, G, T suffix (powers of 1024; "KiB" and

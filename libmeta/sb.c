@@ -549,7 +549,7 @@ rk_err rk_sb_decode(struct rk_sb *sb, const uint8_t *buf, size_t len, uint64_t a
 {
 	memset(sb, 0, sizeof *sb);
 	if (len < RK_SB_MAGIC_LEN || memcmp(buf, RK_SB_MAGIC, RK_SB_MAGIC_LEN))
-		return rk_fail(RK_E_NOSB, "no raidkit superblock at byte %llu (magic \"RAIDKIT\\0\" absent)",
+		return rk_fail(RK_E_NOSB, "no raidkit superblock at byte %llu (the magic, RAIDKIT and a NUL byte, is absent)",
 		               (unsigned long long)at);
 	if (len < RK_SB_HEADER_SIZE)
 		return rk_fail(RK_E_SHORT, "superblock at byte %llu: only %zu bytes, the header needs %u",

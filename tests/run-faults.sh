@@ -24,13 +24,27 @@ export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-36000}
 [ "$mode" = full ] && export RK_FAULTS=full || unset RK_FAULTS
 start=$(date +%s)
 # the suites split from test_faults (test_faults_mkraid, ...) run beside it
+# (in full mode the sequences, the longest, in as many shards as CPUs)
 rc=0
 pids=()
+jobs=${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+rm -f "$log"/faults-$mode-test_faults*.log
+runs=()
+shards=1
+[ "$mode" = full ] && shards=$jobs
+if [ -x "$bin"_seq ]; then
+	for ((i = 0; i < shards; i++)); do runs+=("$bin"_seq" $i/$shards"); done
+fi
 for b in "$bin" "$bin"_*; do
-	[ -x "$b" ] || continue
-	"$b" >"$log/faults-$mode-$(basename "$b").log" 2>&1 &
+	[ -x "$b" ] && [ "$b" != "$bin"_seq ] && runs+=("$b -")
+done
+for r in "${runs[@]}"; do
+	read -r b shard <<<"$r"
+	name=$(basename "$b")${shard/\//of}
+	[ "$shard" = - ] && name=$(basename "$b")
+	RK_FAULTS_SHARD=$shard "$b" >"$log/faults-$mode-$name.log" 2>&1 &
 	pids+=($!)
-	while [ "$(jobs -rp | wc -l)" -ge "${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}" ]; do wait -n; done
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 done
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 cat "$log"/faults-$mode-test_faults*.log >"$out"

@@ -315,11 +315,18 @@ FIXTURE void sequence(struct run *R, uint64_t W, enum kind k, uint64_t seed)
 	R->pulled = -1;
 }
 
-/* Sequences of every kind: N of each (fewer in sample mode). */
+/* Sequences of every kind: N of each (fewer in sample mode).  With
+ * RK_FAULTS_SHARD=I/K only every K-th sequence from the I-th runs, so that
+ * tests/run-faults.sh can spread the full set over the CPUs. */
 FIXTURE void enumerate_sequences(struct run *R, uint64_t W)
 {
-	uint64_t n = full_mode ? 700 : 24;
-	for (uint64_t i = 0; i < n; i++) {
+	uint64_t n = full_mode ? 700 : 24, shard = 0, nshards = 1;
+	const char *sh = getenv("RK_FAULTS_SHARD");
+	if (sh && sscanf(sh, "%llu/%llu", (unsigned long long *)&shard, (unsigned long long *)&nshards) != 2)
+		shard = 0, nshards = 1;
+	if (!nshards)
+		nshards = 1;
+	for (uint64_t i = shard; i < n; i += nshards) {
 		uint64_t seed = ((uint64_t)R->c->level << 40) ^ ((uint64_t)R->c->n << 32) ^ ((uint64_t)R->p << 24) ^ i;
 		sequence(R, W, K_SEQ_RECOVERY, seed);
 		sequence(R, W, K_SEQ_CRASHES, seed);
@@ -327,7 +334,6 @@ FIXTURE void enumerate_sequences(struct run *R, uint64_t W)
 			sequence(R, W, K_SEQ_CRASH_PULL, seed);
 	}
 }
-
 
 /* The fault-free run of the path (R set up by setup_run): its write count,
  * the fault points' range. */

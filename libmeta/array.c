@@ -187,8 +187,28 @@ static rk_err write_member_sb(rk_array *a, uint32_t r, struct rk_sb *nsb)
 	return RK_OK;
 }
 
-/* The one place the superblocks of an open array are rewritten.  Writes a
- * new generation (events+1) with array_state STATE to every live member:
+/* Members behind the template (an earlier update cut short) get the
+ * template's generation as it is, before the next one is written: so a
+ * member that only missed updates stays within one event of the freshest
+ * (rk_sb_behind).  A member failing it is failed (*NEWFAIL set); any other
+ * error is the process going down. */
+static rk_err bring_forward(rk_array *a, const uint8_t *down, struct rk_sb *nsb, int *newfail)
+{
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		if (down[r] != ARRAY_ROLE_UP || !a->devs[r] || !rk_sb_behind(a->sbs[r], a->tmpl))
+			continue;
+		rk_err we = write_member_sb(a, r, nsb);
+		if (we && we != RK_E_IO)
+			return we;
+		if (we)
+			*newfail = 1;
+	}
+	return RK_OK;
+}
+
+/* The one place the superblocks of an open array are rewritten.  Brings
+ * members behind forward, then writes a new generation (events+1) with
+ * array_state STATE to every live member:
  * roles absent or failed are FAULTY in the role table (EMPTY roles stay
  * EMPTY).  Callers order it: before the first data write (ACTIVE), after a
  * member failure (current state), and after the data flush (CLEAN).  A member
@@ -209,9 +229,11 @@ rk_err array_commit(rk_array *a, uint32_t state)
 			e = too_few_left(a, down);
 			goto out;
 		}
+		int newfail = 0, live = 0;
+		if ((e = bring_forward(a, down, nsb, &newfail)))
+			goto out;
 		if ((e = next_generation(a, down, state)))
 			goto out;
-		int newfail = 0, live = 0;
 		for (uint32_t r = 0; r < a->nroles; r++) {
 			if (down[r] != ARRAY_ROLE_UP || !a->devs[r])
 				continue;

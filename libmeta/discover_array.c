@@ -108,17 +108,25 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 	return 0;
 }
 
-/* A member one event behind F that F still lists active under its own UUID
- * missed only the last superblock update: every writer (array writes,
- * rebuild) records a member it stops using as faulty before writing data,
- * so this is an update cut short by a crash between members.  Tolerated,
- * as md does (mdadm's event_margin of 1). */
-static int one_behind(const struct rk_sb *f, const struct rk_member *m)
+/* The in-step rule (spec/discovery.md, "In step").  F, the freshest,
+ * lists member M active under M's own UUID, so no data was written
+ * without M: every writer records a member it stops using as faulty
+ * before writing data.  M missed at most superblock updates, and writers
+ * bring a member behind forward before writing a newer generation
+ * (rk_sb_behind), so a member that only missed updates is never more than
+ * one event behind.  In step: listed active and at most one behind (md's
+ * margin of one, which the writers' order makes sufficient). */
+static int listed_in_step(const struct rk_sb *f, const struct rk_member *m)
 {
-	if (m->events + 1 != f->events || m->role < 0 || (uint64_t)m->role >= f->nroles)
+	if (m->role < 0 || (uint64_t)m->role >= f->nroles)
 		return 0;
 	const struct rk_role *e = &f->roles[m->role];
 	return e->state == RK_ROLE_ACTIVE && memcmp(e->member_uuid, m->member_uuid, 16) == 0;
+}
+
+static int one_behind(const struct rk_sb *f, const struct rk_member *m)
+{
+	return m->events + 1 == f->events && listed_in_step(f, m);
 }
 
 /* Same geometry as the freshest member (what the data layout depends on). */
@@ -370,8 +378,13 @@ static void classify_member(struct array_build *b, uint32_t i)
 		rk_discover_set_reason(m, "%s", jd->why);
 	} else if (m->events < f->events && !one_behind(f, m)) {
 		m->cls = RK_MEMBER_STALE;
-		rk_discover_set_reason(m, "events %llu, the array is at %llu", (unsigned long long)m->events,
-		                       (unsigned long long)f->events);
+		if (listed_in_step(f, m))
+			rk_discover_set_reason(m, "events %llu, the array is at %llu: an older image of this member "
+			                       "(one that only missed superblock updates is at most one behind)", (unsigned long long)m->events,
+			                       (unsigned long long)f->events);
+		else
+			rk_discover_set_reason(m, "events %llu, the array is at %llu", (unsigned long long)m->events,
+			                       (unsigned long long)f->events);
 	} else if ((int64_t)i != b->freshest && !same_geometry(m->sb, f, geometry_why, sizeof geometry_why)) {
 		m->cls = RK_MEMBER_STALE;
 		rk_discover_set_reason(m, "%s", geometry_why);

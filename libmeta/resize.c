@@ -182,47 +182,60 @@ out:
 	return e;
 }
 
+/* Writes generation T to role I's device as its superblock: its UUID,
+ * role, data offset (s->doff) and dev_size (its own, or the device size
+ * where the data areas need more); s->sb[I] becomes it.  NSB is scratch. */
+static rk_err write_role(struct resize_set *s, const struct rk_sb *t, uint32_t i, struct rk_sb *nsb)
+{
+	memcpy(nsb, t, sizeof *nsb);
+	memcpy(nsb->member_uuid, t->roles[i].member_uuid, 16);
+	nsb->this_role = i;
+	nsb->data_offset = s->doff[i];
+	nsb->sb_offset = RK_SB_PRIMARY_OFF;
+	nsb->dev_size = s->sb[i] ? s->sb[i]->dev_size : 0;
+	if (nsb->dev_size && rk_sb_validate(nsb, rk_dev_size(s->dev[i])))
+		nsb->dev_size = 0;   /* the member grew and the new areas need it */
+	rk_err e = rk_sb_write(s->dev[i], nsb);
+	if (e)
+		return rk_fail(e, "%s: writing the superblock: %s", rk_dev_path(s->dev[i]), rk_errmsg());
+	if (!s->sb[i] && !(s->sb[i] = malloc(sizeof *nsb)))
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	memcpy(s->sb[i], nsb, sizeof *nsb);
+	s->sb[i]->dev_size = nsb->dev_size ? nsb->dev_size : rk_dev_size(s->dev[i]);
+	return RK_OK;
+}
+
+/* The span of roles generation T covers (the reshape target's, if wider). */
+static uint32_t gen_span(const struct rk_sb *t)
+{
+	uint32_t span = t->nroles;
+	if ((t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && t->reshape_new.nroles > span)
+		span = t->reshape_new.nroles;
+	return span;
+}
+
 /* Writes template T (events = maxev+1) to every given role of its span:
- * the highest roles first, so members added by a reshape carry it before
- * the old members point at them.  Per member: its UUID, role, data offset
- * (s->doff) and dev_size (its own, or the device size where the data
- * areas need more). */
+ * first the members behind the current generation get it as it is
+ * (rk_sb_behind: a member that only missed updates stays within one event
+ * of the freshest), then T, the highest roles first, so members added by
+ * a reshape carry it before the old members point at them. */
 rk_err resize_commit(struct resize_set *s, struct rk_sb *t)
 {
 	uint64_t ev;
 	if (rk_add_ovf(s->maxev, 1, &ev))
 		return rk_fail(RK_E_RANGE, "event counter overflow");
-	t->events = ev;
-	t->utime = (uint64_t)time(NULL);
-	uint32_t span = t->nroles;
-	if ((t->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) && t->reshape_new.nroles > span)
-		span = t->reshape_new.nroles;
 	struct rk_sb *nsb = malloc(sizeof *nsb);
 	if (!nsb)
 		return rk_fail(RK_E_NOMEM, "out of memory");
 	rk_err e = RK_OK;
-	for (uint32_t i = span; i-- > 0;) {
-		if (!s->dev[i])
-			continue;
-		memcpy(nsb, t, sizeof *nsb);
-		memcpy(nsb->member_uuid, t->roles[i].member_uuid, 16);
-		nsb->this_role = i;
-		nsb->data_offset = s->doff[i];
-		nsb->sb_offset = RK_SB_PRIMARY_OFF;
-		nsb->dev_size = s->sb[i] ? s->sb[i]->dev_size : 0;
-		if (nsb->dev_size && rk_sb_validate(nsb, rk_dev_size(s->dev[i])))
-			nsb->dev_size = 0;   /* the member grew and the new areas need it */
-		if ((e = rk_sb_write(s->dev[i], nsb))) {
-			e = rk_fail(e, "%s: writing the superblock: %s", rk_dev_path(s->dev[i]), rk_errmsg());
-			break;
-		}
-		if (!s->sb[i] && !(s->sb[i] = malloc(sizeof *nsb))) {
-			e = rk_fail(RK_E_NOMEM, "out of memory");
-			break;
-		}
-		memcpy(s->sb[i], nsb, sizeof *nsb);
-		s->sb[i]->dev_size = nsb->dev_size ? nsb->dev_size : rk_dev_size(s->dev[i]);
-	}
+	for (uint32_t i = gen_span(s->t); i-- > 0 && !e;)
+		if (s->dev[i] && rk_sb_behind(s->sb[i], s->t))
+			e = write_role(s, s->t, i, nsb);
+	t->events = ev;
+	t->utime = (uint64_t)time(NULL);
+	for (uint32_t i = gen_span(t); i-- > 0 && !e;)
+		if (s->dev[i])
+			e = write_role(s, t, i, nsb);
 	free(nsb);
 	if (!e) {
 		s->maxev = ev;

@@ -162,6 +162,14 @@ uint32_t rk_crc32_field_zero(const uint8_t *buf, size_t len, size_t field);
  * OWN.  OUT may not overlap either. */
 void rk_sb_member_copy(struct rk_sb *out, const struct rk_sb *tmpl, const struct rk_sb *own);
 
+/* The writers' half of the in-step rule (spec/discovery.md, "In step"):
+ * before writing generation GEN->events + 1, a writer gives GEN itself to
+ * every live member whose superblock OWN is behind it (this returns 1 for
+ * those).  A member that only missed superblock updates then never lags
+ * the freshest by more than one event, however often writers are cut
+ * short, so discovery can tell it from an old image of the member. */
+int rk_sb_behind(const struct rk_sb *own, const struct rk_sb *gen);
+
 /* Validates a native struct (what decode checks after parsing): every field
  * against every other and against DEV_SIZE, the size of the device the copy
  * is on (0: check against sb->dev_size alone).  A device smaller than

@@ -738,6 +738,11 @@ void rk_sb_member_copy(struct rk_sb *out, const struct rk_sb *tmpl, const struct
 	out->journal_size = own->journal_size;
 }
 
+int rk_sb_behind(const struct rk_sb *own, const struct rk_sb *gen)
+{
+	return own && own->events < gen->events;
+}
+
 void rk_sb_apply_geom(struct rk_sb *sb, const struct rk_geom_desc *d)
 {
 	const struct rk_geom_desc g = *d;   /* D may be SB's own reshape target */

@@ -46,7 +46,7 @@ mkdir -p "$DIR" && cd "$DIR" || exit 2
 M=()
 for i in $(seq 0 $((N - 1))); do M+=("m$i"); done
 RANDOM=$SEED
-kill_no=0 iter=0 completed=0 t0=$SECONDS
+kill_no=0 iter=0 completed=0 t0=$SECONDS OLDS=0 NEWS=0 MIXED=0
 
 # die MSG: reports the failure at the current kill with the members' event
 # counts, keeps DIR, exits 1.
@@ -79,7 +79,13 @@ gen() {
 # with every role active and nothing stale or left out; else die.
 check_clean() {
 	"$BIN/raid-assemble" --json "${M[@]}" >asm.json 2>asm.err
-	local rc=$?
+	local rc=$? j all act
+	# the usual answer told by counting strings in bash (no process start):
+	# N+1 states, N of them active, the array clean, nothing unused
+	read -r -d '' j <asm.json
+	all=${j//'"state":"'/} act=${j//'"state":"active"'/}
+	[ $(( (${#j} - ${#all}) / 9 )) -eq $((N + 1)) ] && [ $(( (${#j} - ${#act}) / 16 )) -eq "$N" ] &&
+		[[ $j == *'"state":"clean"'* && $j == *'"unused":[]'* ]] && return 0
 	"$PY" - "$N" asm.json >asm.why <<'PY' && return 0
 import json, sys
 n = int(sys.argv[1])
@@ -103,22 +109,39 @@ PY
 	die "not every member active: $(cat asm.why)"
 }
 
-# check_bytes AT MODE: export the volume; outside [AT, AT+size(w)) it must
-# equal the model (cmp: fast on tens of MiB), inside it the write's bytes
-# (MODE complete) or per 512-byte sector old or new (MODE flight).  The
+# check_bytes AT LEN MODE: export the volume; outside [AT, AT+LEN) it must
+# equal the model, inside it the write's bytes w (MODE complete) or per
+# 512-byte sector old or new (MODE flight).  All old or all new is told by
+# cmp (fast on tens of MiB); a mix is checked per sector by python.  The
 # export becomes the model.
 check_bytes() {
-	local at=$1 mode=$2 end
-	end=$((at + $(stat -c %s w)))
-	rm -f vol
+	local at=$1 len=$2 mode=$3
 	"$BIN/raid-assemble" --export vol "${M[@]}" >/dev/null 2>exp.err ||
 		[ -s vol ] || die "export failed: $(cat exp.err)"
+	if cmp -s model vol; then
+		[ "$mode" = flight ] || die "a completed write at $AT ($len bytes) does not read back"
+		OLDS=$((OLDS + 1))
+	elif cmp -s -n "$len" -i "$at:0" vol w && cmp -s -n "$at" model vol &&
+		cmp -s -i $((at + len)) model vol; then
+		NEWS=$((NEWS + 1))
+	else
+		check_mixed "$at" "$mode"
+		MIXED=$((MIXED + 1))
+	fi
+	mv vol model
+}
+
+# check_mixed AT MODE: vol is model outside the write of w at AT and, per
+# sector inside it, old or new (new only in MODE complete); else die.
+check_mixed() {
+	local at=$1 end
+	end=$((at + $(stat -c %s w)))
 	[ "$(stat -c %s vol)" = "$(stat -c %s model)" ] || die "the volume changed size"
 	if [ "$at" -gt 0 ]; then
 		cmp -n "$at" model vol >cmp.out 2>&1 || die "before the write at $at: $(cat cmp.out)"
 	fi
 	cmp -i "$end" model vol >cmp.out 2>&1 || die "after the write's end $end: $(cat cmp.out) (offsets from $end)"
-	"$PY" - model w vol "$at" "$mode" >bytes.why <<'PY' || die "bytes: $(cat bytes.why)"
+	"$PY" - model w vol "$at" "$2" >bytes.why <<'PY' || die "bytes: $(cat bytes.why)"
 import sys
 at, mode = int(sys.argv[4]), sys.argv[5]
 new = open(sys.argv[2], 'rb').read()
@@ -137,7 +160,6 @@ while s < end:
         sys.exit(1)
     s += 512
 PY
-	mv vol model
 }
 
 # check_deep: a writing open (1 byte, the model's own, at 0) replays the
@@ -165,18 +187,21 @@ check_deep() {
 	rm -f lo.vol vol one
 }
 
-# one_write: a random write, killed after a random delay; sets AT and RC
-# (137 when the kill ended it).
+# A pipe that never delivers: `read -t` on it sleeps fractions of a second
+# without starting a process (which costs tens of ms on a busy machine).
+exec {NAP}<> <(:)
+
+# one_write: a random write of LEN bytes at AT, killed after a random delay;
+# sets AT, LEN and RC (137 when the kill ended it).
 one_write() {
-	local len vsize us
-	rnd30; len=$(( MINW + R % (MAXW - MINW + 1) ))
-	vsize=$(stat -c %s model)
-	rnd30; AT=$(( R % (vsize - len + 1) ))
+	local us
+	rnd30; LEN=$(( MINW + R % (MAXW - MINW + 1) ))
+	rnd30; AT=$(( R % (VSIZE - LEN + 1) ))
 	rnd30; us=$(( R % (DELAY_US + 1) ))
-	gen "w$iter" "$len" >w
+	gen "w$iter" "$LEN" >w
 	"$BIN/raid-assemble" --write w --at "$AT" "${M[@]}" >/dev/null 2>write.err &
 	local pid=$!
-	[ "$us" -gt 0 ] && sleep "$(printf '%d.%06d' $((us / 1000000)) $((us % 1000000)))"
+	[ "$us" -gt 0 ] && read -r -t "$(printf '%d.%06d' $((us / 1000000)) $((us % 1000000)))" -u "$NAP"
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	RC=$?
@@ -186,6 +211,7 @@ echo "killloop: level $LEVEL x$N, $SIZE members, chunk $CHUNK, $KILLS kills, see
 "$BIN/mkraid" -l "$LEVEL" -c "$CHUNK" --create-size "$SIZE" "${M[@]}" >mkraid.out 2>&1 ||
 	{ cat mkraid.out >&2; exit 2; }
 "$BIN/raid-assemble" --export model "${M[@]}" >/dev/null 2>exp.err || die "fresh array does not export"
+VSIZE=$(stat -c %s model)
 check_clean
 while [ "$kill_no" -lt "$KILLS" ]; do
 	iter=$((iter + 1))
@@ -196,10 +222,11 @@ while [ "$kill_no" -lt "$KILLS" ]; do
 		*) die "write exited $RC: $(cat write.err)" ;;
 	esac
 	check_clean
-	check_bytes "$AT" "$mode"
+	check_bytes "$AT" "$LEN" "$mode"
 	if [ "$mode" = flight ] && [ $((kill_no % EVERY)) -eq 0 ]; then check_deep; fi
 done
 [ $((kill_no % EVERY)) -eq 0 ] || check_deep
 echo "killloop: level $LEVEL x$N: $kill_no kills, $completed writes completed, every member active after each, bytes old-or-new, scrub clean; $((SECONDS - t0)) s (seed $SEED)"
+echo "killloop: the writes read back all old $OLDS, all new $NEWS, old-or-new per sector $MIXED"
 [ "$keep" = 1 ] || { cd / && rm -rf "$DIR"; }
 exit 0

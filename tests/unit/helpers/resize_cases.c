@@ -257,3 +257,9 @@ void resize_interrupted(const struct rs_case *c, const struct rk_fault_spec *spe
 	rk_test_close_devs(after, n);
 	free(data);
 }
+
+uint64_t resize_kill_stride(void)
+{
+	const char *f = getenv("RK_FAULTS");
+	return f && !strcmp(f, "full") ? 1 : RESIZE_KILL_STRIDE_SAMPLE;
+}

@@ -539,8 +539,8 @@ FIXTURE void check_lose_one(struct run *R, const struct rk_fault_spec *spec)
 	char msg[600], why[300];
 	enum rk_array_replay rp = RK_ARRAY_REPLAY_NONE;
 	for (uint32_t x = 0; x < c->n; x++) {
-		/* sample mode: one member per point, in turn */
-		if (!(active & (1u << x)) || (!full_mode && x != R->points % c->n))
+		/* sample mode and sequences: one member per point, in turn */
+		if (!(active & (1u << x)) || ((!full_mode || R->kind >= K_SEQ_RECOVERY) && x != R->points % c->n))
 			continue;
 		uint32_t skip = (all & ~active) | (1u << x);
 		if (read_volume_replay(c->n, skip, w, R->vsize, &rp, msg, sizeof msg)) {

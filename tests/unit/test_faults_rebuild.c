@@ -161,7 +161,7 @@ static void enumerate_rebuild(struct run *R)
 	ck_assert_msg(last == RK_OK, "fault-free rebuild: %s", rk_errmsg());
 	verify_rebuild(R, &none, last);
 	uint64_t step = full_mode ? 1 : 6;
-	int seeds = full_mode ? 2 : 1;
+	int seeds = full_mode ? 4 : 1;
 	for (uint64_t n = R->rb_role % step; n <= W; n += step)
 		for (int sd = 0; sd < seeds; sd++) {
 			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 23 + (uint64_t)sd * 577 + c->n };

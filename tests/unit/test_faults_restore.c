@@ -86,7 +86,7 @@ static void enumerate_restore(struct run *R, enum damage dmg)
 	ck_assert_uint_gt(W, 0);
 	put_damaged(R, x, dmg);
 	verify_restore(R, &none, x);
-	int seeds = full_mode ? 8 : 2;
+	int seeds = full_mode ? 32 : 2;
 	for (uint64_t n = 0; n <= W; n++)
 		for (int s = 0; s < seeds; s++) {
 			struct rk_fault_spec sp = { .model = s & 1 ? RK_FAULT_KILL : RK_FAULT_POWER_CUT, .n = n,

@@ -19,17 +19,14 @@ FIXTURE rk_err run_repair(const struct run *R, const struct rk_sb *tmpl, rk_dev 
 	return rk_scrub_array(&m, &so, &res);
 }
 
-/* Runs the path's writes under SPEC; returns the writes issued. */
-FIXTURE uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_err *last, int *fired)
+/* Opens every member file (but the one left out and the pulled one)
+ * through PLAN into DEVS with its superblock in SBS; TMPL gets the
+ * freshest, as discovery would choose.  0 when no superblock was read. */
+FIXTURE int open_members(const struct run *R, rk_fault_plan *plan, rk_dev **devs, struct rk_sb **sbs,
+                         struct rk_sb *tmpl)
 {
-	const struct cfg *c = R->c;
-	rk_fault_plan *plan = NULL;
-	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
-	rk_dev *devs[MAXM] = { 0 };
-	struct rk_sb *sbs[MAXM] = { 0 };
-	struct rk_sb tmpl;
 	int have = 0;
-	for (uint32_t r = 0; r < c->n; r++) {
+	for (uint32_t r = 0; r < R->c->n; r++) {
 		if ((int)r == R->missing || (int)r == R->pulled)
 			continue;
 		rk_dev *d = NULL;
@@ -40,70 +37,90 @@ FIXTURE uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_
 		if (e == RK_OK) {
 			sbs[r] = malloc(sizeof *sbs[r]);
 			memcpy(sbs[r], rd.copy[rd.chosen].sb, sizeof *sbs[r]);
-			if (!have) {
-				memcpy(&tmpl, sbs[r], sizeof tmpl);
-				have = 1;
-			}
+			if (!have || sbs[r]->events > tmpl->events)
+				memcpy(tmpl, sbs[r], sizeof *tmpl);
+			have = 1;
 		}
 		rk_sb_read_free(&rd);
-		/* the freshest speaks for the array, as discovery has it */
-		if (e == RK_OK && have && sbs[r]->events > tmpl.events)
-			memcpy(&tmpl, sbs[r], sizeof tmpl);
 		if (e) {   /* a pull or read error while reading the superblock: leave it out */
 			rk_dev_close(devs[r]);
 			devs[r] = NULL;
 		}
 	}
+	return have;
+}
+
+/* Under the read-error model: a read error met by a read through the
+ * writable array A is repaired in place (the member stays, the next read
+ * is clean); R->re_kept says the member was kept. */
+FIXTURE void check_read_repair(struct run *R, const struct rk_fault_spec *spec, rk_array *a)
+{
+	uint32_t f0 = rk_array_nfailed(a);
+	uint8_t *chk = malloc(R->vsize);
+	char why[300];
+	rk_err re = rk_array_read(a, chk, R->vsize, 0);
+	if (re == RK_E_TOOFEW && R->missing >= 0)
+		;   /* degraded: where no redundancy is left a bad block cannot be rebuilt */
+	else if (re)
+		violation(R, spec, "a read through the writable array fails: %s", rk_errmsg());
+	else if (check_model(R, chk, why, sizeof why))
+		violation(R, spec, "a read through the writable array: %s", why);
+	else if (rk_array_nfailed(a) != f0)
+		violation(R, spec, "the read error failed a member instead of repairing it");
+	else {
+		uint64_t n1 = rk_array_nrepaired(a, NULL);
+		if ((re = rk_array_read(a, chk, R->vsize, 0)) || rk_array_nrepaired(a, NULL) != n1 ||
+		    rk_array_nfailed(a) != f0)
+			violation(R, spec, "after the repair a second read meets the error again (%s)",
+			          re ? rk_errmsg() : "repaired twice");
+		R->re_kept = f0 == 0;
+	}
+	free(chk);
+}
+
+/* The path's ops through the writable array A, each written and flushed;
+ * R->ops[].state says how far each got.  The first error. */
+FIXTURE rk_err write_ops(struct run *R, rk_array *a)
+{
+	/* RK_FAULTS_NOJOURNAL=1: shows what the harness finds without the journal */
+	if (getenv("RK_FAULTS_NOJOURNAL"))
+		rk_array_set_journal(a, 0);
+	for (uint32_t i = 0; i < R->nops; i++) {
+		R->ops[i].state = 1;
+		rk_err e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);
+		if (!e)
+			e = rk_array_flush(a);
+		if (e)
+			return e;
+		R->ops[i].state = 2;
+	}
+	return RK_OK;
+}
+
+/* Runs the path's writes under SPEC; returns the writes issued. */
+FIXTURE uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_err *last, int *fired)
+{
+	rk_fault_plan *plan = NULL;
+	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
+	rk_dev *devs[MAXM] = { 0 };
+	struct rk_sb *sbs[MAXM] = { 0 };
+	struct rk_sb tmpl;
+	int have = open_members(R, plan, devs, sbs, &tmpl);
 	for (uint32_t i = 0; i < R->nops; i++)
 		R->ops[i].state = 0;
-	*last = RK_OK;
 	rk_array *a = NULL;
 	rk_err e = !have ? RK_E_TOOFEW
 	         : R->p == P_REPAIR ? run_repair(R, &tmpl, devs, sbs)
 	         : rk_array_open_devs(&a, &tmpl, devs, (const struct rk_sb *const *)sbs, RK_ARRAY_RDWR);
+	R->re_kept = 0;
 	if (e == RK_OK && a) {
 		const char *msg = NULL;
 		rk_array_replayed(a, &msg);
 		if (msg && strstr(msg, "torn"))
 			R->told_torn = 1;
-		/* RK_FAULTS_NOJOURNAL=1: shows what the harness finds without the journal */
-		if (getenv("RK_FAULTS_NOJOURNAL"))
-			rk_array_set_journal(a, 0);
-		for (uint32_t i = 0; i < R->nops; i++) {
-			R->ops[i].state = 1;
-			e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);
-			if (!e)
-				e = rk_array_flush(a);
-			if (e)
-				break;
-			R->ops[i].state = 2;
-		}
-		/* a read error met by a read through the writable array is
-		 * repaired in place: the member stays, the next read is clean */
-		R->re_kept = 0;
-		if (spec->model == RK_FAULT_READ_ERROR && !e) {
-			uint32_t f0 = rk_array_nfailed(a);
-			uint8_t *chk = malloc(R->vsize);
-			char why[300];
-			rk_err re = rk_array_read(a, chk, R->vsize, 0);
-			if (re == RK_E_TOOFEW && R->missing >= 0)
-				;   /* degraded: where no redundancy is left a bad block cannot be rebuilt */
-			else if (re)
-				violation(R, spec, "a read through the writable array fails: %s", rk_errmsg());
-			else if (check_model(R, chk, why, sizeof why))
-				violation(R, spec, "a read through the writable array: %s", why);
-			else if (rk_array_nfailed(a) != f0)
-				violation(R, spec, "the read error failed a member instead of repairing it");
-			else {
-				uint64_t n1 = rk_array_nrepaired(a, NULL);
-				if ((re = rk_array_read(a, chk, R->vsize, 0)) || rk_array_nrepaired(a, NULL) != n1 ||
-				    rk_array_nfailed(a) != f0)
-					violation(R, spec, "after the repair a second read meets the error again (%s)",
-					          re ? rk_errmsg() : "repaired twice");
-				R->re_kept = f0 == 0;
-			}
-			free(chk);
-		}
+		e = write_ops(R, a);
+		if (spec->model == RK_FAULT_READ_ERROR && !e)
+			check_read_repair(R, spec, a);
 		rk_err ce = rk_array_close(a);
 		if (!e)
 			e = ce;
@@ -113,7 +130,7 @@ FIXTURE uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_
 	*fired = rk_fault_fired(plan);
 	if (spec->model == RK_FAULT_POWER_CUT)
 		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
-	for (uint32_t r = 0; r < c->n; r++) {
+	for (uint32_t r = 0; r < R->c->n; r++) {
 		rk_dev_close(devs[r]);
 		free(sbs[r]);
 	}
@@ -121,14 +138,11 @@ FIXTURE uint64_t run_writes(struct run *R, const struct rk_fault_spec *spec, rk_
 	return w;
 }
 
-/* The invariants after one fault point of a write path. */
-FIXTURE void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_err last, int fired)
+/* Right after the fault: a pulled member is never used again; (a) every
+ * other member in step; a member whose read error was repaired stays. */
+FIXTURE void check_members_after(struct run *R, const struct rk_fault_spec *spec, rk_err last, int fired)
 {
 	const struct cfg *c = R->c;
-	char why[600];
-	uint8_t *v = malloc(R->vsize), *w = malloc(R->vsize);
-	int state;
-	/* the pulled member must never be used again */
 	if (spec->model == RK_FAULT_PULL && fired) {
 		struct rk_discovery *d = discover_skip(c->n, 0);
 		/* unless it was the last one standing: then the write stopped (too few) */
@@ -152,44 +166,111 @@ FIXTURE void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 			violation(R, spec, "the member with the repaired read error is not active");
 		rk_discovery_free(d);
 	}
-	char msg[600];
+}
+
+/* A read-write open (the replay goes to the members) and close; 0 when
+ * both went well. */
+FIXTURE int reopen_rw(struct run *R, const struct rk_fault_spec *spec)
+{
+	struct rk_discovery *d = discover_skip(R->c->n, 0);
+	rk_array *a = NULL;
+	rk_err e = d->narrays == 1 ? rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDWR) : RK_E_NOSB;
+	if (e)
+		violation(R, spec, "read-write open: %s", rk_errmsg());
+	else if ((e = rk_array_close(a)))
+		violation(R, spec, "close after replay: %s", rk_errmsg());
+	rk_discovery_free(d);
+	return e != RK_OK;
+}
+
+/* The write hole, after the replay: any member (any two on RAID-6) left
+ * out, the volume reads V exactly.  W is scratch. */
+FIXTURE void check_write_hole(struct run *R, const struct rk_fault_spec *spec, const uint8_t *v, uint8_t *w)
+{
+	const struct cfg *c = R->c;
+	char why[600];
+	int state;
+	struct rk_discovery *d = discover_skip(c->n, 0);
+	uint32_t active = 0;
+	for (uint32_t r = 0; r < c->n; r++)
+		if (d->arrays[0].roles[r].cls == RK_MEMBER_ACTIVE)
+			active |= 1u << r;
+	rk_discovery_free(d);
+	for (uint32_t x = 0; x < c->n; x++)
+		for (uint32_t y = x; y < c->n; y++) {
+			uint32_t skip = (1u << x) | (1u << y);
+			if ((y != x && c->level != 6) || (skip & active) != skip)
+				continue;
+			/* sample mode: one member (one pair on RAID-6) per point, in turn */
+			if (!full_mode && (x != R->points % c->n || (y != x && y != (x + 1) % c->n)))
+				continue;
+			/* stale members stay out too: alone they would look fresh */
+			if (read_volume(c->n, skip | (~active & ((1u << c->n) - 1)), w, R->vsize, &state, why, sizeof why))
+				continue;   /* too few once these are left out */
+			if (memcmp(v, w, R->vsize)) {
+				uint64_t b = 0;
+				while (b < R->vsize && v[b] == w[b])
+					b++;
+				violation(R, spec, "write hole: without role%s %u%s%.0u the volume differs at byte %llu",
+				          x == y ? "" : "s", x, x == y ? "" : ",", x == y ? 0 : y, (unsigned long long)b);
+				return;
+			}
+		}
+}
+
+/* Scrub repair: what the interrupted repair left, a second repair
+ * finishes without changing the volume V (W scratch), and the scrub is
+ * clean then. */
+FIXTURE void check_repair_again(struct run *R, const struct rk_fault_spec *spec, const uint8_t *v, uint8_t *w);
+
+/* Reads the volume with every member given into V (read-only, the replay
+ * in memory) and checks it against the model: 0 when it reads as it may,
+ * else 1 (a violation reported, or the known double fault counted). */
+FIXTURE int check_volume_after(struct run *R, const struct rk_fault_spec *spec, rk_err last, uint8_t *v)
+{
+	const struct cfg *c = R->c;
+	char why[600], msg[600];
+	int state;
 	enum rk_array_replay rp;
 	if (read_volume_replay(c->n, 0, v, R->vsize, &rp, msg, sizeof msg) == 0 && strstr(msg, "torn"))
 		R->told_torn = 1;
 	if (read_volume(c->n, 0, v, R->vsize, &state, why, sizeof why)) {
 		/* a pull on a degraded array may leave too few: then the write must have said so */
-		if (spec->model == RK_FAULT_PULL && R->missing >= 0 && c->level != 6 && state == RK_ASTATE_FAILED &&
-		    last == RK_E_TOOFEW)
-			goto out;
-		violation(R, spec, "does not assemble: %s (write returned %s)", why, rk_strerror(last));
-		goto out;
+		if (!(spec->model == RK_FAULT_PULL && R->missing >= 0 && c->level != 6 && state == RK_ASTATE_FAILED &&
+		      last == RK_E_TOOFEW))
+			violation(R, spec, "does not assemble: %s (write returned %s)", why, rk_strerror(last));
+		return 1;
 	}
-	if (check_model(R, v, why, sizeof why)) {
-		/* a crash in a write-intent window, then a member lost: the
-		 * known double fault, if an open said so (spec/journal.md) */
-		if (R->p == P_FULL && (R->told_torn || R->kind == K_SEQ_CRASH_PULL)) {
-			R->double_faults++;
-			R->double_faults_silent += !R->told_torn;
-			goto out;
-		}
-		violation(R, spec, "read-only (replay in memory): %s", why);
-		goto out;
+	if (!check_model(R, v, why, sizeof why))
+		return 0;
+	/* a crash in a write-intent window, then a member lost: the known
+	 * double fault (spec/journal.md "Limits"), told if an open said so */
+	if (R->p == P_FULL && (R->told_torn || R->kind == K_SEQ_CRASH_PULL)) {
+		R->double_faults++;
+		R->double_faults_silent += !R->told_torn;
+		return 1;
 	}
+	violation(R, spec, "read-only (replay in memory): %s", why);
+	return 1;
+}
+
+/* The invariants after one fault point (or sequence) of a write path:
+ * the members, the volume against the model, (c) one more member lost,
+ * the replay on the members equal to the one in memory with both copies
+ * of every superblock valid, (d) the scrub, and the write hole. */
+FIXTURE void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_err last, int fired)
+{
+	const struct cfg *c = R->c;
+	char why[600];
+	uint8_t *v = malloc(R->vsize), *w = malloc(R->vsize);
+	int state;
+	check_members_after(R, spec, last, fired);
+	if (check_volume_after(R, spec, last, v))
+		goto out;
 	if (R->p != P_REPAIR)   /* there the bad parity is a first fault: checked after the repair */
 		check_lose_one(R, spec);
-	/* read-write open: the replay goes to the members; the array ends clean */
-	{
-		struct rk_discovery *d = discover_skip(c->n, 0);
-		rk_array *a = NULL;
-		rk_err e = d->narrays == 1 ? rk_array_open(&a, &d->arrays[0], RK_ARRAY_RDWR) : RK_E_NOSB;
-		if (e)
-			violation(R, spec, "read-write open: %s", rk_errmsg());
-		else if ((e = rk_array_close(a)))
-			violation(R, spec, "close after replay: %s", rk_errmsg());
-		rk_discovery_free(d);
-		if (e)
-			goto out;
-	}
+	if (reopen_rw(R, spec))
+		goto out;
 	if (check_copies(c->n, why, sizeof why))
 		violation(R, spec, "%s", why);
 	if (R->p != P_REPAIR)
@@ -202,55 +283,29 @@ FIXTURE void verify_writes(struct run *R, const struct rk_fault_spec *spec, rk_e
 		violation(R, spec, "replay on the members reads differently from the replay in memory");
 		goto out;
 	}
-	if (R->p == P_REPAIR) {
-		/* what the interrupted repair left, a second repair finishes */
-		struct rk_fault_spec none = { .model = RK_FAULT_NONE };
-		rk_err l2;
-		int f2;
-		run_writes(R, &none, &l2, &f2);
-		if (l2 && l2 != RK_E_TOOFEW)
-			violation(R, spec, "the repair run again fails: %s", rk_strerror(l2));
-		if (read_volume(c->n, 0, w, R->vsize, &state, why, sizeof why) || memcmp(v, w, R->vsize)) {
-			violation(R, spec, "the second repair changed the volume");
-			goto out;
-		}
-		check_scrub_clean(R, spec);
-	}
-	/* the write hole: any member (any two on RAID-6) left out reads the same */
-	{
-		struct rk_discovery *d = discover_skip(c->n, 0);
-		uint32_t active = 0;
-		for (uint32_t r = 0; r < c->n; r++)
-			if (d->arrays[0].roles[r].cls == RK_MEMBER_ACTIVE)
-				active |= 1u << r;
-		rk_discovery_free(d);
-		for (uint32_t x = 0; x < c->n; x++) {
-			for (uint32_t y = x; y < c->n; y++) {
-				if (y != x && c->level != 6)
-					continue;
-				uint32_t skip = (1u << x) | (1u << y);
-				if ((skip & active) != skip)
-					continue;
-				/* sample mode: one member (one pair on RAID-6) per point, in turn */
-				if (!full_mode && (x != R->points % c->n || (y != x && y != (x + 1) % c->n)))
-					continue;
-				/* stale members stay out too: alone they would look fresh */
-				if (read_volume(c->n, skip | (~active & ((1u << c->n) - 1)), w, R->vsize, &state, why, sizeof why))
-					continue;   /* too few once these are left out */
-				if (memcmp(v, w, R->vsize)) {
-					uint64_t b = 0;
-					while (b < R->vsize && v[b] == w[b])
-						b++;
-					violation(R, spec, "write hole: without role%s %u%s%.0u the volume differs at byte %llu",
-					          x == y ? "" : "s", x, x == y ? "" : ",", x == y ? 0 : y, (unsigned long long)b);
-					goto out;
-				}
-			}
-		}
-	}
+	if (R->p == P_REPAIR)
+		check_repair_again(R, spec, v, w);
+	check_write_hole(R, spec, v, w);
 out:
 	free(v);
 	free(w);
+}
+
+FIXTURE void check_repair_again(struct run *R, const struct rk_fault_spec *spec, const uint8_t *v, uint8_t *w)
+{
+	char why[600];
+	int state;
+	struct rk_fault_spec none = { .model = RK_FAULT_NONE };
+	rk_err l2;
+	int f2;
+	run_writes(R, &none, &l2, &f2);
+	if (l2 && l2 != RK_E_TOOFEW)
+		violation(R, spec, "the repair run again fails: %s", rk_strerror(l2));
+	if (read_volume(R->c->n, 0, w, R->vsize, &state, why, sizeof why) || memcmp(v, w, R->vsize)) {
+		violation(R, spec, "the second repair changed the volume");
+		return;
+	}
+	check_scrub_clean(R, spec);
 }
 
 FIXTURE void point(struct run *R, const struct rk_fault_spec *spec)

@@ -48,11 +48,12 @@ struct rebuild {
 	int member_failed;
 };
 
-/* Writes generation GEN to every live member, then (when WITH_NEW) to NEW. */
-static rk_err write_all(struct rebuild *b, int with_new)
+/* Writes generation GEN to every live member (ONLY_BEHIND: those behind
+ * it, rk_sb_behind), then (when WITH_NEW) to NEW. */
+static rk_err write_members(struct rebuild *b, int only_behind, int with_new)
 {
 	for (uint32_t r = 0; r < b->n; r++) {
-		if (!b->devs[r])
+		if (!b->devs[r] || (only_behind && !rk_sb_behind(b->sbs[r], b->gen)))
 			continue;
 		rk_sb_member_copy(b->tmp, b->gen, b->sbs[r]);
 		rk_err e = rk_sb_write(b->devs[r], b->tmp);
@@ -69,21 +70,10 @@ static rk_err write_all(struct rebuild *b, int with_new)
 	return RK_OK;
 }
 
-/* Members behind generation GEN (an update cut short) get it first, so
- * the events+1 written next leaves none more than one behind
- * (rk_sb_behind). */
-static rk_err bring_forward(struct rebuild *b)
+/* Writes generation GEN to every live member, then (when WITH_NEW) to NEW. */
+static rk_err write_all(struct rebuild *b, int with_new)
 {
-	for (uint32_t r = 0; r < b->n; r++) {
-		if (!b->devs[r] || !rk_sb_behind(b->sbs[r], b->gen))
-			continue;
-		rk_sb_member_copy(b->tmp, b->gen, b->sbs[r]);
-		rk_err e = rk_sb_write(b->devs[r], b->tmp);
-		if (e)
-			return rk_fail(e, "%s: writing the superblock: %s", rk_dev_path(b->devs[r]), rk_errmsg());
-		memcpy(b->sbs[r], b->tmp, sizeof *b->tmp);
-	}
-	return RK_OK;
+	return write_members(b, 0, with_new);
 }
 
 static void rebuild_progress(void *ctx, uint64_t done)
@@ -333,7 +323,9 @@ static rk_err rebuild_run(struct rebuild *b, const struct rk_sb_read *nrd)
 		step += b->g.chunk - step % b->g.chunk;
 
 	memcpy(b->gen, f, sizeof *b->gen);
-	if ((e = bring_forward(b)))
+	/* members behind it (an update cut short) get it first, so the
+	 * events+1 written next leaves none more than one behind */
+	if ((e = write_members(b, 1, 0)))
 		return e;
 	uint64_t pos = 0, ev;
 	if (res->new_kind == RK_NEW_RESUME) {

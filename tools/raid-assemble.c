@@ -513,10 +513,8 @@ static int on_option(void *ctx, int opt, char *arg)
 	case O_WRITE: return set_once(&o->write_from, "--write", "file", arg);
 	case O_MOUNT: return set_once(&o->mount_dir, "--mount", "directory", arg);
 	case O_AT:
-		if (cli_parse_size(arg, &o->at))
-			return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", arg);
 		o->have_at = 1;
-		break;
+		return cli_parse_offset_opt("--at", arg, &o->at);
 	case O_LENGTH:
 		if (cli_parse_size(arg, &o->len))
 			return cli_usage_error("--length: '%s' is not a size (bytes, or with K, M, G, T)", arg);

@@ -405,12 +405,10 @@ struct examine_args {
 static int on_option(void *ctx, int opt, char *arg)
 {
 	struct examine_args *a = ctx;
-	if (opt == OPT_MAP) {
-		if (cli_parse_size(arg, &a->offset))
-			return cli_usage_error("--map: '%s' is not an offset (bytes, or with K, M, G, T)", arg);
-		a->map = 1;
-	}
-	return CLI_GO_ON;
+	if (opt != OPT_MAP)
+		return CLI_GO_ON;
+	a->map = 1;
+	return cli_parse_offset_opt("--map", arg, &a->offset);
 }
 
 int main(int argc, char **argv)

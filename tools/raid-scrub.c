@@ -331,10 +331,8 @@ static int on_option(void *ctx, int opt, char *arg)
 	case O_RESUME: o->resume = 1; break;
 	case O_NOCKPT: o->no_ckpt = 1; break;
 	case O_AT:
-		if (cli_parse_size(arg, &o->at))
-			return cli_usage_error("--at: '%s' is not an offset (bytes, or with K, M, G, T)", arg);
 		o->have_at = 1;
-		break;
+		return cli_parse_offset_opt("--at", arg, &o->at);
 	case O_LENGTH:
 		if (cli_parse_size(arg, &o->len) || o->len == 0)
 			return cli_usage_error("--length: '%s' is not a size above 0 (bytes, or with K, M, G, T)", arg);

@@ -6,14 +6,19 @@
 
 /* ---- raid-resize: adding a member (a reshape) ---- */
 
-/* One reshape of the n-member array onto paths[n] under SPEC. */
-static uint64_t run_resize(struct run *R, const struct rk_fault_spec *spec, rk_err *last)
+/* Which raid-resize operation a run does. */
+enum resize_op { OP_RESHAPE, OP_CONTINUE, OP_REVERT };
+
+/* One raid-resize operation over the first K member files under SPEC (the
+ * reshape: the n-member array onto paths[n]); *LAST gets its error.
+ * Returns the writes issued. */
+static uint64_t run_op(struct run *R, enum resize_op op, const struct rk_fault_spec *spec, uint32_t k, rk_err *last)
 {
 	uint32_t n = R->c->n;
 	rk_fault_plan *plan = NULL;
 	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
 	rk_dev *devs[MAXM + 1] = { 0 };
-	for (uint32_t r = 0; r <= n; r++) {
+	for (uint32_t r = 0; r < k; r++) {
 		rk_dev *d = NULL;
 		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
 		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
@@ -23,40 +28,39 @@ static uint64_t run_resize(struct run *R, const struct rk_fault_spec *spec, rk_e
 	o.layout = RK_RESIZE_LAYOUT_KEEP;
 	o.batch_max = 2 * R->stripe_data;   /* many checkpoints */
 	struct rk_resize_result res;
-	*last = rk_resize_reshape(devs, n, &devs[n], 1, &o, &res);
+	*last = op == OP_RESHAPE ? rk_resize_reshape(devs, n, &devs[n], 1, &o, &res)
+	      : op == OP_CONTINUE ? rk_resize_continue(devs, k, &o, &res)
+	      : rk_resize_revert(devs, k, &o, &res);
 	uint64_t w = rk_fault_writes(plan);
 	if (spec->model == RK_FAULT_POWER_CUT)
 		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
-	for (uint32_t r = 0; r <= n; r++)
+	for (uint32_t r = 0; r < k; r++)
 		rk_dev_close(devs[r]);
 	rk_fault_plan_free(plan);
 	return w;
+}
+
+/* One reshape of the n-member array onto paths[n] under SPEC. */
+static uint64_t run_resize(struct run *R, const struct rk_fault_spec *spec, rk_err *last)
+{
+	return run_op(R, OP_RESHAPE, spec, R->c->n + 1, last);
 }
 
 /* raid-resize --continue on the n+1 members under SPEC (a crash while
  * the reshape is resumed). */
 static void run_continue(struct run *R, const struct rk_fault_spec *spec)
 {
-	uint32_t n = R->c->n;
-	rk_fault_plan *plan = NULL;
-	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
-	rk_dev *devs[MAXM + 1] = { 0 };
-	for (uint32_t r = 0; r <= n; r++) {
-		rk_dev *d = NULL;
-		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
-		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
-	}
-	struct rk_resize_opts o;
-	memset(&o, 0, sizeof o);
-	o.layout = RK_RESIZE_LAYOUT_KEEP;
-	o.batch_max = 2 * R->stripe_data;
-	struct rk_resize_result res;
-	(void)rk_resize_continue(devs, n + 1, &o, &res);
-	if (spec->model == RK_FAULT_POWER_CUT)
-		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
-	for (uint32_t r = 0; r <= n; r++)
-		rk_dev_close(devs[r]);
-	rk_fault_plan_free(plan);
+	rk_err e;
+	run_op(R, OP_CONTINUE, spec, R->c->n + 1, &e);
+}
+
+/* raid-resize --revert on the first N member files under SPEC; returns
+ * its error. */
+static rk_err run_revert(struct run *R, const struct rk_fault_spec *spec, uint32_t n)
+{
+	rk_err e;
+	run_op(R, OP_REVERT, spec, n, &e);
+	return e;
 }
 
 /* After the fault: raid-resize --continue on the members as left (with and
@@ -141,32 +145,6 @@ static void resize_sequence(struct run *R, uint64_t W, uint64_t seed)
 	verify_resize(R, &sp, last);
 }
 
-/* raid-resize --revert on the first N member files under SPEC; returns
- * its error. */
-static rk_err run_revert(struct run *R, const struct rk_fault_spec *spec, uint32_t n)
-{
-	n--;   /* the last index */
-	rk_fault_plan *plan = NULL;
-	ck_assert_int_eq(rk_fault_plan_create(&plan, spec), RK_OK);
-	rk_dev *devs[MAXM + 1] = { 0 };
-	for (uint32_t r = 0; r <= n; r++) {
-		rk_dev *d = NULL;
-		ck_assert_int_eq(rk_dev_open(&d, paths[r], RK_DEV_RDWR), RK_OK);
-		ck_assert_int_eq(rk_dev_fault(&devs[r], d, plan, (int)r), RK_OK);
-	}
-	struct rk_resize_opts o;
-	memset(&o, 0, sizeof o);
-	o.batch_max = 2 * R->stripe_data;
-	struct rk_resize_result res;
-	rk_err e = rk_resize_revert(devs, n + 1, &o, &res);
-	if (spec->model == RK_FAULT_POWER_CUT)
-		ck_assert_int_eq(rk_fault_crash(plan), RK_OK);
-	for (uint32_t r = 0; r <= n; r++)
-		rk_dev_close(devs[r]);
-	rk_fault_plan_free(plan);
-	return e;
-}
-
 /* A revert sequence: the reshape cut short by a crash, then --revert cut
  * short by one to three more; then --revert without faults (or, when the
  * reshape had finished before the first crash, nothing to revert) leaves
@@ -177,7 +155,7 @@ static void revert_sequence(struct run *R, uint64_t W, uint64_t seed)
 	const struct cfg *c = R->c;
 	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 13;
 	uint32_t ncrash = 1 + (uint32_t)(rnd(&x) % 3);
-	const char *only = getenv("RK_FAULTS_SEED");
+	const char *only = getenv("RK_FAULTS_SEED");   /* replay one sequence, traced */
 	if (only && strtoull(only, NULL, 0) != seed)
 		return;
 	rk_err last = RK_OK;
@@ -209,12 +187,6 @@ static void revert_sequence(struct run *R, uint64_t W, uint64_t seed)
 	if (e && e != RK_E_INVAL) {
 		violation(R, &sp, "--revert after the crashes fails: %s", rk_strerror(e));
 		return;
-	}
-	if (only) {   /* RK_FAULTS_SEED: the member files kept for a look */
-		char cmd[600];
-		snprintf(cmd, sizeof cmd, "mkdir -p /tmp/rkdbg && cp %s/m* /tmp/rkdbg/", dir);
-		if (system(cmd) != 0)
-			printf("could not keep the members\n");
 	}
 	check_in_step(R, &sp, c->n + 1, 0);
 	struct rk_discovery *d = discover_skip(c->n + 1, 0);

@@ -149,6 +149,13 @@ int cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int cli_parse_offset_opt(const char *opt, const char *arg, uint64_t *out)
+{
+	if (cli_parse_size(arg, out))
+		return cli_usage_error("%s: '%s' is not an offset (bytes, or with K, M, G, T)", opt, arg);
+	return CLI_GO_ON;
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
 	if (!s || *s < '0' || *s > '9')

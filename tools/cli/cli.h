@@ -92,6 +92,10 @@ int  cli_parse_options(int argc, char **argv, const struct cli_command *cmd);
 /* Parses bytes with optional K, M, G, T suffix (powers of 1024; "KiB" and
  * "k" accepted).  Rejects negatives, junk and overflow.  0 on success. */
 int  cli_parse_size(const char *s, uint64_t *out);
+/* Parses ARG, the value of option OPT (e.g. "--at"), as an offset (a size,
+ * 0 allowed) into *OUT.  CLI_GO_ON on success, else a usage error naming
+ * the option (cli_usage_error's status), for an on_option callback. */
+int  cli_parse_offset_opt(const char *opt, const char *arg, uint64_t *out);
 /* Parses a stripe unit (chunk): a size that is a power of two from 4K to
  * 16M (RK_CHUNK_MIN..MAX).  0 on success. */
 int  cli_parse_chunk(const char *s, uint64_t *out);

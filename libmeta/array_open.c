@@ -27,6 +27,15 @@ static uint32_t missing_list(const rk_array *a, char *list, size_t len)
 	return nmiss;
 }
 
+/* Whether a role of the array has no member (absent at open). */
+static int any_absent(const rk_array *a)
+{
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (!a->devs[r])
+			return 1;
+	return 0;
+}
+
 /* The end of an open: the journal replayed after an unclean stop, and the
  * superblocks brought in line (read-write). */
 static rk_err array_finish_open(rk_array *a)
@@ -34,12 +43,19 @@ static rk_err array_finish_open(rk_array *a)
 	rk_err e;
 	for (uint32_t i = 0; i < a->nparts; i++)
 		rk_vol_on_repair(a->part[i].vol, array_on_member_repair, a);
+	/* A replay writes data: members absent now are recorded faulty first,
+	 * as before any write.  Else a replay cut short would leave bytes in
+	 * place that a later open, with the member back and the record then
+	 * incomplete on it, would not finish. */
+	int replays = a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && array_journal_level(a);
+	if ((a->flags & RK_ARRAY_RDWR) && replays && any_absent(a) && (e = array_commit(a, RK_ARRAY_ACTIVE)))
+		return e;
 	if ((e = array_journal_replay(a)))
 		return e;
 	/* a replay (or finding nothing to replay) leaves the array consistent:
 	 * say so, so the next assembly does not look again; superblocks left
 	 * disagreeing by an interrupted update are brought in line */
-	int recovered = a->unclean && (a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) && array_journal_level(a);
+	int recovered = replays;
 	if ((a->flags & RK_ARRAY_RDWR) && (recovered || a->sb_disagree))
 		return array_commit(a, a->unclean && !recovered ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
 	return array_settle(a);

@@ -327,6 +327,20 @@ FIXTURE int may_pull(const struct run *R)
 	return R->c->level == 6 ? gone <= 2 : R->c->level == 1 ? gone < R->c->n : gone <= 1;
 }
 
+/* RK_FAULTS_KEEP=DIR: the member files as a sequence left them, copied
+ * into DIR (it must exist) before they are checked, for a look. */
+FIXTURE void keep_members(const struct run *R)
+{
+	const char *keep = getenv("RK_FAULTS_KEEP");
+	for (uint32_t i = 0; keep && i < R->c->n; i++) {
+		char p[400];
+		snprintf(p, sizeof p, "%s/m%u", keep, i);
+		uint8_t *b = get_file(paths[i], MEMBER_BYTES);
+		put_file(p, b, MEMBER_BYTES);
+		free(b);
+	}
+}
+
 /* One sequence of kind K from SEED: NCRASH runs of the path's writes, each
  * cut short by a random crash (the second, for seq-recovery, early: the
  * journal replay, the superblocks brought forward, the first write); for
@@ -345,6 +359,9 @@ FIXTURE void sequence(struct run *R, uint64_t W, enum kind k, uint64_t seed)
 	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
 	rk_err last = RK_OK;
 	int fired = 0;
+	const char *only = getenv("RK_FAULTS_SEED");   /* replay one sequence, traced */
+	if (only && strtoull(only, NULL, 0) != seed)
+		return;
 	restore_base(R);
 	count_point(R, k);
 	for (uint32_t i = 0; i < ncrash + (uint32_t)finish; i++) {
@@ -357,6 +374,9 @@ FIXTURE void sequence(struct run *R, uint64_t W, enum kind k, uint64_t seed)
 		sp = i < ncrash ? random_crash(&x, span) : (struct rk_fault_spec){ .model = RK_FAULT_NONE };
 		sp.seed ^= seed << 8;
 		run_writes(R, &sp, &last, &fired);
+		if (only)
+			printf("%s run %u: %s at %llu seed %llu (pulled %d): %s\n", kind_names[k], i, model_names[sp.model],
+			       (unsigned long long)sp.n, (unsigned long long)sp.seed, R->pulled, rk_strerror(last));
 		for (uint32_t j = 0; j < R->nops; j++)
 			if (R->ops[j].state > merged[j])
 				merged[j] = R->ops[j].state;
@@ -366,6 +386,7 @@ FIXTURE void sequence(struct run *R, uint64_t W, enum kind k, uint64_t seed)
 	sp.seed = seed;   /* the violation line names the sequence */
 	if (k == K_SEQ_CRASH_PULL && last == RK_E_TOOFEW)
 		last = RK_OK;
+	keep_members(R);
 	verify_writes(R, &sp, last, fired);
 	R->pulled = -1;
 }

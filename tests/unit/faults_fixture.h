@@ -31,6 +31,17 @@
 #include "rk_test_hooks.h"
 
 #define MAXM 8
+
+/* Sample mode under the sanitizers (several times slower): every third
+ * point of the sample (strides THIN times longer, counts FEW times
+ * fewer); plain make check runs the whole sample. */
+#ifdef __SANITIZE_ADDRESS__
+#define SAN_THIN 3u
+#else
+#define SAN_THIN 1u
+#endif
+#define THIN(x) ((x) * SAN_THIN)
+#define FEW(x) ((x) / SAN_THIN)
 #define DATA_BYTES (96u * 1024u)
 #define MEMBER_BYTES (RK_DATA_OFFSET_DEFAULT + DATA_BYTES + RK_SB_AREA)
 #define SECTOR 512u
@@ -612,7 +623,7 @@ FIXTURE void finish_run(struct run *R, const char *what)
 	report(R, what);
 	uint64_t v = R->violations, pts = R->points;
 	free_run(R);
-	ck_assert_uint_gt(pts, 10);
+	ck_assert_uint_gt(pts, 4);   /* the enumeration ran */
 	ck_assert_msg(v == 0, "%llu violations (see above)", (unsigned long long)v);
 }
 

@@ -47,7 +47,7 @@ static void enumerate_writes(struct run *R)
 {
 	const struct cfg *c = R->c;
 	uint64_t W = count_writes(R);
-	uint64_t step = full_mode ? 1 : 4;
+	uint64_t step = full_mode ? 1 : THIN(4);
 	int seeds = full_mode ? 8 : 1;
 	/* power cut and kill at every write (and once past the last) */
 	for (uint64_t n = 0; n <= W; n += step)
@@ -73,7 +73,7 @@ static void enumerate_writes(struct run *R)
 		}
 	}
 	/* read errors: each 4 KiB block of each member's data area */
-	uint64_t bstep = full_mode ? 1 : 6;
+	uint64_t bstep = full_mode ? 1 : THIN(6);
 	for (uint32_t m = 0; m < c->n; m++) {
 		if ((int)m == R->missing)
 			continue;

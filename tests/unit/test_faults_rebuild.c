@@ -160,7 +160,7 @@ static void enumerate_rebuild(struct run *R)
 	uint64_t W = run_rebuild(R, &none, &last);
 	ck_assert_msg(last == RK_OK, "fault-free rebuild: %s", rk_errmsg());
 	verify_rebuild(R, &none, last);
-	uint64_t step = full_mode ? 1 : 6;
+	uint64_t step = full_mode ? 1 : THIN(6);
 	int seeds = full_mode ? 4 : 1;
 	for (uint64_t n = R->rb_role % step; n <= W; n += step)
 		for (int sd = 0; sd < seeds; sd++) {
@@ -171,7 +171,7 @@ static void enumerate_rebuild(struct run *R)
 		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n };
 		rebuild_point(R, &sp);
 	}
-	uint64_t nseq = full_mode ? 400 : 30;
+	uint64_t nseq = full_mode ? 400 : FEW(30);
 	for (uint64_t i = 0; i < nseq; i++)
 		rebuild_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i);
 }

@@ -212,7 +212,7 @@ static void enumerate_resize(struct run *R)
 	uint64_t W = run_resize(R, &none, &last);
 	ck_assert_msg(last == RK_OK, "fault-free reshape: %s", rk_errmsg());
 	verify_resize(R, &none, last);
-	uint64_t step = full_mode ? 1 : 8;
+	uint64_t step = full_mode ? 1 : THIN(8);
 	int seeds = full_mode ? 2 : 1;
 	for (uint64_t n = 0; n <= W; n += step)
 		for (int sd = 0; sd < seeds; sd++) {
@@ -241,7 +241,7 @@ static void enumerate_resize(struct run *R)
 			count_point(R, model_kind(sp.model));
 			verify_resize(R, &sp, last);
 		}
-	uint64_t nseq = full_mode ? 400 : 30;
+	uint64_t nseq = full_mode ? 400 : FEW(30);
 	for (uint64_t i = 0; i < nseq; i++) {
 		resize_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i);
 		revert_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ (1u << 20) ^ i);

@@ -396,7 +396,7 @@ FIXTURE void sequence(struct run *R, uint64_t W, enum kind k, uint64_t seed)
  * tests/run-faults.sh can spread the full set over the CPUs. */
 FIXTURE void enumerate_sequences(struct run *R, uint64_t W)
 {
-	uint64_t n = full_mode ? 320 : FEW(24), shard = 0, nshards = 1;
+	uint64_t n = full_mode ? 480 : FEW(24), shard = 0, nshards = 1;
 	const char *sh = getenv("RK_FAULTS_SHARD");
 	if (sh && sscanf(sh, "%llu/%llu", (unsigned long long *)&shard, (unsigned long long *)&nshards) != 2)
 		shard = 0, nshards = 1;

@@ -35,7 +35,7 @@
  * (d) a scrub after the next writing open finds nothing.  Sequences of
  * faults: test_faults_seq.c.
  * Sample mode (the default, make check) strides over the points; RK_FAULTS=full
- * (make check-faults) runs every point, power cuts with eight seeds.  Each
+ * (make check-faults) runs every point, power cuts with twelve seeds.  Each
  * test prints "FAULTS <name> points N violations V" for tests/run-faults.sh.
  * This suite: the array write paths and scrub repair; mkraid, resize and
  * rebuild: test_faults_mkraid.c, test_faults_resize.c, test_faults_rebuild.c;
@@ -48,7 +48,7 @@ static void enumerate_writes(struct run *R)
 	const struct cfg *c = R->c;
 	uint64_t W = count_writes(R);
 	uint64_t step = full_mode ? 1 : THIN(4);
-	int seeds = full_mode ? 8 : 1;
+	int seeds = full_mode ? 12 : 1;
 	/* power cut and kill at every write (and once past the last) */
 	for (uint64_t n = 0; n <= W; n += step)
 		for (int s = 0; s < seeds; s++) {

@@ -84,7 +84,7 @@ static void enumerate_mkraid(struct run *R)
 	ck_assert_msg(last == RK_OK, "fault-free mkraid: %s", rk_errmsg());
 	verify_mkraid(R, &none, last);
 	uint64_t step = full_mode ? 1 : THIN(3);
-	int seeds = full_mode ? 16 : 1;
+	int seeds = full_mode ? 24 : 1;
 	for (uint64_t n = 0; n <= W; n += step)
 		for (int s = 0; s < seeds; s++) {
 			struct rk_fault_spec sp = { .model = RK_FAULT_POWER_CUT, .n = n, .seed = n * 13 + (uint64_t)s * 101 + 5 };

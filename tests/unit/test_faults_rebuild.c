@@ -171,7 +171,7 @@ static void enumerate_rebuild(struct run *R)
 		struct rk_fault_spec sp = { .model = RK_FAULT_KILL, .n = n };
 		rebuild_point(R, &sp);
 	}
-	uint64_t nseq = full_mode ? 400 : FEW(30);
+	uint64_t nseq = full_mode ? 500 : FEW(30);
 	for (uint64_t i = 0; i < nseq; i++)
 		rebuild_sequence(R, W, ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ i);
 }

@@ -96,7 +96,7 @@ static void enumerate_restore(struct run *R, enum damage dmg)
 			count_point(R, model_kind(sp.model));
 			verify_restore(R, &sp, x);
 		}
-	uint64_t nseq = full_mode ? 300 : FEW(20);
+	uint64_t nseq = full_mode ? 500 : FEW(20);
 	for (uint64_t i = 0; i < nseq; i++) {
 		uint64_t seed = ((uint64_t)c->level << 40) ^ ((uint64_t)c->n << 32) ^ ((uint64_t)dmg << 24) ^ i;
 		uint64_t r = seed * 0x9E3779B97F4A7C15ull + 5;

@@ -16,7 +16,7 @@
  * clean after the next writing open, the write hole closed), with an op's
  * state the furthest any run got (every run writes the same bytes).
  * Sample mode (make check) runs 24 sequences of each kind per
- * configuration and path; RK_FAULTS=full (make check-faults) 320.  Check
+ * configuration and path; RK_FAULTS=full (make check-faults) 480.  Check
  * (c) loses one member per sequence, in turn (every member after a single
  * fault).  A violation line names the kind and the seed of its sequence.
  * Sequences over mkraid, resize --continue and rebuild are in their own

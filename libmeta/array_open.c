@@ -55,9 +55,8 @@ static rk_err array_finish_open(rk_array *a)
 	/* a replay (or finding nothing to replay) leaves the array consistent:
 	 * say so, so the next assembly does not look again; superblocks left
 	 * disagreeing by an interrupted update are brought in line */
-	int recovered = replays;
-	if ((a->flags & RK_ARRAY_RDWR) && (recovered || a->sb_disagree))
-		return array_commit(a, a->unclean && !recovered ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
+	if ((a->flags & RK_ARRAY_RDWR) && (replays || a->sb_disagree))
+		return array_commit(a, a->unclean && !replays ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN);
 	return array_settle(a);
 }
 
@@ -333,7 +332,7 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 		e = open_member(a, info, r, m->path, m->sb, flags);
 	}
 	/* mid-reshape: members the reshape added serve roles past nroles
-	 * (discovery lists them apart); only those at the array's events */
+	 * (discovery lists them apart); only those in step with the array */
 	for (uint32_t i = 0; i < nextra && !e && span > info->nroles; i++) {
 		const struct rk_member *m = &extra[i];
 		if (!m->path || !rk_member_reshape_added(info->sb, m) || m->sb->this_role >= span ||

@@ -105,7 +105,8 @@ typedef void rk_forced_fn(void *ctx, const struct rk_array_info *a, uint32_t rol
 uint32_t rk_discovery_force_stale(struct rk_discovery *d, uint32_t a, rk_forced_fn *forced, void *ctx);
 
 /* 1 when M (a member with a superblock) was added by the reshape in
- * progress of the array whose freshest superblock is T: at T's events, of
+ * progress of the array whose freshest superblock is T: at T's events or
+ * one behind (in step, spec/discovery.md), of
  * T's array, and listed active in T's role table under its member UUID at a
  * role of the new geometry past the old nroles.  Discovery lists such a
  * member apart (as a spare that serves that role); rk_array_open_members

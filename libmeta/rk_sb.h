@@ -118,6 +118,11 @@ struct rk_sb {
 	/* scrub resume point (volume byte; 0 = none) */
 	uint64_t scrub_pos;
 	uint8_t  reserved[RK_SB_RESERVED_LEN];  /* zero unless unknown compat bits (see above) */
+	/* not on disk: 0 for raidkit's own; a view of another format's
+	 * metadata otherwise (rk_fmt.h "Views": enum rk_origin), never encoded
+	 * or written */
+	uint32_t origin;
+	char     origin_name[24];    /* "md 1.2", "DDF", ... ("" for raidkit) */
 	struct rk_role roles[RK_SB_MAX_ROLES];
 };
 /* RK_ROLE_NONE ("no role") and RK_LEVEL_LINEAR are rk_geom.h's. */

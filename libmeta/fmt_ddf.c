@@ -891,8 +891,13 @@ static rk_err ddf_views(const void *obj, uint64_t dev_size, struct rk_sb **out, 
 			return e;
 		}
 	}
-	if (*n == 0 && first)
-		return rk_fail(first, "%s", why);
+	if (*n == 0) {
+		/* VDs dropped as not served (or none at all): nothing returned */
+		free(*out);
+		*out = NULL;
+		if (first)
+			return rk_fail(first, "%s", why);
+	}
 	return RK_OK;
 }
 
@@ -1082,7 +1087,8 @@ static void ddf_text(FILE *f, const void *obj, const char *ind)
 		text_vds(f, ind, m);
 		text_pds(f, ind, m);
 	}
-	fprintf(f, "%s    usable         : %s\n", ind, m->why[0] ? m->why : "yes");
+	/* the reason may quote member bytes (a revision): in words form */
+	rk_esc_fprintf(f, "%s    usable         : %s\n", ind, m->why[0] ? m->why : "yes");
 }
 
 /* ---------------- JSON ---------------- */

@@ -577,6 +577,34 @@ START_TEST(t_raid10_leg)
 }
 END_TEST
 
+/* A VD of a level md has no equivalent for: the other VD keeps its view;
+ * alone, it is refused with a sentence and nothing returned. */
+START_TEST(t_unsupported)
+{
+	struct bspec s;
+	spec_two_vds(&s);
+	s.conf[0].prl = 0x03;   /* RAID-3 */
+	rk_dev *d = b_build(&s);
+	struct rk_ddf *m;
+	struct rk_sb *v;
+	rk_err e;
+	ck_assert_uint_eq(decode_views(d, &m, &v, &e), 1);
+	ck_assert_int_eq(e, RK_OK);
+	ck_assert_int_eq(v[0].level, 1);
+	free(v);
+	ddf()->release(m);
+	rk_dev_close(d);
+	s.conf[1].prl = 0x15;   /* RAID-5E */
+	d = b_build(&s);
+	ck_assert_uint_eq(decode_views(d, &m, &v, &e), 0);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(e, RK_E_NOTSUP);
+	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "has no md equivalent"));
+	ddf()->release(m);
+	rk_dev_close(d);
+}
+END_TEST
+
 /* ---- hostile members ---- */
 
 /* Views of D refused with E and a sentence holding WORDS. */
@@ -796,5 +824,5 @@ END_TEST
 
 RK_TEST_SUITE("fmt_ddf", { "fmt_ddf", 240, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
 	  RK_TESTS(RK_TEST_LOOP(t_fixture, 0, NFIXTURES), RK_TEST(t_two_vds), RK_TEST(t_states),
-	           RK_TEST(t_raid10_leg), RK_TEST(t_flipped), RK_TEST(t_counts), RK_TEST(t_truncated),
+	           RK_TEST(t_raid10_leg), RK_TEST(t_unsupported), RK_TEST(t_flipped), RK_TEST(t_counts), RK_TEST(t_truncated),
 	           RK_TEST(t_random), RK_TEST(t_seeds)) })

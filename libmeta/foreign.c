@@ -54,10 +54,13 @@ rk_err rk_view_volume(const struct rk_sb *v, uint64_t *vol)
 	struct rk_geom g;
 	*vol = 0;
 	rk_err e = rk_geom_init(&g, v->level, v->layout, v->chunk, v->nroles, v->data_size);
-	if (e)
+	if (e) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", rk_errmsg());   /* rk_fail reuses the buffer */
 		return rk_fail(RK_E_CORRUPT, "%s: level %d, layout %u, chunk %" PRIu64 " on %u members of %" PRIu64
 		               " bytes: %s", rk_view_origin_name(v), (int)v->level, v->layout, v->chunk, v->nroles,
-		               v->data_size, rk_errmsg());
+		               v->data_size, why);
+	}
 	*vol = g.volume_size;
 	return RK_OK;
 }
@@ -85,8 +88,11 @@ static rk_err check_geom(const char *what, int32_t level, uint32_t layout, uint6
 		return rk_fail(RK_E_CORRUPT, "%s: data area %" PRIu64 "+%" PRIu64 " ends past the member's %" PRIu64 " bytes",
 		               what, data_offset, data_size, dev_size);
 	rk_err e = rk_geom_init(&g, level, layout, chunk, nroles, data_size);
-	if (e)
-		return rk_fail(RK_E_CORRUPT, "%s: %s", what, rk_errmsg());
+	if (e) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", rk_errmsg());   /* rk_fail reuses the buffer */
+		return rk_fail(RK_E_CORRUPT, "%s: %s", what, why);
+	}
 	*vol = g.volume_size;
 	return RK_OK;
 }

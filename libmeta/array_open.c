@@ -88,13 +88,13 @@ static rk_err member_holds(rk_array *a, uint32_t r, uint64_t off, uint64_t size,
 
 /* Read-write opens refuse read-only-compatible features this build does
  * not know. */
-static rk_err check_writable(const rk_array *a, const struct rk_sb *tmpl)
+static rk_err check_writable(unsigned flags, const struct rk_sb *tmpl)
 {
-	if ((a->flags & RK_ARRAY_RDWR) && tmpl->origin != RK_ORIGIN_RAIDKIT)
+	if ((flags & RK_ARRAY_RDWR) && tmpl->origin != RK_ORIGIN_RAIDKIT)
 		return rk_fail(RK_E_NOTSUP, "%s array: raidkit reads arrays other software made but does not write to "
 		               "them; raid-assemble --export OUT makes a copy of the volume to work on",
 		               rk_view_origin_name(tmpl));
-	if ((a->flags & RK_ARRAY_RDWR) && (tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP))
+	if ((flags & RK_ARRAY_RDWR) && (tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP))
 		return rk_fail(RK_E_FEATURE, "array: unknown read-only-compatible features 0x%llx: refusing to write",
 		               (unsigned long long)(tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
 	return RK_OK;
@@ -136,7 +136,7 @@ static rk_err equal_members(const rk_array *a, const struct rk_sb *tmpl)
  * records. */
 static rk_err reshape_start(rk_array *a, const struct rk_sb *tmpl)
 {
-	rk_err e = check_writable(a, tmpl);
+	rk_err e = check_writable(a->flags, tmpl);
 	if (e)
 		return e;
 	if ((e = current_geometry(a, tmpl)))
@@ -205,7 +205,7 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	memcpy(a->tmpl, tmpl, sizeof *a->tmpl);
 	if (tmpl->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)
 		return reshape_start(a, tmpl);
-	rk_err e = check_writable(a, tmpl);
+	rk_err e = check_writable(a->flags, tmpl);
 	if (e)
 		return e;
 	a->unclean = tmpl->array_state == RK_ARRAY_ACTIVE;
@@ -368,6 +368,10 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 	if (info->state == RK_ASTATE_CONFLICT)
 		return rk_fail(RK_E_CONFLICT, "array: conflicting metadata: %s", info->why);
 	flags &= RK_ARRAY_RDWR;
+	/* before any member is opened for writing */
+	rk_err e = check_writable(flags, info->sb);
+	if (e)
+		return e;
 	uint32_t span = rk_resize_span(info->sb);
 	if (span > RK_SB_MAX_ROLES || span > info->sb->nentries)
 		return rk_fail(RK_E_CORRUPT, "array: the reshape target names %u roles", span);
@@ -375,7 +379,6 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 	if (!a)
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
 	a->own_devs = 1;
-	rk_err e = RK_OK;
 	for (uint32_t r = 0; r < info->nroles && !e; r++) {
 		const struct rk_member *m = &info->roles[r];
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)

@@ -201,3 +201,16 @@ rk_err rk_foreign_read(rk_dev *d, const char *path, struct rk_foreign_read *out)
 	}
 	return RK_OK;
 }
+
+rk_err rk_foreign_refuse(rk_dev *d, const char *doing)
+{
+	struct rk_foreign_read f;
+	rk_err e = rk_foreign_read(d, rk_dev_path(d), &f);
+	if (e == RK_OK && f.fmt) {
+		const char *origin = f.nviews ? f.views[0].origin_name : f.fmt->desc;
+		e = rk_fail(RK_E_NOTSUP, "%s: a member of an %s array: raidkit does not %s arrays other software made; "
+		            "raid-assemble --export OUT makes a copy of the volume to work on", rk_dev_path(d), origin, doing);
+	}
+	rk_foreign_read_free(&f);
+	return e;
+}

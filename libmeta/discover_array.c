@@ -75,6 +75,12 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 	const struct rk_sb *s = y->sb;
 	char u[37];
 	if (y->role < 0) {
+		if (listed_faulty(f, y->member_uuid)) {
+			*marked = 1;
+			snprintf(why, cap, "marked faulty by members at events %llu (it has events %llu)",
+			         (unsigned long long)f->events, (unsigned long long)y->events);
+			return 1;
+		}
 		for (uint32_t k = f->nroles; k < f->nentries && k < RK_SB_MAX_ROLES; k++)
 			if (memcmp(f->roles[k].member_uuid, y->member_uuid, 16) == 0 &&
 			    f->roles[k].state == RK_ROLE_SPARE)

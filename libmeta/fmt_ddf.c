@@ -823,8 +823,11 @@ static rk_err view_one(const struct rk_ddf *m, const struct rk_ddf_conf *c, uint
 	v->events = rk_ddf_active(m)->seq;
 	v->sb_offset = rk_ddf_active(m)->lba * DDF_SECTOR;
 	v->dev_size = dev_size;
-	if ((e = rk_view_check(v, dev_size)))
-		return rk_fail(e, "DDF virtual disk %u: %s", vd->index, rk_errmsg());
+	if ((e = rk_view_check(v, dev_size))) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", rk_errmsg());   /* rk_fail reuses the buffer */
+		return rk_fail(e, "DDF virtual disk %u: %s", vd->index, why);
+	}
 	return RK_OK;
 }
 

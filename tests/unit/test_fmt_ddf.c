@@ -33,21 +33,6 @@ static const char *const fixtures[] = {
 };
 #define NFIXTURES ((int)(sizeof fixtures / sizeof fixtures[0]))
 
-/* tests/fixtures/kernel next to the foreign fixtures, or "" (SKIP). */
-static const char *kernel_dir(void)
-{
-	static char dir[600];
-	snprintf(dir, sizeof dir, "%s", rk_test_fixtures());
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		snprintf(slash, sizeof dir - (size_t)(slash - dir), "/kernel");
-	else
-		snprintf(dir, sizeof dir, "tests/fixtures/kernel");
-	char p[700];
-	snprintf(p, sizeof p, "%s/README.md", dir);
-	return access(p, R_OK) == 0 ? dir : "";
-}
-
 /* The number after "KEY": in S (from S on), -1 for null; fails when absent. */
 static long long mnum(const char *s, const char *key)
 {
@@ -92,16 +77,6 @@ static void manifest_read(const char *dir, const char *name, struct manifest *m)
 		m->members = i + 1;
 	}
 	free(s);
-}
-
-/* Unpacks member I of fixture NAME into the temporary folder. */
-static const char *unpack_member(const char *dir, const char *name, int i)
-{
-	char cmd[1600];
-	const char *out = rk_test_path(i == 0 ? "m0.img" : i == 1 ? "m1.img" : i == 2 ? "m2.img" : i == 3 ? "m3.img" : "m4.img");
-	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s/m%d.img.xz' > '%s'", dir, name, i, out);
-	RK_REQUIRE_MSG(system(cmd) == 0, "cannot unpack %s m%d", name, i);
-	return out;
 }
 
 static void print_both(const void *obj)
@@ -174,13 +149,11 @@ static void check_view(const struct manifest *mf, int i, const struct rk_ddf *m,
  * role tables of the members agree (RAID-10: within a leg). */
 START_TEST(t_fixture)
 {
-	const char *dir = kernel_dir();
-	if (!*dir) {
-		printf("SKIP: no tests/fixtures/kernel\n");
-		return;
-	}
-	if (system("command -v xz >/dev/null 2>&1") != 0) {
-		printf("SKIP: xz is not installed\n");
+	const char *dir = rk_test_kernel_fixtures();
+	char p[800];
+	snprintf(p, sizeof p, "%s/%s/manifest.json", dir, fixtures[_i]);
+	if (access(p, R_OK) != 0) {
+		printf("SKIP: no %s\n", p);
 		return;
 	}
 	const char *name = fixtures[_i];
@@ -188,7 +161,10 @@ START_TEST(t_fixture)
 	manifest_read(dir, name, &mf);
 	struct rk_sb *first = NULL;
 	for (int i = 0; i < mf.members; i++) {
-		const char *img = unpack_member(dir, name, i);
+		char img[700], mem[8];
+		snprintf(mem, sizeof mem, "m%d", i);
+		if (!rk_test_unpack_kernel(name, mem, img, sizeof img))
+			return;
 		rk_dev *d = NULL;
 		ck_assert_int_eq(rk_dev_open(&d, img, RK_DEV_RDONLY), RK_OK);
 		void *obj = NULL;

@@ -175,6 +175,12 @@ START_TEST(t_fixture)
 		ck_assert_int_eq(ddf()->views(obj, rk_dev_size(d), &v, &n), RK_OK);
 		ck_assert_uint_eq(n, 1);
 		check_view(&mf, i, obj, v, rk_dev_size(d));
+		if (v->level == 10) {
+			/* its own leg (a mirror pair) named, the other leg not */
+			static const uint8_t zero[16];
+			for (uint32_t r = 0; r < v->nroles; r++)
+				ck_assert_int_eq(memcmp(v->roles[r].member_uuid, zero, 16) != 0, r / 2 == v->this_role / 2);
+		}
 		if (!first)
 			first = v;
 		else {

@@ -1163,6 +1163,15 @@ static void json_conf(rk_json *j, const struct rk_ddf *m, const struct rk_ddf_co
 		rk_json_null(j);
 	rk_json_ku64(j, "blocks", c->blocks);
 	rk_json_ku64(j, "array_blocks", c->array_blocks);
+	/* this disk's role in the VD: its leg's base plus its place in the list */
+	rk_json_key(j, "role");
+	uint32_t k = 0;
+	while (k < c->nrefs && c->refnum[k] != m->dd_refnum)
+		k++;
+	if (k < c->nrefs)
+		rk_json_u64(j, (uint64_t)c->sec_elmnt_seq * c->prim_elmnt_count + k);
+	else
+		rk_json_null(j);
 	rk_json_key(j, "members");
 	rk_json_arr_begin(j);
 	for (uint32_t i = 0; i < c->nrefs; i++) {

@@ -399,16 +399,19 @@ static void imsm_whoami(struct rk_imsm *m, const char *path)
 
 rk_err rk_imsm_read(rk_dev *d, const char *path, struct rk_imsm *m)
 {
-	uint8_t *mpb;
-	size_t len;
-	uint64_t at;
+	uint8_t *mpb = NULL;
+	size_t len = 0;
+	uint64_t at = 0;
 	rk_err e = imsm_load(d, &mpb, &len, &at);
 	if (e)
 		return e;
 	e = rk_imsm_decode(m, mpb, len, at, rk_dev_size(d));
 	free(mpb);
-	if (e)
-		return rk_fail(e, "%s: %s", path ? path : rk_dev_path(d), rk_errmsg());
+	if (e) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", rk_errmsg());
+		return rk_fail(e, "%s: %s", path ? path : rk_dev_path(d), why);
+	}
 	imsm_whoami(m, path);
 	return RK_OK;
 }
@@ -923,16 +926,21 @@ static rk_err imsm_view(const struct rk_imsm *m, uint32_t vi, uint64_t dev_size,
 	v->array_state = (d->dirty & RK_IMSM_VOL_DIRTY) || resync || a->map_state == RK_IMSM_MAP_UNINIT
 	                 ? RK_ARRAY_ACTIVE : RK_ARRAY_CLEAN;
 	uint64_t comp = 0;
-	if ((e = imsm_component(d, v->level, &comp)))
-		return rk_fail(e, "IMSM volume %s: %s", name, rk_errmsg());
+	char why[512];
+	if ((e = imsm_component(d, v->level, &comp))) {
+		snprintf(why, sizeof why, "%s", rk_errmsg());
+		return rk_fail(e, "IMSM volume %s: %s", name, why);
+	}
 	if (a->pba_of_lba0 > UINT64_MAX / 512 || d->size > UINT64_MAX / 512)
 		return rk_fail(RK_E_CORRUPT, "IMSM volume %s: offset %" PRIu64 " or size %" PRIu64 " sectors overflows",
 		               name, a->pba_of_lba0, d->size);
 	v->data_offset = a->pba_of_lba0 * 512;
 	v->data_size = comp * 512;
 	v->volume_size = d->size * 512;
-	if ((e = imsm_roles(m, d, v)))
-		return rk_fail(e, "%s (volume %s)", rk_errmsg(), name);
+	if ((e = imsm_roles(m, d, v))) {
+		snprintf(why, sizeof why, "%s", rk_errmsg());
+		return rk_fail(e, "%s (volume %s)", why, name);
+	}
 	return RK_OK;
 }
 

@@ -94,13 +94,14 @@ static int fix_checksum(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(fixed, data, size);
 	uint8_t *anchor = fixed + size - 1024;
-	uint32_t len = rk_get_le32(anchor + 0x24), secs = (len + 511) / 512;
-	if (len < 0x28 || (uint64_t)secs * 512 + 512 > size)
+	uint32_t len = rk_get_le32(anchor + 0x24);
+	uint64_t secs = ((uint64_t)len + 511) / 512;
+	if (len < 0x28 || secs * 512 + 512 > size)
 		return 0;
 	uint32_t sum = 0;
 	for (uint32_t i = 0; i + 4 <= len; i += 4) {
 		/* MPB byte i: the anchor's first sector, then the sectors before it */
-		const uint8_t *p = i < 512 ? anchor + i : anchor - (uint64_t)(secs - 1) * 512 + (i - 512);
+		const uint8_t *p = i < 512 ? anchor + i : anchor - (secs - 1) * 512 + (i - 512);
 		sum += i == 0x20 ? 0 : rk_get_le32(p);
 	}
 	rk_put_le32(anchor + 0x20, sum);

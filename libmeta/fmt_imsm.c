@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <uuid/uuid.h>
 
 #include "fmt_int.h"
 #include "rk_fmt_imsm.h"
@@ -433,13 +434,13 @@ static rk_err imsm_decode_ent(rk_dev *d, const char *path, void **out)
 static void imsm_describe(const void *obj, struct rk_probe_result *r)
 {
 	const struct rk_imsm *m = obj;
+	char u[40];
 	r->found = 1;
 	snprintf(r->type, sizeof r->type, "isw_raid_member");
 	snprintf(r->usage, sizeof r->usage, "raid");
-	char u[40];
-	rk_fmt_md_uuid_colons(m->container_uuid, u);
-	snprintf(r->uuid, sizeof r->uuid, "%s", u);
+	uuid_unparse_lower(m->container_uuid, r->uuid);
 	snprintf(r->version, sizeof r->version, "%s", m->version);
+	rk_fmt_md_uuid_colons(m->container_uuid, u);
 	snprintf(r->what, sizeof r->what, "an Intel IMSM member (isw_raid_member) of container %s, %u volume%s",
 	         u, m->nvols, m->nvols == 1 ? "" : "s");
 }

@@ -172,9 +172,8 @@ static void check_member(const char *name, const char *man, int k, int n)
 	ck_assert_uint_eq(m->nvols, 1);
 	ck_assert_uint_eq(m->at, 10485760 - 1024);
 	ck_assert_int_eq(m->this_disk >= 0, 1);
-	char want[64], got[40];
-	jstr(man, "uuid", want, sizeof want);
-	snprintf(got, sizeof got, "%s", "");
+	char want[64];
+	jstr(man, "uuid", want, sizeof want);   /* mdadm's volume UUID */
 	char *t = captured_text(m);
 	char line[128];
 	snprintf(line, sizeof line, "UUID : %s\n", want);

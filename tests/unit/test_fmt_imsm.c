@@ -23,15 +23,10 @@ static const char *const fixtures[] = {
 
 /* ---- the kernel fixtures ---- */
 
-/* $RK_KERNEL_FIXTURES, else tests/fixtures/kernel beside the foreign ones. */
+/* tests/fixtures/kernel (rk_test.h). */
 static const char *kernel_dir(void)
 {
-	static char dir[1024];
-	const char *env = getenv("RK_KERNEL_FIXTURES");
-	if (env && *env)
-		return env;
-	snprintf(dir, sizeof dir, "%s/../kernel", rk_test_fixtures());
-	return dir;
+	return rk_test_kernel_fixtures();
 }
 
 /* The manifest of fixture NAME as a string (free()), NULL after "SKIP". */
@@ -77,7 +72,8 @@ static void jstr(const char *from, const char *key, char *out, size_t cap)
 	out[n] = 0;
 }
 
-/* Unpacks member K of fixture NAME into the temporary folder: its path. */
+/* Unpacks member K of fixture NAME into the temporary folder as mK.img
+ * (the name RAIDKIT_IMSM_SERIAL gives below): its path. */
 static const char *unpack_member(const char *name, int k)
 {
 	static char out[1200];

@@ -699,8 +699,8 @@ static void imsm_json_disk(rk_json *j, const struct rk_imsm *m, int i)
 	rk_json_arr_end(j);
 	rk_json_ku64(j, "status", k->status);
 	rk_json_ku64(j, "id", k->scsi_id);
-	rk_json_ku64(j, "total_sectors", k->total_blocks);
-	rk_json_ku64(j, "usable_sectors", k->total_blocks > res ? k->total_blocks - res : 0);
+	rk_json_ku64(j, "total_size", k->total_blocks * 512);
+	rk_json_ku64(j, "usable_size", (k->total_blocks > res ? k->total_blocks - res : 0) * 512);
 	rk_json_kbool(j, "this_disk", i == m->this_disk);
 	rk_json_obj_end(j);
 }
@@ -721,8 +721,8 @@ static void imsm_json_map(rk_json *j, const struct rk_imsm_map *a)
 	rk_json_kstr(j, "slots", sl);
 	if (rk_json_key_or_null(j, "failed_disk", a->failed_disk_num != 0xff))
 		rk_json_u64(j, a->failed_disk_num);
-	rk_json_ku64(j, "per_dev_size", a->blocks_per_member);
-	rk_json_ku64(j, "sector_offset", a->pba_of_lba0);
+	rk_json_ku64(j, "per_dev_size", a->blocks_per_member * 512);
+	rk_json_ku64(j, "data_offset", a->pba_of_lba0 * 512);
 	rk_json_ku64(j, "num_stripes", a->num_data_stripes);
 	rk_json_ku64(j, "chunk_size", (uint64_t)a->blocks_per_strip * 512);
 	rk_json_kstr(j, "map_state", imsm_map_state(a->map_state));
@@ -751,8 +751,8 @@ static void imsm_json_vol(rk_json *j, const struct rk_imsm *m, uint32_t v)
 	int slot = imsm_slot(&d->map[0], m->this_disk);
 	if (rk_json_key_or_null(j, "this_slot", slot >= 0))
 		rk_json_u64(j, (uint64_t)slot);
-	rk_json_ku64(j, "array_size", d->size);
-	rk_json_ku64(j, "reserved", d->reserved_blocks);
+	rk_json_ku64(j, "array_size", d->size * 512);
+	rk_json_ku64(j, "reserved", (uint64_t)d->reserved_blocks * 512);
 	rk_json_kstr(j, "migrate_state", imsm_migr_words(d));
 	rk_json_ku64(j, "checkpoint", d->curr_migr_unit);
 	rk_json_kstr(j, "dirty_state", d->dirty & RK_IMSM_VOL_DIRTY ? "dirty" : "clean");
@@ -767,6 +767,8 @@ static void imsm_json_vol(rk_json *j, const struct rk_imsm *m, uint32_t v)
 	rk_json_obj_end(j);
 }
 
+/* The MPB as JSON: mdadm --examine's fields in snake_case, sizes and
+ * offsets in bytes (raidkit's JSON unit), identifiers as numbers. */
 static void imsm_print_json(rk_json *j, const void *obj)
 {
 	const struct rk_imsm *m = obj;
@@ -776,10 +778,8 @@ static void imsm_print_json(rk_json *j, const void *obj)
 	rk_json_ku64(j, "sb_offset", m->at);
 	rk_json_kstr(j, "magic", RK_IMSM_SIG);
 	rk_json_kstr(j, "version", m->version);
-	snprintf(b, sizeof b, "%08x", m->orig_family_num);
-	rk_json_kstr(j, "orig_family", b);
-	snprintf(b, sizeof b, "%08x", m->family_num);
-	rk_json_kstr(j, "family", b);
+	rk_json_ku64(j, "orig_family", m->orig_family_num);
+	rk_json_ku64(j, "family", m->family_num);
 	rk_json_ku64(j, "generation", m->generation_num);
 	rk_json_kstr(j, "creation_time", m->creation_time ? rk_print_time(m->creation_time, b, sizeof b) : "Unknown");
 	rk_json_ku64(j, "attributes", m->attributes);

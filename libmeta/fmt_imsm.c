@@ -370,6 +370,26 @@ static int imsm_dev_serial(const char *path, uint8_t out[RK_IMSM_SERIAL_LEN])
 	return 0;
 }
 
+static const char *imsm_str16(const uint8_t *s, char *buf);
+
+/* The one disk whose serial (4 characters or more) PATH's file name
+ * contains, or -1 (none, or several). */
+static int imsm_serial_in_name(const struct rk_imsm *m, const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int found = -1;
+	for (int i = 0; i < m->num_disks; i++) {
+		char s[RK_IMSM_SERIAL_LEN + 1];
+		imsm_str16(m->disks[i].serial, s);
+		if (strlen(s) < 4 || !strstr(base, s))
+			continue;
+		if (found >= 0)
+			return -1;
+		found = i;
+	}
+	return found;
+}
+
 /* Which disk of the table D (PATH) is, into m->this_disk and this_how. */
 static void imsm_whoami(struct rk_imsm *m, const char *path)
 {
@@ -388,6 +408,10 @@ static void imsm_whoami(struct rk_imsm *m, const char *path)
 		imsm_serial_form(path, strlen(path), ser);
 		if ((m->this_disk = imsm_find_serial(m, ser)) >= 0) {
 			snprintf(m->this_how, sizeof m->this_how, "its path, which the metadata names as a serial");
+			return;
+		}
+		if ((m->this_disk = imsm_serial_in_name(m, path)) >= 0) {
+			snprintf(m->this_how, sizeof m->this_how, "its file name, which holds the disk's serial");
 			return;
 		}
 	}

@@ -336,6 +336,22 @@ START_TEST(t_which_disk)
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "/other/x.img", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, 0);
 	free(m);
+	/* a file named after its disk's serial; not when two serials fit */
+	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "/img/case7-/dev/ubdd.dd", &m), RK_OK);
+	ck_assert_int_eq(m->this_disk, -1);   /* the file name is "ubdd.dd": no serial in it */
+	free(m);
+	uint8_t mpb[4096];
+	memcpy(mpb, base, sizeof mpb);
+	memcpy(mpb + RK_IMSM_HDR_SIZE + 3 * RK_IMSM_DISK_SIZE, "WD-WCC4N1234567\0", 16);
+	memcpy(mpb + RK_IMSM_HDR_SIZE + 2 * RK_IMSM_DISK_SIZE, "WD-WCC4N1234\0\0\0\0", 16);
+	fix_csum(mpb);
+	ck_assert_int_eq(decode_mpb(mpb, MEM_SIZE, "/img/WD-WCC4N1234567.dd", &m), RK_OK);
+	ck_assert_int_eq(m->this_disk, -1);   /* both serials are in the name */
+	free(m);
+	ck_assert_int_eq(decode_mpb(mpb, MEM_SIZE, "/img/disk-WD-WCC4N1234.dd", &m), RK_OK);
+	ck_assert_int_eq(m->this_disk, 2);
+	ck_assert_ptr_nonnull(strstr(m->this_how, "file name"));
+	free(m);
 	setenv("RAIDKIT_IMSM_SERIAL", "m0.img=NOSUCHSERIAL", 1);
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "m0.img", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, -1);

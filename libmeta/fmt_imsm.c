@@ -22,6 +22,7 @@
 
 struct sha1 { uint32_t h[5]; uint64_t n; uint8_t buf[64]; };
 
+/* Rotates X left by K bits (0 < K < 32). */
 static uint32_t rol(uint32_t x, int k) { return x << k | x >> (32 - k); }
 
 /* One 64-byte block into S. */
@@ -44,6 +45,7 @@ static void sha1_block(struct sha1 *s, const uint8_t *p)
 	s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d; s->h[4] += e;
 }
 
+/* A fresh SHA-1 state. */
 static void sha1_init(struct sha1 *s)
 {
 	static const uint32_t h0[5] = { 0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u };
@@ -51,6 +53,7 @@ static void sha1_init(struct sha1 *s)
 	s->n = 0;
 }
 
+/* LEN more bytes of DATA into S. */
 static void sha1_add(struct sha1 *s, const void *data, size_t len)
 {
 	const uint8_t *p = data;
@@ -441,6 +444,7 @@ rk_err rk_imsm_read(rk_dev *d, const char *path, struct rk_imsm *m)
 	return RK_OK;
 }
 
+/* The table's decode: a new struct rk_imsm (freed with free()). */
 static rk_err imsm_decode_ent(rk_dev *d, const char *path, void **out)
 {
 	struct rk_imsm *m = malloc(sizeof *m);
@@ -455,6 +459,7 @@ static rk_err imsm_decode_ent(rk_dev *d, const char *path, void **out)
 	return RK_OK;
 }
 
+/* A member found, in the words probes report (libblkid's type name). */
 static void imsm_describe(const void *obj, struct rk_probe_result *r)
 {
 	const struct rk_imsm *m = obj;
@@ -469,6 +474,7 @@ static void imsm_describe(const void *obj, struct rk_probe_result *r)
 	         u, m->nvols, m->nvols == 1 ? "" : "s");
 }
 
+/* The table's probe: found when an MPB decodes. */
 static rk_err imsm_probe(rk_dev *d, const char *path, struct rk_probe_result *r)
 {
 	return rk_fmt_probe_via(d, path, r, imsm_decode_ent, imsm_describe, RK_E_CORRUPT);
@@ -503,6 +509,7 @@ static int imsm_level_shown(const struct rk_imsm_map *map)
 	return rk_imsm_md_level(map, &lv, &lay) ? map->raid_level : lv;
 }
 
+/* mdadm's words for a map_state. */
 static const char *imsm_map_state(uint8_t s)
 {
 	static const char *const w[4] = { "normal", "uninitialized", "degraded", "failed" };
@@ -517,6 +524,7 @@ static unsigned imsm_migr_type(const struct rk_imsm_dev *d)
 	return d->migr_type;
 }
 
+/* mdadm's "Migrate State": idle, or the migration's type. */
 static const char *imsm_migr_words(const struct rk_imsm_dev *d)
 {
 	static const char *const w[6] = { "initialize", "rebuild", "check", "general migration", "state change", "repair" };
@@ -526,6 +534,7 @@ static const char *imsm_migr_words(const struct rk_imsm_dev *d)
 	return t < 6 ? w[t] : "unknown";
 }
 
+/* mdadm's "RWH Policy" (write-hole protection). */
 static const char *imsm_rwh_words(uint8_t p)
 {
 	switch (p) {
@@ -671,6 +680,7 @@ static void imsm_text_vol(FILE *f, const struct rk_imsm *m, uint32_t v, const ch
 	fprintf(f, "%s      Volume ID : %u\n", ind, d->my_vol_raid_dev_num);
 }
 
+/* The MPB as mdadm --examine shows it, lines prefixed with IND. */
 static void imsm_print_text(FILE *f, const void *obj, const char *ind)
 {
 	const struct rk_imsm *m = obj;
@@ -704,6 +714,7 @@ static void imsm_print_text(FILE *f, const void *obj, const char *ind)
 			imsm_text_disk(f, m, i, ind);
 }
 
+/* Disk table entry I as a JSON object. */
 static void imsm_json_disk(rk_json *j, const struct rk_imsm *m, int i)
 {
 	const struct rk_imsm_disk *k = &m->disks[i];
@@ -762,6 +773,7 @@ static void imsm_json_map(rk_json *j, const struct rk_imsm_map *a)
 	rk_json_arr_end(j);
 }
 
+/* Volume V as a JSON object (its map 0 inline, map 1 as migration_source). */
 static void imsm_json_vol(rk_json *j, const struct rk_imsm *m, uint32_t v)
 {
 	const struct rk_imsm_dev *d = &m->vols[v];
@@ -969,6 +981,8 @@ static rk_err imsm_view(const struct rk_imsm *m, uint32_t vi, uint64_t dev_size,
 	return RK_OK;
 }
 
+/* The table's views: one per volume whose map 0 lists this disk; none
+ * with a wrong checksum or when this disk is not known. */
 static rk_err imsm_views(const void *obj, uint64_t dev_size, struct rk_sb **out, uint32_t *n)
 {
 	const struct rk_imsm *m = obj;

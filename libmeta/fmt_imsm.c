@@ -4,6 +4,7 @@
  * member serves (rk_fmt.h "Views").  spec/imsm.md has the layout. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -324,23 +325,36 @@ static int imsm_find_serial(const struct rk_imsm *m, const uint8_t ser[RK_IMSM_S
 	return -1;
 }
 
-/* The serial RAIDKIT_IMSM_SERIAL gives PATH ("PATH=SERIAL,PATH=SERIAL";
- * a PATH without a slash matches the file name alone); 0 when none. */
+/* Whether KEY (N bytes, from RAIDKIT_IMSM_SERIAL) names PATH: a key with
+ * a slash is a path (the same string, or the same file once both are
+ * resolved), one without the file name alone. */
+static int imsm_key_names(const char *key, size_t n, const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!memchr(key, '/', n))
+		return strlen(base) == n && memcmp(base, key, n) == 0;
+	if (strlen(path) == n && memcmp(path, key, n) == 0)
+		return 1;
+	char k[4096], a[4096], b[4096];
+	if (n >= sizeof k)
+		return 0;
+	memcpy(k, key, n);
+	k[n] = 0;
+	return realpath(k, a) && realpath(path, b) && strcmp(a, b) == 0;
+}
+
+/* The serial RAIDKIT_IMSM_SERIAL gives PATH ("PATH=SERIAL,PATH=SERIAL");
+ * 0 when none. */
 static int imsm_env_serial(const char *path, uint8_t out[RK_IMSM_SERIAL_LEN])
 {
 	const char *env = getenv("RAIDKIT_IMSM_SERIAL");
 	if (!env || !path)
 		return 0;
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	while (*env) {
 		size_t n = strcspn(env, ","), eq = strcspn(env, "=");
-		if (eq < n) {
-			int slash = memchr(env, '/', eq) != NULL;
-			const char *want = slash ? path : base;
-			if (strlen(want) == eq && memcmp(want, env, eq) == 0) {
-				imsm_serial_form(env + eq + 1, n - eq - 1, out);
-				return 1;
-			}
+		if (eq < n && imsm_key_names(env, eq, path)) {
+			imsm_serial_form(env + eq + 1, n - eq - 1, out);
+			return 1;
 		}
 		env += n + (env[n] == ',');
 	}

@@ -336,6 +336,14 @@ START_TEST(t_which_disk)
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "/other/x.img", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, 0);
 	free(m);
+	/* a path key names the same file under another spelling */
+	rk_test_make_file(rk_test_path("y.img"), 4096);
+	char env[1200];
+	snprintf(env, sizeof env, "%s/./y.img=/dev/ubdc", rk_test_tmpdir());
+	setenv("RAIDKIT_IMSM_SERIAL", env, 1);
+	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, rk_test_path("y.img"), &m), RK_OK);
+	ck_assert_int_eq(m->this_disk, 1);
+	free(m);
 	/* a file named after its disk's serial; not when two serials fit */
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "/img/case7-/dev/ubdd.dd", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, -1);   /* the file name is "ubdd.dd": no serial in it */

@@ -431,6 +431,15 @@ START_TEST(t_counts)
 	struct rk_imsm *m;
 	ck_assert_int_eq(decode_mpb(base, 1000, "tiny", &m), RK_E_NOSB);
 	ck_assert_int_eq(decode_mpb(base, 1024, "tiny", &m), RK_E_NOSB);
+	/* a member image cut short by 300 bytes: the anchor is no longer
+	 * where IMSM keeps it */
+	rk_dev *whole = mpb_dev(base, 65536, "whole"), *cut = NULL;
+	ck_assert_int_eq(rk_dev_mem(&cut, "cut", 65536 - 300), RK_OK);
+	memcpy(rk_dev_mem_data(cut), rk_dev_mem_data(whole), 65536 - 300);
+	ck_assert_int_eq(rk_meta_fmt_find("imsm")->decode(cut, "cut", (void **)&m), RK_E_NOSB);
+	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "no IMSM metadata"));
+	rk_dev_close(cut);
+	rk_dev_close(whole);
 }
 END_TEST
 

@@ -961,7 +961,7 @@ static rk_err imsm_view(const struct rk_imsm *m, uint32_t vi, uint64_t dev_size,
 	const struct rk_imsm_map *a = &d->map[0];
 	char name[20];
 	imsm_str16(d->volume, name);
-	rk_view_init(v, RK_ORIGIN_IMSM, "Intel IMSM");
+	rk_view_init(v, RK_ORIGIN_IMSM, "IMSM");   /* as "DDF": the report says "metadata IMSM" */
 	rk_err e = imsm_servable(d, name, &v->level, &v->layout);
 	if (e)
 		return e;

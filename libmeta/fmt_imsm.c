@@ -325,7 +325,7 @@ static int imsm_find_serial(const struct rk_imsm *m, const uint8_t ser[RK_IMSM_S
 	return -1;
 }
 
-/* Whether KEY (N bytes, from RAIDKIT_IMSM_SERIAL) names PATH: a key with
+/* Whether KEY (N bytes, from rk_fmt_disk_serials) names PATH: a key with
  * a slash is a path (the same string, or the same file once both are
  * resolved), one without the file name alone. */
 static int imsm_key_names(const char *key, size_t n, const char *path)
@@ -343,11 +343,11 @@ static int imsm_key_names(const char *key, size_t n, const char *path)
 	return realpath(k, a) && realpath(path, b) && strcmp(a, b) == 0;
 }
 
-/* The serial RAIDKIT_IMSM_SERIAL gives PATH ("PATH=SERIAL,PATH=SERIAL");
- * 0 when none. */
-static int imsm_env_serial(const char *path, uint8_t out[RK_IMSM_SERIAL_LEN])
+/* The serial the user gave PATH (rk_fmt_set_disk_serials:
+ * "PATH=SERIAL,PATH=SERIAL"); 0 when none. */
+static int imsm_user_serial(const char *path, uint8_t out[RK_IMSM_SERIAL_LEN])
 {
-	const char *env = getenv("RAIDKIT_IMSM_SERIAL");
+	const char *env = rk_fmt_disk_serials();
 	if (!env || !path)
 		return 0;
 	while (*env) {
@@ -412,8 +412,8 @@ static void imsm_whoami(struct rk_imsm *m, const char *path)
 {
 	uint8_t ser[RK_IMSM_SERIAL_LEN];
 	const char *how = NULL;
-	if (imsm_env_serial(path, ser))
-		how = "its serial as RAIDKIT_IMSM_SERIAL names it";
+	if (imsm_user_serial(path, ser))
+		how = "its serial as --disk-serial names it";
 	else if (imsm_dev_serial(path, ser))
 		how = "the device's own serial";
 	if (how) {
@@ -1010,7 +1010,7 @@ static rk_err imsm_views(const void *obj, uint64_t dev_size, struct rk_sb **out,
 	if (m->this_disk < 0)
 		return rk_fail(RK_E_NOTSUP, "IMSM: this member is one of the %u disks its metadata lists, but which one cannot "
 		               "be told (%s): IMSM names a disk only by its serial, which a disk image does not carry; name it "
-		               "with RAIDKIT_IMSM_SERIAL=FILE=SERIAL,... (the serials are in raid-examine's output)",
+		               "with --disk-serial FILE=SERIAL,... (the serials are in raid-examine's output)",
 		               m->num_disks, m->this_how);
 	for (uint32_t vi = 0; vi < m->nvols; vi++) {
 		if (imsm_slot(&m->vols[vi].map[0], m->this_disk) < 0)

@@ -100,7 +100,7 @@ struct rk_imsm {
  * reported in csum_ok, not refused.  this_disk is left -1. */
 rk_err rk_imsm_decode(struct rk_imsm *m, const uint8_t *mpb, size_t len, uint64_t at, uint64_t dev_size);
 /* Reads and decodes the MPB of D (named PATH, may be NULL), and tells
- * which disk D is (rk_imsm.this_disk): PATH named in RAIDKIT_IMSM_SERIAL
+ * which disk D is (rk_imsm.this_disk): PATH named in the disk serials the user gave (rk_fmt_set_disk_serials)
  * ("PATH=SERIAL,..."), a block device's own serial, PATH equal to a serial
  * (mdadm's IMSM_DEVNAME_AS_SERIAL), or the only disk of the table. */
 rk_err rk_imsm_read(rk_dev *d, const char *path, struct rk_imsm *m);

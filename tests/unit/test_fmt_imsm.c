@@ -73,7 +73,7 @@ static void jstr(const char *from, const char *key, char *out, size_t cap)
 }
 
 /* Unpacks member K of fixture NAME into the temporary folder as mK.img
- * (the name RAIDKIT_IMSM_SERIAL gives below): its path. */
+ * (the name the disk serials (rk_fmt_set_disk_serials) gives below): its path. */
 static const char *unpack_member(const char *name, int k)
 {
 	static char out[1200];
@@ -93,7 +93,7 @@ static void set_serials(int n)
 		size_t o = strlen(env);
 		snprintf(env + o, sizeof env - o, "%sm%d.img=/dev/ubd%c", k ? "," : "", k, 'a' + k);
 	}
-	setenv("RAIDKIT_IMSM_SERIAL", env, 1);
+	rk_fmt_set_disk_serials(env);
 }
 
 static void fold(uint8_t out[16], const char *serial)
@@ -301,7 +301,7 @@ static int load_base(void)
 	return 1;
 }
 
-/* Which disk a member is: told by RAIDKIT_IMSM_SERIAL, by a path the
+/* Which disk a member is: told by the disk serials (rk_fmt_set_disk_serials), by a path the
  * metadata names as a serial, or not at all (refused with a sentence). */
 START_TEST(t_which_disk)
 {
@@ -310,11 +310,11 @@ START_TEST(t_which_disk)
 	struct rk_imsm *m;
 	struct rk_sb *v = NULL;
 	uint32_t n = 0;
-	unsetenv("RAIDKIT_IMSM_SERIAL");
+	rk_fmt_set_disk_serials(NULL);
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "m0.img", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, -1);
 	ck_assert_int_eq(views_of(m, &v, &n), RK_E_NOTSUP);
-	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "RAIDKIT_IMSM_SERIAL"));
+	ck_assert_ptr_nonnull(strstr(rk_errmsg(), "--disk-serial"));
 	ck_assert_uint_eq(n, 0);
 	char *t = captured_text(m);
 	ck_assert_ptr_nonnull(strstr(t, "This Slot : ?\n"));
@@ -329,7 +329,7 @@ START_TEST(t_which_disk)
 	ck_assert_int_eq(rk_view_check(&v[0], MEM_SIZE), RK_OK);
 	free(v);
 	free(m);
-	setenv("RAIDKIT_IMSM_SERIAL", "x.img=/dev/ubdb,/some/dir/m0.img=/dev/ubdd", 1);
+	rk_fmt_set_disk_serials("x.img=/dev/ubdb,/some/dir/m0.img=/dev/ubdd");
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "/some/dir/m0.img", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, 3);
 	free(m);
@@ -340,7 +340,7 @@ START_TEST(t_which_disk)
 	rk_test_make_file(rk_test_path("y.img"), 4096);
 	char env[1200];
 	snprintf(env, sizeof env, "%s/./y.img=/dev/ubdc", rk_test_tmpdir());
-	setenv("RAIDKIT_IMSM_SERIAL", env, 1);
+	rk_fmt_set_disk_serials(env);
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, rk_test_path("y.img"), &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, 1);
 	free(m);
@@ -360,12 +360,12 @@ START_TEST(t_which_disk)
 	ck_assert_int_eq(m->this_disk, 2);
 	ck_assert_ptr_nonnull(strstr(m->this_how, "file name"));
 	free(m);
-	setenv("RAIDKIT_IMSM_SERIAL", "m0.img=NOSUCHSERIAL", 1);
+	rk_fmt_set_disk_serials("m0.img=NOSUCHSERIAL");
 	ck_assert_int_eq(decode_mpb(base, MEM_SIZE, "m0.img", &m), RK_OK);
 	ck_assert_int_eq(m->this_disk, -1);
 	ck_assert_ptr_nonnull(strstr(m->this_how, "not in the disk table"));
 	free(m);
-	unsetenv("RAIDKIT_IMSM_SERIAL");
+	rk_fmt_set_disk_serials(NULL);
 }
 END_TEST
 

@@ -288,7 +288,9 @@ static void controller_parse(struct rk_ddf *m, const uint8_t *b)
 static rk_err phys_parse(struct rk_ddf *m, const uint8_t *b, size_t len)
 {
 	const struct rk_ddf_header *h = rk_ddf_active(m);
-	if (!magic_ok(m, b, RK_DDF_PHYS_MAGIC, "physical disk records"))
+	/* mdadm of 2010 (util-linux's ddf-raid test image) wrote the disk
+	 * data's magic here; mdadm reads it, so does this, the CRC decides */
+	if (rk_get_be32(b) != RK_DDF_DATA_MAGIC && !magic_ok(m, b, RK_DDF_PHYS_MAGIC, "physical disk records"))
 		return RK_OK;
 	crc_check(&m->crc_phys, b, len);
 	if (!m->crc_phys.ok)

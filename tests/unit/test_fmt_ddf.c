@@ -209,6 +209,41 @@ START_TEST(t_fixture)
 }
 END_TEST
 
+/* A container an old mdadm made (util-linux's test image): two global
+ * spares, no virtual disk, the physical disk records under the disk
+ * data's magic (as mdadm wrote them then): decoded, usable, no view. */
+START_TEST(t_old_mdadm)
+{
+	char img[512];
+	if (!rk_test_unpack_fixture("ddf-raid", img, sizeof img))
+		return;
+	rk_dev *d = NULL;
+	ck_assert_int_eq(rk_dev_open(&d, img, RK_DEV_RDONLY), RK_OK);
+	void *obj = NULL;
+	ck_assert_int_eq(ddf()->decode(d, img, &obj), RK_OK);
+	const struct rk_ddf *m = obj;
+	ck_assert_str_eq(m->why, "");
+	ck_assert_int_eq(m->active, 1);
+	ck_assert_int_eq(m->secondary.usable, 0);
+	ck_assert(m->crc_phys.ok && m->crc_virt.ok && m->crc_data.ok);
+	ck_assert_uint_eq(m->npds, 2);   /* mdadm: 3b4e2d2e, 5a6582b5 Global-Spare/Online */
+	ck_assert_uint_eq(m->pds[0].refnum, 0x3b4e2d2eu);
+	ck_assert_uint_eq(m->pds[1].refnum, 0x5a6582b5u);
+	ck_assert_uint_eq(m->pds[1].type & RK_DDF_PD_GLOBAL_SPARE, RK_DDF_PD_GLOBAL_SPARE);
+	ck_assert_uint_eq(m->pds[0].config_size / 2, 18432);
+	ck_assert_uint_eq(m->nvds, 0);
+	ck_assert_int_eq(m->this_pd, 0);
+	struct rk_sb *v = NULL;
+	uint32_t n = 9;
+	ck_assert_int_eq(ddf()->views(obj, rk_dev_size(d), &v, &n), RK_OK);
+	ck_assert_uint_eq(n, 0);
+	free(v);
+	print_both(obj);
+	ddf()->release(obj);
+	rk_dev_close(d);
+}
+END_TEST
+
 /* ---- containers built here ---- */
 
 /* A small container at the end of a memory member: the anchor in the last
@@ -805,6 +840,6 @@ START_TEST(t_seeds)
 END_TEST
 
 RK_TEST_SUITE("fmt_ddf", { "fmt_ddf", 240, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_fixture, 0, NFIXTURES), RK_TEST(t_two_vds), RK_TEST(t_states),
+	  RK_TESTS(RK_TEST_LOOP(t_fixture, 0, NFIXTURES), RK_TEST(t_old_mdadm), RK_TEST(t_two_vds), RK_TEST(t_states),
 	           RK_TEST(t_raid10_leg), RK_TEST(t_unsupported), RK_TEST(t_flipped), RK_TEST(t_counts), RK_TEST(t_truncated),
 	           RK_TEST(t_random), RK_TEST(t_seeds)) })

@@ -11,6 +11,7 @@
 
 #include "rk_dev.h"
 #include "rk_part.h"
+#include "rk_probe.h"
 #include "helpers/rk_test.h"
 
 /* The GPT disk: three partitions like a NAS disk's (bytes). */
@@ -456,7 +457,41 @@ START_TEST(slice_backend)
 }
 END_TEST
 
+/* libblkid's probes look into a partition by its name: a swap area made
+ * in p2 is found there, not on p1 or the whole disk (the GPT). */
+START_TEST(probe_partition)
+{
+	if (!have_sfdisk())
+		return;
+	if (sh("command -v mkswap >/dev/null 2>&1") != 0) {
+		printf("SKIP: mkswap not installed\n");
+		return;
+	}
+	const char *img = make_gpt();
+	char cmd[1024], name[512];
+	const char *sw = rk_test_path("swap");
+	rk_test_make_file(sw, G_P2_SIZE);
+	snprintf(cmd, sizeof cmd, "mkswap '%s' >/dev/null 2>&1 && dd if='%s' of='%s' bs=512 seek=%u "
+	         "conv=notrunc status=none", sw, sw, img, G_P2 / 512u);
+	ck_assert_int_eq(sh(cmd), 0);
+	struct rk_probe_result r;
+	snprintf(name, sizeof name, "%s:p2", img);
+	ck_assert_int_eq(rk_probe_path(name, &r), RK_OK);
+	ck_assert_int_eq(r.found, 1);
+	ck_assert_str_eq(r.type, "swap");
+	ck_assert_int_eq(rk_probe_foreign(name, &r), RK_OK);
+	ck_assert_str_eq(r.type, "swap");
+	snprintf(name, sizeof name, "%s:p1", img);
+	ck_assert_int_eq(rk_probe_path(name, &r), RK_OK);
+	ck_assert_int_eq(r.found, 0);
+	ck_assert_int_eq(rk_probe_path(img, &r), RK_OK);
+	ck_assert_str_eq(r.type, "gpt");
+	snprintf(name, sizeof name, "%s:p9", img);
+	ck_assert_int_ne(rk_probe_path(name, &r), RK_OK);
+}
+END_TEST
+
 RK_TEST_SUITE("part", { "part", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
 	  RK_TESTS(RK_TEST(gpt_list), RK_TEST(mbr_logical), RK_TEST(open_bytes), RK_TEST(refuse_writable),
-	           RK_TEST(past_end), RK_TEST(hostile_mbr), RK_TEST(identity), RK_TEST(name_forms),
+	           RK_TEST(past_end), RK_TEST(hostile_mbr), RK_TEST(identity), RK_TEST(name_forms), RK_TEST(probe_partition),
 	           RK_TEST(slice_backend)) })

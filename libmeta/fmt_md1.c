@@ -359,7 +359,9 @@ static rk_err md1_views(const void *obj, uint64_t dev_size, struct rk_sb **out, 
 	v->ctime = m->ctime;
 	v->utime = m->utime;
 	v->level = m->level;
-	v->layout = m->layout;
+	/* md ignores the layout of RAID-1 and linear, and of RAID-0 over
+	 * members of one size (one zone) */
+	v->layout = m->level == 0 || m->level == 1 || m->level == -1 ? 0 : m->layout;
 	v->nroles = (uint32_t)old;
 	v->events = m->events;
 	v->array_state = m->resync_offset == UINT64_MAX ? RK_ARRAY_CLEAN : RK_ARRAY_ACTIVE;

@@ -22,8 +22,13 @@
 rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags);
 
 /* The partitions of PATH as member names ("PATH:p1", ...): *NAMES a
- * malloc'd array of *N malloc'd strings (free with rk_part_list_free);
- * *N 0 when PATH holds no partition table.  Errors only for memory. */
+ * malloc'd array of *N malloc'd strings (free with rk_part_list_free),
+ * in libblkid's order, extended MBR containers left out, partitions that
+ * cannot be served (past the end) included (rk_member_open says why).
+ * *N 0 when PATH holds no partition table, and when PATH as a whole is a
+ * member itself (a valid raidkit superblock, or metadata of a format
+ * rk_foreign_read finds): the table is then its array's volume's, or a
+ * leftover.  Errors only for memory. */
 rk_err rk_part_list(const char *path, char ***names, uint32_t *n);
 void   rk_part_list_free(char **names, uint32_t n);
 

@@ -227,8 +227,11 @@ static int take_partitions(struct cand_vec *v, int64_t i)
 	for (uint32_t k = 0; k < n && !e; k++) {
 		int64_t at = i;
 		if (k == 0) {
+			/* the first partition takes the disk's place, afresh */
 			free(v->c[i].m.path);
+			rk_sb_read_free(&v->c[i].m.rd);
 			v->c[i].m.path = names[0];
+			v->c[i].have_id = 0;
 			names[0] = NULL;
 		} else if ((at = cand_new(v, names[k], v->c[i].m.argi)) < 0)
 			e = rk_fail(RK_E_NOMEM, "discovery: out of memory");
@@ -237,6 +240,40 @@ static int take_partitions(struct cand_vec *v, int64_t i)
 	}
 	rk_part_list_free(names, n);
 	return e ? -1 : n > 0;
+}
+
+/* Whether metadata F read from the whole of PATH, which may hold a
+ * partition table too, is the whole disk's own: md 1.0 and 0.90 keep
+ * theirs at the end and md 1.1 at the start, where a partition ending (or
+ * starting) there would show the same bytes.  It is the disk's own unless
+ * one of its partitions carries the same member of the same array. */
+static int whole_disk_member(const char *path, const struct rk_foreign_read *f)
+{
+	if (!f->fmt || !f->nviews)
+		return 0;
+	char **names = NULL;
+	uint32_t n = 0;
+	if (rk_part_list(path, &names, &n) || n == 0) {
+		rk_part_list_free(names, n);
+		return 1;
+	}
+	int own = 1;
+	for (uint32_t k = 0; k < n && own; k++) {
+		rk_dev *pd = NULL;
+		struct rk_foreign_read pf;
+		if (rk_member_open(&pd, names[k], RK_DEV_RDONLY))
+			continue;
+		if (rk_foreign_read(pd, names[k], &pf) == RK_OK)
+			for (uint32_t j = 0; j < pf.nviews && own; j++)
+				if (!memcmp(pf.views[j].array_uuid, f->views[0].array_uuid, 16) &&
+				    !memcmp(pf.views[j].member_uuid, f->views[0].member_uuid, 16) &&
+				    pf.views[j].events == f->views[0].events)
+					own = 0;
+		rk_foreign_read_free(&pf);
+		rk_dev_close(pd);
+	}
+	rk_part_list_free(names, n);
+	return own;
 }
 
 /* Step 1 for candidate I: open, identify, read raidkit's copies, else look
@@ -266,14 +303,14 @@ static rk_err examine_one(struct cand_vec *v, int64_t i, int look_inside)
 		decide(v, i, RK_MEMBER_UNKNOWN);
 		return e == RK_E_NOMEM ? e : RK_OK;
 	}
-	int parts = 0;
-	if (look_inside && (parts = take_partitions(v, i)) != 0) {
-		rk_dev_close(d);
-		return parts < 0 ? rk_fail(RK_E_NOMEM, "discovery: out of memory") : RK_OK;
-	}
 	struct rk_foreign_read f;
 	e = rk_foreign_read(d, m->path, &f);
 	rk_dev_close(d);
+	int parts = 0;
+	if (e == RK_OK && look_inside && !whole_disk_member(m->path, &f) && (parts = take_partitions(v, i)) != 0) {
+		rk_foreign_read_free(&f);
+		return parts < 0 ? rk_fail(RK_E_NOMEM, "discovery: out of memory") : RK_OK;
+	}
 	if (e == RK_OK && f.fmt)
 		e = take_foreign(v, i, &f);
 	else if (e == RK_OK)

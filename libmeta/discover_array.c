@@ -75,6 +75,12 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 	const struct rk_sb *s = y->sb;
 	char u[37];
 	if (y->role < 0) {
+		if (listed_faulty(f, y->member_uuid)) {
+			*marked = 1;
+			snprintf(why, cap, "marked faulty by members at events %llu (it has events %llu)",
+			         (unsigned long long)f->events, (unsigned long long)y->events);
+			return 1;
+		}
 		for (uint32_t k = f->nroles; k < f->nentries && k < RK_SB_MAX_ROLES; k++)
 			if (memcmp(f->roles[k].member_uuid, y->member_uuid, 16) == 0 &&
 			    f->roles[k].state == RK_ROLE_SPARE)
@@ -529,6 +535,13 @@ static void set_state(struct array_build *b)
 		a->state = RK_ASTATE_DEGRADED;
 		snprintf(a->why, sizeof a->why, "role%s %s missing (%u of %u); RAID-%s tolerates %u missing",
 		         nmissing > 1 ? "s" : "", roles_txt, nmissing, f->nroles, rk_level_name(f->level), tol);
+		/* raidkit's journal makes its own arrays safe here; other
+		 * formats' parity may lag where a write was in flight */
+		if (f->array_state == RK_ARRAY_ACTIVE && f->origin != RK_ORIGIN_RAIDKIT &&
+		    (f->level == 4 || f->level == 5 || f->level == 6))
+			rk_strcatf(a->why, sizeof a->why, "; not shut down cleanly: blocks rebuilt from parity in "
+			           "stripes being written at the stop may be wrong (md starts such an array only "
+			           "with --force)");
 	} else {
 		a->state = RK_ASTATE_FAILED;
 		snprintf(a->why, sizeof a->why,

@@ -14,10 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rk_fmt.h"
 #include "rk_le.h"
 #include "rk_probe.h"
-#include "rk_sb.h"
 #include "rk_util.h"
 
 /* Longest PATH of a PATH:pN name handled. */
@@ -176,35 +174,6 @@ void rk_part_table_free(struct rk_part_table *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* Whether PATH as a whole is a member of an array: raidkit's superblock
- * or a foreign format raidkit reads (md, DDF, IMSM).  A table at its start
- * is then the array's (an md 1.0 or 0.90 mirror of whole disks holding a
- * partitioned volume) or a leftover from before (mdadm keeps an old MBR
- * when it makes a whole-disk 1.2 member).  Errors only for memory. */
-static rk_err whole_member(const char *path, int *is)
-{
-	rk_dev *d = NULL;
-	*is = 0;
-	if (rk_dev_open(&d, path, RK_DEV_RDONLY) != RK_OK)
-		return RK_OK;
-	struct rk_sb_read rd;
-	rk_err e = rk_sb_read(d, &rd);
-	*is = e == RK_OK && rd.chosen >= 0;
-	rk_sb_read_free(&rd);
-	if (e == RK_E_NOMEM) {
-		rk_dev_close(d);
-		return e;
-	}
-	if (!*is) {
-		struct rk_foreign_read f;
-		e = rk_foreign_read(d, path, &f);
-		*is = e == RK_OK && f.fmt;
-		rk_foreign_read_free(&f);
-	}
-	rk_dev_close(d);
-	return e == RK_E_NOMEM ? e : RK_OK;
-}
-
 rk_err rk_part_list(const char *path, char ***names, uint32_t *n)
 {
 	*names = NULL;
@@ -213,11 +182,6 @@ rk_err rk_part_list(const char *path, char ***names, uint32_t *n)
 	rk_err e = rk_part_table_read(path, &t);
 	if (e || t.n == 0)
 		return e;
-	int member = 0;
-	if ((e = whole_member(path, &member)) || member) {
-		rk_part_table_free(&t);
-		return e;
-	}
 	char **v = calloc(t.n, sizeof *v);
 	if (!v) {
 		rk_part_table_free(&t);

@@ -25,10 +25,10 @@ rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags);
  * malloc'd array of *N malloc'd strings (free with rk_part_list_free),
  * in libblkid's order, extended MBR containers left out, partitions that
  * cannot be served (past the end) included (rk_member_open says why).
- * *N 0 when PATH holds no partition table, and when PATH as a whole is a
- * member itself (a valid raidkit superblock, or metadata of a format
- * rk_foreign_read finds): the table is then its array's volume's, or a
- * leftover.  Errors only for memory. */
+ * *N 0 when PATH holds no partition table.  Whether PATH is a member as
+ * a whole instead (metadata of its own, a table inside an md 1.0 mirror's
+ * volume or left over from before) is the caller's decision (discovery:
+ * spec/partitions.md).  Errors only for memory. */
 rk_err rk_part_list(const char *path, char ***names, uint32_t *n);
 void   rk_part_list_free(char **names, uint32_t n);
 

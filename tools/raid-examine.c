@@ -314,7 +314,9 @@ static void examine_one(const char *path, const struct rk_member *m, const struc
 	x.path = path;
 	x.member = m;
 	read_member(&x, j != NULL);
-	if (!x.open_error[0] && x.rd.chosen < 0 && x.nforeign == 0)
+	/* Partitions as discovery took them: in the disk's place (its index
+	 * then names a partition), or when the disk carries nothing itself. */
+	if (!x.open_error[0] && x.rd.chosen < 0 && (x.nforeign == 0 || !m))
 		read_parts(&x, d, j != NULL);
 	exam_verdict(&x, ex);
 	for (uint32_t i = 0; i < x.parts.n; i++)

@@ -250,7 +250,10 @@ static void parts_text(const struct member_exam *x)
 		               px->path ? px->path : "?", p->start, p->size, rk_size_words(p->size, sz, sizeof sz),
 		               p->type, p->type_words[0] ? " (" : "", p->type_words, p->type_words[0] ? ")" : "",
 		               p->label[0] ? ", name \"" : "", p->label, p->label[0] ? "\"" : "");
-		rk_esc_fprintf(stdout, "      holds %s\n", p->problem[0] ? p->problem : holds_words(px, holds, sizeof holds));
+		if (p->problem[0])
+			rk_esc_fprintf(stdout, "      not read: %s\n", p->problem);
+		else
+			rk_esc_fprintf(stdout, "      holds %s\n", holds_words(px, holds, sizeof holds));
 	}
 }
 

@@ -358,8 +358,7 @@ START_TEST(identity)
 }
 END_TEST
 
-/* Names: what is PATH:pN, what exists is a path, what lacks a table or a
- * partition is refused with a sentence. */
+/* Names: what is PATH:pN. */
 START_TEST(name_forms)
 {
 	char path[64];
@@ -375,7 +374,13 @@ START_TEST(name_forms)
 	for (int i = 0; bad[i]; i++)
 		RK_REQUIRE_MSG(rk_part_name_parse(bad[i], path, sizeof path, &no) == 0, "%s parsed", bad[i]);
 	ck_assert_int_eq(rk_part_name_parse("a-rather-long-path-name-here.img:p1", path, 8, &no), 0);
+}
+END_TEST
 
+/* What exists is a path; what lacks a table or a partition is refused
+ * with a sentence. */
+START_TEST(name_open)
+{
 	/* A plain file: no partitions, and NAME:p1 is refused saying so. */
 	const char *plain = rk_test_path("plain.img");
 	rk_test_make_file(plain, RK_TEST_MIB);
@@ -525,5 +530,5 @@ END_TEST
 
 RK_TEST_SUITE("part", { "part", 0, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
 	  RK_TESTS(RK_TEST(gpt_list), RK_TEST(mbr_logical), RK_TEST(open_bytes), RK_TEST(refuse_writable),
-	           RK_TEST(past_end), RK_TEST(hostile_mbr), RK_TEST(identity), RK_TEST(name_forms), RK_TEST(probe_partition), RK_TEST(table_on_member),
+	           RK_TEST(past_end), RK_TEST(hostile_mbr), RK_TEST(identity), RK_TEST(name_forms), RK_TEST(name_open), RK_TEST(probe_partition), RK_TEST(table_on_member),
 	           RK_TEST(slice_backend)) })

@@ -65,6 +65,14 @@ static int own_rebuilding(const struct rk_member *y, char *why, size_t cap)
 	return 1;
 }
 
+/* A foreign array's role F's metadata lists active without saying who
+ * serves it (rk_fmt.h "Views": DDF RAID-10, where each disk keeps its own
+ * leg's record): a member claiming that role at F's events is taken. */
+static int unrecorded_part(const struct rk_sb *f, const struct rk_role *e, const struct rk_member *y)
+{
+	return f->origin != RK_ORIGIN_RAIDKIT && rk_buf_is_zero(e->member_uuid, 16) && y->events == f->events;
+}
+
 /* F's view of member Y: 0 when F lists Y active at its role (or as a spare),
  * else 1 with the reason in WHY.  *MARKED is set when F marks Y faulty or
  * missing (not a replacement or a rebuild): only that can be split brain. */
@@ -112,7 +120,7 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 		return 1;
 	switch (e->state) {
 	case RK_ROLE_ACTIVE:
-		if (same)
+		if (same || unrecorded_part(f, e, y))
 			break;
 		/* fallthrough: an active entry without a UUID cannot be ours */
 		snprintf(why, cap, "role %llu has no member UUID in the members at events %llu",

@@ -29,11 +29,17 @@
  *   member), volume_size, dev_size (the member's size), sb_offset (where
  *   the metadata was found)
  *   events       the generation to compare members by (md: events; DDF:
- *                the configuration's sequence number; IMSM: generation)
+ *                the header's sequence number, as mdadm uses; IMSM:
+ *                generation)
  *   roles[], nentries, this_role: the role table as this member's copy of
  *                the metadata says (ACTIVE, FAULTY, REBUILDING with the
- *                checkpoint, EMPTY for a role nobody serves; spares past
- *                nroles); this_role as in raidkit's superblock
+ *                checkpoint, EMPTY for a role nobody serves; faulty
+ *                members a format lists apart from the roles, and spares,
+ *                past nroles); an ACTIVE entry with an all-zero member
+ *                UUID means "served, by a member this copy does not name"
+ *                (DDF RAID-10: each disk keeps its own leg's record), and
+ *                a member claiming it at the same events is taken;
+ *                this_role as in raidkit's superblock
  *   array_state  CLEAN, or ACTIVE when not stopped cleanly (parity may lag)
  *   feat_incompat RK_FEAT_INCOMPAT_RESHAPE with reshape_new/_pos/_flags
  *                when the array is mid-reshape; no other feature bit

@@ -1,0 +1,251 @@
+# kernel-lib.sh: helpers of the cases over tests/fixtures/kernel/ (arrays
+# the real Linux md driver made: md 0.90/1.x, DDF, IMSM; see the README
+# there).  Sourced after the tool's NAME-lib.sh (which brings lib.sh); not a
+# case itself.  Members are unpacked with xz -T1 into the case's temporary
+# folder (a fresh kfx.work for each fixture) under random names and deleted
+# when done with a fixture.
+#
+# Environment: RK_KERNEL_FIXTURES (the fixtures folder), RK_KFX (a comma
+# list of fixture names or globs: only those), RK_KFX_ALL=1 (every fixture
+# even under sanitizers), RK_SEED (replay the random names, orders and
+# choices a failing run printed).  SAN=1 (as make check passes it) or
+# sanitizer-instrumented tools: a representative subset, one fixture per
+# format and level.
+
+KFX=${RK_KERNEL_FIXTURES:-$TOP/tests/fixtures/kernel}
+
+# The system's python3 where there is one: a version manager's shim (pyenv)
+# costs up to a second a call, and these cases call python3 per fixture.
+if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
+
+# kfx_need: skip (exit 77) unless the fixtures, xz, python3 and sha256sum
+# are there.
+kfx_need() {
+	need_cmds xz python3 sha256sum
+	[ -f "$KFX/README.md" ] || { echo "SKIP: no kernel fixtures at $KFX"; exit 77; }
+}
+
+# kfx_san: true when the tools are built with sanitizers (SAN=1 from make
+# check, or ASan symbols in raid-assemble).
+kfx_san() {
+	[ "${SAN:-}" = 1 ] && return 0
+	grep -q -a -m1 __asan_init "$BIN/raid-assemble" 2>/dev/null
+}
+
+# kfx_seed: sets KSEED (RK_SEED or a fresh one) and prints how to replay.
+kfx_seed() {
+	KSEED=${RK_SEED:-$(( $(date +%s%N) / 1000 % 1000000007 ))}
+	echo "seed $KSEED (replay with RK_SEED=$KSEED)"
+}
+
+# kfx_reseed FIX: seeds bash's RANDOM from KSEED and FIX, so one fixture's
+# choices replay alone (RK_KFX=FIX RK_SEED=...).
+kfx_reseed() {
+	local h
+	h=$(cksum <<<"$1")
+	RANDOM=$(( (KSEED + ${h%% *}) % 2147483647 ))
+	KRSEED=$(( (KSEED + ${h%% *}) % 2147483647 ))
+}
+
+# kfx_select MODE: prints the fixtures to check, one a line, sorted.  MODE
+# all, redundant (RAID-1/4/5/6/10) or refuse (one with redundancy and no
+# stale member per metadata version, and the mid-reshape one).
+# Under sanitizers (unless RK_KFX_ALL=1): the first fixture of each format
+# (md 0.90, md 1.x, DDF, IMSM) and level, and the mid-reshape one.
+# A line "# what" on stderr says which set it is.
+kfx_select() {
+	local sub=0
+	kfx_san && [ "${RK_KFX_ALL:-}" != 1 ] && sub=1
+	python3 - "$KFX" "$1" "$sub" "${RK_KFX:-}" <<'PY'
+import fnmatch, json, os, sys
+top, mode, sub, only = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+names = sorted(n for n in os.listdir(top) if os.path.isfile(os.path.join(top, n, "manifest.json")))
+pats = [p for p in only.split(",") if p]
+seen, out = set(), []
+for n in names:
+    if pats and not any(fnmatch.fnmatch(n, p) for p in pats):
+        continue
+    m = json.load(open(os.path.join(top, n, "manifest.json")))
+    md = m["metadata"]
+    fmt = "md0.90" if md == "0.90" else "md1" if md[0] == "1" else md
+    if mode in ("redundant", "refuse") and m["level"] not in ("raid1", "raid4", "raid5", "raid6", "raid10"):
+        continue
+    if mode == "refuse":
+        if "stale" in m:
+            continue
+        key = (md,)
+    elif sub and not pats:
+        key = (fmt, m["level"])
+    else:
+        key = (n,)
+    if key in seen and "reshape" not in m:
+        continue
+    seen.add(key)
+    out.append(n)
+what = "selected by RK_KFX" if pats else \
+    "one per metadata version" if mode == "refuse" else \
+    "sanitizer build: subset, one per format and level, and the mid-reshape one" if sub else "all"
+print("# %d fixtures (%s)" % (len(out), what), file=sys.stderr)
+print("\n".join(out))
+PY
+}
+
+# kfx_load FIX: the manifest of FIX as shell variables: KF_META (0.90,
+# 1.2, ddf, imsm), KF_FMT (its name in raidkit's words: "md 1.2", "DDF",
+# "IMSM"), KF_LEVEL (raid5), KF_LV (the contract's "5"), KF_LAYOUT,
+# KF_LAYOUT_CODE, KF_CHUNK (0 when none), KF_N (raid_disks), KF_VOLSIZE,
+# KF_VOLSHA, KF_UUID (hex digits only), KF_RESHAPE (the reshape position in
+# volume bytes, or empty), KF_NEWN (members after the reshape, or empty);
+# per member file i: KF_FILES, KF_ROLES, KF_STATES, KF_OFFS (data offset),
+# KF_MSHA (sha256), KF_EVENTS.
+kfx_load() {
+	local vars
+	vars=$(python3 - "$KFX/$1/manifest.json" <<'PY'
+import json, shlex, sys
+m = json.load(open(sys.argv[1]))
+q = lambda v: shlex.quote("" if v is None else str(v))
+md = m["metadata"]
+lv = {"linear": "linear", "raid0": "0", "raid1": "1", "raid4": "4", "raid5": "5",
+      "raid6": "6", "raid10": "10"}[m["level"]]
+fmt = "md " + md if md[0] in "01" else md.upper()
+r = m.get("reshape") or {}
+one = dict(KF_META=md, KF_FMT=fmt, KF_LEVEL=m["level"], KF_LV=lv, KF_LAYOUT=m["layout"],
+           KF_LAYOUT_CODE=m["layout_code"], KF_CHUNK=m["chunk"] or 0, KF_N=m["raid_disks"],
+           KF_VOLSIZE=m["volume_size"], KF_VOLSHA=m["volume_sha256"],
+           KF_UUID=m["uuid"].replace(":", "").lower(),
+           KF_RESHAPE=r.get("reshape_position"), KF_NEWN=r.get("raid_disks_after"),
+           KF_OLDN=r.get("raid_disks_before"))
+for k, v in one.items():
+    print("%s=%s" % (k, q(v)))
+ms = m["members"]
+for k, f in (("KF_FILES", "file"), ("KF_ROLES", "role"), ("KF_STATES", "state"),
+             ("KF_OFFS", "data_offset"), ("KF_MSHA", "sha256"), ("KF_EVENTS", "events")):
+    print("%s=(%s)" % (k, " ".join(q(x[f]) for x in ms)))
+PY
+) || fail "$1: cannot read its manifest.json"
+	eval "$vars"
+}
+
+# kfx_name: a fresh random file name (reproducible from RANDOM's seed).
+kfx_name() {
+	local sfx=(.img .raw "" .bin .dd) n
+	while :; do
+		n=$(printf 'd%04x%04x%s' $RANDOM $RANDOM "${sfx[RANDOM % 5]}")
+		[ -e "$n" ] || break
+	done
+	echo "$n"
+}
+
+# kfx_unpack FIX [INDEX...]: unpacks FIX's members (all, or the given file
+# indexes) under random names; KP[i] is the path of member file i (empty
+# when not unpacked), in the current folder; KPS lists the unpacked ones.
+kfx_unpack() {
+	local fx=$1 i p idx=()
+	shift
+	KP=() KPS=()
+	if [ $# -gt 0 ]; then idx=("$@"); else idx=("${!KF_FILES[@]}"); fi
+	for i in "${!KF_FILES[@]}"; do KP[i]=""; done
+	for i in "${idx[@]}"; do
+		p=$(kfx_name)
+		: >"$p"
+		xz -T1 -dc "$KFX/$fx/${KF_FILES[i]}" >"$p" || fail "$fx: cannot unpack ${KF_FILES[i]}"
+		KP[i]=$p
+		KPS+=("$p")
+	done
+}
+
+# kfx_shuffle WORD...: the words in a random order in the array SHUF.
+kfx_shuffle() {
+	local i j t
+	SHUF=("$@")
+	for ((i = ${#SHUF[@]} - 1; i > 0; i--)); do
+		j=$((RANDOM % (i + 1)))
+		t=${SHUF[i]}; SHUF[i]=${SHUF[j]}; SHUF[j]=$t
+	done
+}
+
+# kfx_junk: makes an unrelated file (zero-filled or random, a few MiB) under
+# a random name; prints the name.
+kfx_junk() {
+	local p
+	p=$(kfx_name)
+	if [ $((RANDOM % 2)) = 0 ]; then
+		truncate -s $(( (RANDOM % 8 + 1) * 1048576 )) "$p"
+	else
+		head -c $(( (RANDOM % 4 + 1) * 1048576 )) /dev/urandom >"$p"
+	fi
+	echo "$p"
+}
+
+# kfx_check_members FIX: every unpacked member still has the manifest's
+# sha256 (nothing was written to it).
+kfx_check_members() {
+	local i got
+	for i in "${!KF_FILES[@]}"; do
+		[ -n "${KP[i]}" ] || continue
+		got=$(sha256sum <"${KP[i]}") || fail "$1: cannot hash ${KP[i]}"
+		[ "${got%% *}" = "${KF_MSHA[i]}" ] ||
+			fail "$1: ${KF_FILES[i]} (unpacked as ${KP[i]}) changed: sha256 ${got%% *}, manifest ${KF_MSHA[i]}"
+	done
+}
+
+# kfx_decoded FIX FILE: true when raid-examine --json decodes FILE's metadata
+# (a foreign_metadata entry of the fixture's format).  md always counts;
+# DDF and IMSM only once their decoders are in (until then the cases say
+# SKIP for those fixtures).
+kfx_decoded() {
+	case "$KF_META" in ddf|imsm) ;; *) return 0 ;; esac
+	"$BIN/raid-examine" --json "$2" >.kx 2>/dev/null
+	python3 - "$KF_META" <<'PY'
+import json, sys
+try:
+    d = json.load(open(".kx"))
+except ValueError:
+    sys.exit(1)
+fm = [f for m in d.get("members", []) for f in (m.get("foreign_metadata") or [])]
+sys.exit(0 if any(str(f.get("format", "")).lower().startswith(sys.argv[1]) for f in fm) else 1)
+PY
+}
+
+# kfx_roles_of STATE: the manifest roles of the member files in STATE
+# (active, stale), space-separated.
+kfx_roles_of() {
+	local i out=()
+	for i in "${!KF_FILES[@]}"; do
+		[ "${KF_STATES[i]}" = "$1" ] && out+=("${KF_ROLES[i]}")
+	done
+	echo "${out[*]}"
+}
+
+# kfx_run_all MODE CHECK: runs the function CHECK FIX over every fixture
+# kfx_select MODE gives, each in a subshell in the fresh folder kfx.work (a
+# failure ends that fixture only), removed after; prints what CHECK printed with the
+# fixture's time on its last line; exits 1 naming the failed fixtures,
+# else 0.  CHECK returns 77 for a fixture it skips (having printed
+# "skip FIX: why").  Files CHECK puts in ../keep (made here) survive to the
+# next fixture.
+kfx_run_all() {
+	local mode=$1 check=$2 fx rc t0 ms bad=() n=0 skipped=0
+	mkdir -p keep
+	mapfile -t KFX_LIST < <(kfx_select "$mode" 2>keep.sel)
+	cat keep.sel
+	[ ${#KFX_LIST[@]} -gt 0 ] || fail "no fixture selected"
+	for fx in "${KFX_LIST[@]}"; do
+		t0=$(date +%s%N)
+		rm -rf kfx.work && mkdir kfx.work || fail "cannot make kfx.work"
+		( cd kfx.work && "$check" "$fx" ) >keep.line
+		rc=$?
+		rm -rf kfx.work
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		case $rc in
+			0) n=$((n + 1)) ;;
+			77) skipped=$((skipped + 1)) ;;
+			*) bad+=("$fx"); echo "FAILED $fx: exit $rc (see stderr)" >>keep.line ;;
+		esac
+		sed '$s/$/ ['"$ms"' ms]/' keep.line
+		[ $rc = 0 ] || [ $rc = 77 ] || echo "FAILED $fx (seed $KSEED)" >&2
+	done
+	echo "${#KFX_LIST[@]} fixtures: $n passed, ${#bad[@]} failed, $skipped skipped"
+	rm -rf keep.* keep
+	[ ${#bad[@]} -eq 0 ] || fail "failed: ${bad[*]} (replay: RK_SEED=$KSEED RK_KFX=$(IFS=,; echo "${bad[*]}"))"
+}

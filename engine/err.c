@@ -41,10 +41,13 @@ const char *rk_strerror(rk_err e)
 rk_err rk_vfail(rk_err e, const char *fmt, va_list ap)
 {
 	rk_last = e;
+	/* formatted aside first: callers may quote rk_errmsg() itself */
+	char buf[sizeof rk_detail];
 	if (fmt)
-		vsnprintf(rk_detail, sizeof rk_detail, fmt, ap);
+		vsnprintf(buf, sizeof buf, fmt, ap);
 	else
-		rk_detail[0] = '\0';
+		buf[0] = '\0';
+	memcpy(rk_detail, buf, sizeof buf);
 	return e;
 }
 

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rk_fmt.h"
 #include "rk_le.h"
+#include "rk_part.h"
 #include "rk_test_hooks.h"
 
 static uint32_t missing_list(const rk_array *a, char *list, size_t len)
@@ -86,9 +88,13 @@ static rk_err member_holds(rk_array *a, uint32_t r, uint64_t off, uint64_t size,
 
 /* Read-write opens refuse read-only-compatible features this build does
  * not know. */
-static rk_err check_writable(const rk_array *a, const struct rk_sb *tmpl)
+static rk_err check_writable(unsigned flags, const struct rk_sb *tmpl)
 {
-	if ((a->flags & RK_ARRAY_RDWR) && (tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP))
+	if ((flags & RK_ARRAY_RDWR) && tmpl->origin != RK_ORIGIN_RAIDKIT)
+		return rk_fail(RK_E_NOTSUP, "%s array: raidkit reads arrays other software made but does not write to "
+		               "them; raid-assemble --export OUT makes a copy of the volume to work on",
+		               rk_view_origin_name(tmpl));
+	if ((flags & RK_ARRAY_RDWR) && (tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP))
 		return rk_fail(RK_E_FEATURE, "array: unknown read-only-compatible features 0x%llx: refusing to write",
 		               (unsigned long long)(tmpl->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
 	return RK_OK;
@@ -106,6 +112,21 @@ static rk_err current_geometry(rk_array *a, const struct rk_sb *tmpl)
 	return RK_OK;
 }
 
+/* md's RAID-0 and linear let members differ in size (RAID-0 then stripes
+ * over zones); the engine maps members of one size. */
+static rk_err equal_members(const rk_array *a, const struct rk_sb *tmpl)
+{
+	if (tmpl->origin == RK_ORIGIN_RAIDKIT || (tmpl->level != 0 && tmpl->level != RK_LEVEL_LINEAR))
+		return RK_OK;
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (a->sbs[r] && a->sbs[r]->data_size != tmpl->data_size)
+			return rk_fail(RK_E_NOTSUP, "%s: %llu data bytes, other members %llu: %s %s over members of "
+			               "different sizes is not read yet", rk_dev_path(a->devs[r]),
+			               (unsigned long long)a->sbs[r]->data_size, (unsigned long long)tmpl->data_size,
+			               rk_view_origin_name(tmpl), tmpl->level ? "linear" : "RAID-0");
+	return RK_OK;
+}
+
 /* An array in the middle of a reshape (spec/reshape.md, spec/journal.md
  * "Mid-reshape"): volume bytes below the checkpoint live in the new
  * geometry, the rest in the old; the dual-geometry reader's two engines
@@ -115,7 +136,7 @@ static rk_err current_geometry(rk_array *a, const struct rk_sb *tmpl)
  * records. */
 static rk_err reshape_start(rk_array *a, const struct rk_sb *tmpl)
 {
-	rk_err e = check_writable(a, tmpl);
+	rk_err e = check_writable(a->flags, tmpl);
 	if (e)
 		return e;
 	if ((e = current_geometry(a, tmpl)))
@@ -184,7 +205,7 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 	memcpy(a->tmpl, tmpl, sizeof *a->tmpl);
 	if (tmpl->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE)
 		return reshape_start(a, tmpl);
-	rk_err e = check_writable(a, tmpl);
+	rk_err e = check_writable(a->flags, tmpl);
 	if (e)
 		return e;
 	a->unclean = tmpl->array_state == RK_ARRAY_ACTIVE;
@@ -207,7 +228,7 @@ static rk_err array_start(rk_array *a, const struct rk_sb *tmpl)
 			a->sbs[r]->journal_offset = RK_SB_PRIMARY_END;
 			a->sbs[r]->journal_size = (a->sbs[r]->data_offset - RK_SB_PRIMARY_END) / 4096 * 4096;
 		}
-	if ((e = current_geometry(a, tmpl)))
+	if ((e = current_geometry(a, tmpl)) || (e = equal_members(a, tmpl)))
 		return e;
 	a->size = tmpl->volume_size;
 	for (uint32_t r = 0; r < a->nroles; r++) {
@@ -265,20 +286,49 @@ static rk_err test_fault_wrap(rk_array *a, uint32_t r)
 	return e;
 }
 
+/* What member device D holds now, as discovery read it then: raidkit's
+ * copies, or for a member of another format (SEEN a view) the view of the
+ * same array.  RD is always initialised (rk_sb_read_free). */
+static rk_err read_member_again(rk_dev *d, const struct rk_sb *seen, struct rk_sb_read *rd)
+{
+	memset(rd, 0, sizeof *rd);
+	if (seen->origin == RK_ORIGIN_RAIDKIT)
+		return rk_sb_read(d, rd);
+	rd->chosen = -1;
+	struct rk_foreign_read f;
+	rk_err e = rk_foreign_read(d, rk_dev_path(d), &f);
+	for (uint32_t k = 0; e == RK_OK && k < f.nviews && rd->chosen < 0; k++) {
+		if (memcmp(f.views[k].array_uuid, seen->array_uuid, 16) || f.views[k].origin != seen->origin)
+			continue;
+		if (!(rd->copy[0].sb = malloc(sizeof *rd->copy[0].sb)))
+			e = rk_fail(RK_E_NOMEM, "array: out of memory");
+		else {
+			memcpy(rd->copy[0].sb, &f.views[k], sizeof f.views[k]);
+			rd->copy[0].status = RK_COPY_OK;
+			rd->copy[1].status = RK_COPY_ABSENT;
+			rd->chosen = 0;
+		}
+	}
+	if (e == RK_OK && rd->chosen < 0)
+		e = rk_fail(RK_E_NOSB, "no %s metadata of this array any more%s%s", seen->origin_name,
+		            f.why[0] ? ": " : "", f.why);
+	rk_foreign_read_free(&f);
+	return e;
+}
+
 /* Opens PATH for role R and checks it is still the member discovery saw
  * (SEEN: its superblock then). */
 static rk_err open_member(rk_array *a, const struct rk_array_info *info, uint32_t r, const char *path,
                           const struct rk_sb *seen, unsigned flags)
 {
 	rk_err e;
-	if ((e = rk_dev_open(&a->devs[r], path, flags)))
+	if ((e = rk_member_open(&a->devs[r], path, flags)))
 		return e;
 	if ((e = test_fault_wrap(a, r)))
 		return e;
 	/* Discovery ran earlier: make sure the member is still the one it saw. */
 	struct rk_sb_read rd;
-	memset(&rd, 0, sizeof rd);
-	e = rk_sb_read(a->devs[r], &rd);
+	e = read_member_again(a->devs[r], seen, &rd);
 	if (e) {
 		e = rk_fail(RK_E_CONFLICT, "%s: superblock no longer readable: %s", path, rk_errmsg());
 	} else {
@@ -292,8 +342,9 @@ static rk_err open_member(rk_array *a, const struct rk_array_info *info, uint32_
 		else
 			memcpy(a->sbs[r], now, sizeof *now);
 		/* an interrupted superblock update: the open rewrites them */
-		if (!e && (now->events != info->sb->events || rd.copy[0].status != RK_COPY_OK ||
-		           rd.copy[1].status != RK_COPY_OK || rd.copy[0].sb->events != rd.copy[1].sb->events))
+		if (!e && seen->origin == RK_ORIGIN_RAIDKIT &&
+		    (now->events != info->sb->events || rd.copy[0].status != RK_COPY_OK ||
+		     rd.copy[1].status != RK_COPY_OK || rd.copy[0].sb->events != rd.copy[1].sb->events))
 			a->sb_disagree = 1;
 	}
 	rk_sb_read_free(&rd);
@@ -317,6 +368,10 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 	if (info->state == RK_ASTATE_CONFLICT)
 		return rk_fail(RK_E_CONFLICT, "array: conflicting metadata: %s", info->why);
 	flags &= RK_ARRAY_RDWR;
+	/* before any member is opened for writing */
+	rk_err e = check_writable(flags, info->sb);
+	if (e)
+		return e;
 	uint32_t span = rk_resize_span(info->sb);
 	if (span > RK_SB_MAX_ROLES || span > info->sb->nentries)
 		return rk_fail(RK_E_CORRUPT, "array: the reshape target names %u roles", span);
@@ -324,7 +379,6 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 	if (!a)
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
 	a->own_devs = 1;
-	rk_err e = RK_OK;
 	for (uint32_t r = 0; r < info->nroles && !e; r++) {
 		const struct rk_member *m = &info->roles[r];
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)

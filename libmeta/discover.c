@@ -26,6 +26,8 @@
 #include <uuid/uuid.h>
 
 #include "rk_dev.h"
+#include "rk_fmt.h"
+#include "rk_part.h"
 #include "rk_geom.h"
 #include "rk_le.h"
 #include "rk_probe.h"
@@ -58,53 +60,137 @@ void rk_discover_set_reason(struct rk_member *m, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Step 1: open, identify, read both copies, or say why not. */
-static void examine_path(struct candidate *c, struct candidate *all, uint32_t i)
+/* The candidates while step 1 runs: one per path given, more where a path
+ * is a whole disk (its partitions) or a container serving several arrays
+ * (one per view).  Indexes stay valid; pointers do not survive cand_new. */
+struct cand_vec {
+	struct candidate *c;
+	uint32_t n, cap;
+};
+
+/* A new candidate for PATH (given as argument ARGI); -1 when out of memory. */
+static int64_t cand_new(struct cand_vec *v, const char *path, int32_t argi)
 {
-	struct rk_member *m = &c->m;
-	rk_dev *d = NULL;
-	rk_err e = rk_dev_open(&d, m->path, RK_DEV_RDONLY);
-	if (e) {
-		m->cls = RK_MEMBER_UNKNOWN;
-		/* The device layer's message starts with the path, which the
-		 * report already prints before the reason. */
-		const char *msg = rk_errmsg();
-		size_t pl = strlen(m->path);
-		if (!strncmp(msg, m->path, pl) && !strncmp(msg + pl, ": ", 2))
-			msg += pl + 2;
-		rk_discover_set_reason(m, "%s", msg);
-		c->decided = 1;
-		return;
+	if (v->n == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 8;
+		struct candidate *nc = realloc(v->c, (size_t)cap * sizeof *nc);
+		if (!nc)
+			return -1;
+		v->c = nc;
+		v->cap = cap;
 	}
-	if (rk_dev_identity(d, &c->devno, &c->ino) && (c->devno || c->ino)) {
-		c->have_id = 1;
-		for (uint32_t k = 0; k < i; k++) {
-			if (all[k].have_id && all[k].devno == c->devno && all[k].ino == c->ino) {
-				m->cls = RK_MEMBER_DUPLICATE;
-				rk_discover_set_reason(m, "the same %s as %s, given twice",
-				                       rk_dev_is_blockdev(d) ? "device" : "file", all[k].m.path);
-				/* Same object: the earlier path stands for it. */
-				c->decided = 1;
-				c->same_as = k;
-				rk_dev_close(d);
-				return;
-			}
-		}
+	struct candidate *c = &v->c[v->n];
+	memset(c, 0, sizeof *c);
+	c->group = -1;
+	c->same_as = -1;
+	c->m.argi = argi;
+	c->m.array_idx = -1;
+	c->m.role = -1;
+	c->m.rd.chosen = -1;
+	if (!(c->m.path = strdup(path ? path : "")))
+		return -1;
+	return v->n++;
+}
+
+/* M takes superblock SB (a raidkit copy chosen in M->rd, or a view). */
+static void take_sb(struct rk_member *m, struct rk_sb *sb)
+{
+	m->sb = sb;
+	m->has_sb = 1;
+	memcpy(m->array_uuid, sb->array_uuid, 16);
+	memcpy(m->member_uuid, sb->member_uuid, 16);
+	m->events = sb->events;
+	/* A spare's this_role points at its spare entry (past nroles). */
+	m->role = sb->this_role == RK_ROLE_NONE || sb->this_role >= sb->nroles ? -1 : (int64_t)sb->this_role;
+}
+
+/* M takes a copy of view V as its one superblock copy. */
+static rk_err take_view(struct rk_member *m, const struct rk_sb *v)
+{
+	struct rk_sb *sb = malloc(sizeof *sb);
+	if (!sb)
+		return rk_fail(RK_E_NOMEM, "discovery: out of memory");
+	memcpy(sb, v, sizeof *sb);
+	memset(&m->rd, 0, sizeof m->rd);
+	m->rd.copy[0] = (struct rk_sb_copy){ .offset = v->sb_offset, .status = RK_COPY_OK, .sb = sb };
+	m->rd.copy[1] = (struct rk_sb_copy){ .status = RK_COPY_ABSENT, .err = RK_E_NOSB };
+	m->rd.chosen = 0;
+	snprintf(m->rd.why, sizeof m->rd.why, "%s metadata at %llu", v->origin_name, (unsigned long long)v->sb_offset);
+	take_sb(m, sb);
+	return RK_OK;
+}
+
+/* Candidate I cannot be used: class CLS, decided, with the reason. */
+static void decide(struct cand_vec *v, int64_t i, enum rk_member_class cls)
+{
+	v->c[i].m.cls = cls;
+	v->c[i].decided = 1;
+}
+
+/* Candidate I's reason when its device cannot be opened.  The device
+ * layer's message starts with the path, which the report already prints
+ * before the reason. */
+static void open_failed(struct cand_vec *v, int64_t i)
+{
+	const char *msg = rk_errmsg();
+	struct rk_member *m = &v->c[i].m;
+	size_t pl = strlen(m->path);
+	if (!strncmp(msg, m->path, pl) && !strncmp(msg + pl, ": ", 2))
+		msg += pl + 2;
+	rk_discover_set_reason(m, "%s", msg);
+	decide(v, i, RK_MEMBER_UNKNOWN);
+}
+
+/* The same file or device as an earlier candidate: candidate I becomes its
+ * duplicate (1), else 0. */
+static int same_object(struct cand_vec *v, int64_t i, rk_dev *d)
+{
+	struct candidate *c = &v->c[i];
+	if (!rk_dev_identity(d, &c->devno, &c->ino) || !(c->devno || c->ino))
+		return 0;
+	c->have_id = 1;
+	for (int64_t k = 0; k < i; k++) {
+		if (!v->c[k].have_id || v->c[k].devno != c->devno || v->c[k].ino != c->ino)
+			continue;
+		rk_discover_set_reason(&c->m, "the same %s as %s, given twice", rk_dev_is_blockdev(d) ? "device" : "file",
+		                       v->c[k].m.path);
+		/* Same object: the earlier path stands for it. */
+		c->same_as = k;
+		decide(v, i, RK_MEMBER_DUPLICATE);
+		return 1;
 	}
-	e = rk_sb_read(d, &m->rd);
-	rk_dev_close(d);
-	if (e == RK_OK && m->rd.chosen >= 0 && m->rd.chosen < 2 && m->rd.copy[m->rd.chosen].sb) {
-		struct rk_sb *sb = m->rd.copy[m->rd.chosen].sb;
-		m->sb = sb;
-		m->has_sb = 1;
-		memcpy(m->array_uuid, sb->array_uuid, 16);
-		memcpy(m->member_uuid, sb->member_uuid, 16);
-		m->events = sb->events;
-		/* A spare's this_role points at its spare entry (past nroles). */
-		m->role = sb->this_role == RK_ROLE_NONE || sb->this_role >= sb->nroles ? -1
-		        : (int64_t)sb->this_role;
-		return;
+	return 0;
+}
+
+/* Foreign metadata F found on candidate I: its views become candidates
+ * (the first is I, more for a container serving several arrays); with no
+ * usable view, I is foreign with the reason. */
+static rk_err take_foreign(struct cand_vec *v, int64_t i, const struct rk_foreign_read *f)
+{
+	char what[96];
+	snprintf(what, sizeof what, "%s", f->fmt->desc);
+	if (f->nviews == 0) {
+		snprintf(v->c[i].m.foreign_type, sizeof v->c[i].m.foreign_type, "%s", f->fmt->name);
+		rk_discover_set_reason(&v->c[i].m, "%s, not usable: %s", what, f->why[0] ? f->why : "it serves no array");
+		decide(v, i, RK_MEMBER_FOREIGN);
+		return RK_OK;
 	}
+	for (uint32_t k = 0; k < f->nviews; k++) {
+		int64_t at = i;
+		if (k && (at = cand_new(v, v->c[i].m.path, v->c[i].m.argi)) < 0)
+			return rk_fail(RK_E_NOMEM, "discovery: out of memory");
+		rk_err e = take_view(&v->c[at].m, &f->views[k]);
+		if (e)
+			return e;
+		snprintf(v->c[at].m.foreign_type, sizeof v->c[at].m.foreign_type, "%s", f->fmt->name);
+	}
+	return RK_OK;
+}
+
+/* No metadata of ours or of a format we read: libblkid names what it is. */
+static void say_unknown(struct cand_vec *v, int64_t i)
+{
+	struct rk_member *m = &v->c[i].m;
 	char copies[400] = "";
 	for (int k = 0; k < 2; k++) {
 		const struct rk_sb_copy *cp = &m->rd.copy[k];
@@ -112,33 +198,130 @@ static void examine_path(struct candidate *c, struct candidate *all, uint32_t i)
 		    k ? "backup" : "primary", (unsigned long long)cp->offset,
 		    cp->why[0] ? cp->why : rk_strerror(cp->err ? cp->err : RK_E_NOSB));
 	}
-	if (e != RK_E_NOSB && e != RK_OK) {
-		m->cls = RK_MEMBER_UNKNOWN;
-		rk_discover_set_reason(m, "cannot read the superblocks: %s", rk_errmsg());
-		c->decided = 1;
-		return;
-	}
 	struct rk_probe_result pr;
 	memset(&pr, 0, sizeof pr);
 	if (rk_probe_path(m->path, &pr) == RK_OK && pr.found && strcmp(pr.type, "raidkit") != 0) {
 		snprintf(m->foreign_type, sizeof m->foreign_type, "%s", pr.type);
 		if (strcmp(pr.usage, "raid") == 0) {
-			m->cls = RK_MEMBER_FOREIGN;
-			if (strcmp(pr.type, "linux_raid_member") == 0)
-				rk_discover_set_reason(m, "an md %s member (linux_raid_member)%s%s",
-				           pr.version[0] ? pr.version : "", pr.uuid[0] ? " of array UUID " : "",
-				           pr.uuid);
-			else
-				rk_discover_set_reason(m, "foreign RAID metadata: %s", pr.what);
-		} else {
-			m->cls = RK_MEMBER_UNKNOWN;
-			rk_discover_set_reason(m, "no valid raidkit superblock (%s); it holds %s", copies, pr.what);
+			rk_discover_set_reason(m, "foreign RAID metadata raidkit does not read: %s", pr.what);
+			decide(v, i, RK_MEMBER_FOREIGN);
+			return;
 		}
-	} else {
-		m->cls = RK_MEMBER_UNKNOWN;
+		rk_discover_set_reason(m, "no valid raidkit superblock (%s); it holds %s", copies, pr.what);
+	} else
 		rk_discover_set_reason(m, "no valid raidkit superblock: %s", copies);
+	decide(v, i, RK_MEMBER_UNKNOWN);
+}
+
+static rk_err examine_one(struct cand_vec *v, int64_t i, int look_inside);
+
+/* A whole disk: its partitions replace it as candidates (the first takes
+ * its place).  1 when it had any, 0 when not, -1 on error (set). */
+static int take_partitions(struct cand_vec *v, int64_t i)
+{
+	char **names = NULL;
+	uint32_t n = 0;
+	if (rk_part_list(v->c[i].m.path, &names, &n))
+		return -1;
+	rk_err e = RK_OK;
+	for (uint32_t k = 0; k < n && !e; k++) {
+		int64_t at = i;
+		if (k == 0) {
+			/* the first partition takes the disk's place, afresh */
+			free(v->c[i].m.path);
+			rk_sb_read_free(&v->c[i].m.rd);
+			v->c[i].m.path = names[0];
+			v->c[i].have_id = 0;
+			names[0] = NULL;
+		} else if ((at = cand_new(v, names[k], v->c[i].m.argi)) < 0)
+			e = rk_fail(RK_E_NOMEM, "discovery: out of memory");
+		if (!e)
+			e = examine_one(v, at, 0);
 	}
-	c->decided = 1;
+	rk_part_list_free(names, n);
+	return e ? -1 : n > 0;
+}
+
+/* Whether metadata F read from the whole of PATH, which may hold a
+ * partition table too, is the whole disk's own: md 1.0 and 0.90 keep
+ * theirs at the end and md 1.1 at the start, where a partition ending (or
+ * starting) there would show the same bytes.  It is the disk's own unless
+ * one of its partitions carries the same member of the same array. */
+static int whole_disk_member(const char *path, const struct rk_foreign_read *f)
+{
+	if (!f->fmt || !f->nviews)
+		return 0;
+	char **names = NULL;
+	uint32_t n = 0;
+	if (rk_part_list(path, &names, &n) || n == 0) {
+		rk_part_list_free(names, n);
+		return 1;
+	}
+	int own = 1;
+	for (uint32_t k = 0; k < n && own; k++) {
+		rk_dev *pd = NULL;
+		struct rk_foreign_read pf;
+		if (rk_member_open(&pd, names[k], RK_DEV_RDONLY))
+			continue;
+		if (rk_foreign_read(pd, names[k], &pf) == RK_OK)
+			for (uint32_t j = 0; j < pf.nviews && own; j++)
+				if (!memcmp(pf.views[j].array_uuid, f->views[0].array_uuid, 16) &&
+				    !memcmp(pf.views[j].member_uuid, f->views[0].member_uuid, 16) &&
+				    pf.views[j].events == f->views[0].events)
+					own = 0;
+		rk_foreign_read_free(&pf);
+		rk_dev_close(pd);
+	}
+	rk_part_list_free(names, n);
+	return own;
+}
+
+/* Step 1 for candidate I: open, identify, read raidkit's copies, else look
+ * into a partition table (LOOK_INSIDE), else foreign formats, else say what
+ * it is.  Errors only for memory. */
+static rk_err examine_one(struct cand_vec *v, int64_t i, int look_inside)
+{
+	rk_dev *d = NULL;
+	if (rk_member_open(&d, v->c[i].m.path, RK_DEV_RDONLY)) {
+		open_failed(v, i);
+		return RK_OK;
+	}
+	if (same_object(v, i, d)) {
+		rk_dev_close(d);
+		return RK_OK;
+	}
+	struct rk_member *m = &v->c[i].m;
+	rk_err e = rk_sb_read(d, &m->rd);
+	if (e == RK_OK && m->rd.chosen >= 0 && m->rd.chosen < 2 && m->rd.copy[m->rd.chosen].sb) {
+		rk_dev_close(d);
+		take_sb(m, m->rd.copy[m->rd.chosen].sb);
+		return RK_OK;
+	}
+	if (e != RK_E_NOSB && e != RK_OK) {
+		rk_dev_close(d);
+		rk_discover_set_reason(m, "cannot read the superblocks: %s", rk_errmsg());
+		decide(v, i, RK_MEMBER_UNKNOWN);
+		return e == RK_E_NOMEM ? e : RK_OK;
+	}
+	struct rk_foreign_read f;
+	e = rk_foreign_read(d, m->path, &f);
+	rk_dev_close(d);
+	int parts = 0;
+	if (e == RK_OK && look_inside && !whole_disk_member(m->path, &f) && (parts = take_partitions(v, i)) != 0) {
+		rk_foreign_read_free(&f);
+		return parts < 0 ? rk_fail(RK_E_NOMEM, "discovery: out of memory") : RK_OK;
+	}
+	if (e == RK_OK && f.fmt)
+		e = take_foreign(v, i, &f);
+	else if (e == RK_OK)
+		say_unknown(v, i);
+	else if (e != RK_E_NOMEM) {
+		rk_discover_set_reason(&v->c[i].m, "cannot read its metadata: %s", rk_errmsg());
+		decide(v, i, RK_MEMBER_UNKNOWN);
+		e = RK_OK;
+	}
+	rk_foreign_read_free(&f);
+	return e;
 }
 
 static void member_free(struct rk_member *m)
@@ -176,23 +359,6 @@ int rk_member_reshape_added(const struct rk_sb *t, const struct rk_member *m)
 	uint32_t r = m->sb->this_role;
 	return r >= t->nroles && r < t->reshape_new.nroles && r < t->nentries && t->roles[r].state == RK_ROLE_ACTIVE &&
 	       !memcmp(t->roles[r].member_uuid, m->sb->member_uuid, 16);
-}
-
-/* Every path a candidate with its own copy of the path. */
-static rk_err init_candidates(struct candidate *c, char *const *paths, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		c[i].group = -1;
-		c[i].m.argi = (int32_t)i;
-		c[i].m.array_idx = -1;
-		c[i].m.role = -1;
-		c[i].m.rd.chosen = -1;
-		c[i].same_as = -1;
-		c[i].m.path = strdup(paths[i] ? paths[i] : "");
-		if (!c[i].m.path)
-			return rk_fail(RK_E_NOMEM, "discovery: out of memory");
-	}
-	return RK_OK;
 }
 
 /* Step 2: the --uuid filter (members of other arrays are foreign), then
@@ -255,24 +421,36 @@ static rk_err collect_left(struct rk_discovery *d, struct candidate *c, uint32_t
 	return RK_OK;
 }
 
+/* Step 1 over every path given: the candidates into V.  Errors only for
+ * memory. */
+static rk_err examine_paths(struct cand_vec *v, char *const *paths, uint32_t npaths)
+{
+	for (uint32_t i = 0; i < npaths; i++) {
+		int64_t at = cand_new(v, paths[i], (int32_t)i);
+		if (at < 0)
+			return rk_fail(RK_E_NOMEM, "discovery: out of memory");
+		rk_err e = examine_one(v, at, 1);
+		if (e)
+			return e;
+	}
+	return RK_OK;
+}
+
 rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npaths, const uint8_t *uuid)
 {
 	if (!out || (npaths && !paths))
 		return rk_fail(RK_E_INVAL, "rk_discover: no paths");
 	*out = NULL;
 	struct rk_discovery *d = calloc(1, sizeof *d);
-	struct candidate *c = calloc(npaths ? npaths : 1, sizeof *c);
-	if (!d || !c) {
-		free(d);
-		free(c);
+	struct cand_vec v = { 0 };
+	if (!d)
 		return rk_fail(RK_E_NOMEM, "discovery: out of memory");
-	}
-	rk_err e = init_candidates(c, paths, npaths);
+	rk_err e = examine_paths(&v, paths, npaths);
+	struct candidate *c = v.c;
+	uint32_t n = v.n;
 	if (e)
 		goto fail;
-	for (uint32_t i = 0; i < npaths; i++)
-		examine_path(&c[i], c, i);
-	int ngroups = group_by_array(c, npaths, uuid);
+	int ngroups = group_by_array(c, n, uuid);
 	if (ngroups >= 0)
 		d->arrays = calloc(ngroups ? (size_t)ngroups : 1, sizeof *d->arrays);
 	if (ngroups < 0 || !d->arrays) {
@@ -280,19 +458,19 @@ rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npath
 		goto fail;
 	}
 	for (int g = 0; g < ngroups; g++) {
-		e = rk_discover_build_array(c, npaths, g, &d->arrays[d->narrays], (int32_t)d->narrays);
+		e = rk_discover_build_array(c, n, g, &d->arrays[d->narrays], (int32_t)d->narrays);
 		d->narrays++;
 		if (e)
 			goto fail;
 	}
-	e = collect_left(d, c, npaths);
+	e = collect_left(d, c, n);
 	if (e)
 		goto fail;
 	free(c);
 	*out = d;
 	return RK_OK;
 fail:
-	for (uint32_t i = 0; i < npaths; i++)
+	for (uint32_t i = 0; i < n; i++)
 		if (!c[i].in_role)
 			member_free(&c[i].m);
 	free(c);

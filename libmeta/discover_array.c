@@ -9,6 +9,8 @@
 #include <uuid/uuid.h>
 
 #include "discover_int.h"
+
+#include "rk_fmt.h"
 #include "rk_geom.h"
 #include "rk_util.h"
 
@@ -39,6 +41,30 @@ static int marks_out(const struct rk_sb *s, int64_t r, const uint8_t *u)
 	return memcmp(e->member_uuid, u, 16) == 0 || rk_buf_is_zero(e->member_uuid, 16);
 }
 
+/* Formats whose role tables name a failed member apart from the roles
+ * (md): does F list member U as faulty there? */
+static int listed_faulty(const struct rk_sb *f, const uint8_t *u)
+{
+	for (uint32_t k = f->nroles; k < f->nentries && k < RK_SB_MAX_ROLES; k++)
+		if (f->roles[k].state == RK_ROLE_FAULTY && memcmp(f->roles[k].member_uuid, u, 16) == 0)
+			return 1;
+	return 0;
+}
+
+/* Foreign formats record a partial rebuild in the member's own metadata
+ * only (md's recovery_offset): such a member's data is incomplete whatever
+ * the others' tables say.  1 with the reason in WHY. */
+static int own_rebuilding(const struct rk_member *y, char *why, size_t cap)
+{
+	const struct rk_sb *s = y->sb;
+	if (!s || s->origin == RK_ORIGIN_RAIDKIT || y->role < 0 || (uint64_t)y->role >= s->nroles ||
+	    s->roles[y->role].state != RK_ROLE_REBUILDING)
+		return 0;
+	snprintf(why, cap, "being rebuilt by %s (%llu of %llu data bytes done): its data is incomplete",
+	         s->origin_name, (unsigned long long)s->roles[y->role].checkpoint, (unsigned long long)s->data_size);
+	return 1;
+}
+
 /* F's view of member Y: 0 when F lists Y active at its role (or as a spare),
  * else 1 with the reason in WHY.  *MARKED is set when F marks Y faulty or
  * missing (not a replacement or a rebuild): only that can be split brain. */
@@ -49,6 +75,12 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 	const struct rk_sb *s = y->sb;
 	char u[37];
 	if (y->role < 0) {
+		if (listed_faulty(f, y->member_uuid)) {
+			*marked = 1;
+			snprintf(why, cap, "marked faulty by members at events %llu (it has events %llu)",
+			         (unsigned long long)f->events, (unsigned long long)y->events);
+			return 1;
+		}
 		for (uint32_t k = f->nroles; k < f->nentries && k < RK_SB_MAX_ROLES; k++)
 			if (memcmp(f->roles[k].member_uuid, y->member_uuid, 16) == 0 &&
 			    f->roles[k].state == RK_ROLE_SPARE)
@@ -76,6 +108,8 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 		         (unsigned long long)r, u, (unsigned long long)f->events);
 		return 1;
 	}
+	if (same && e->state == RK_ROLE_ACTIVE && own_rebuilding(y, why, cap))
+		return 1;
 	switch (e->state) {
 	case RK_ROLE_ACTIVE:
 		if (same)
@@ -91,7 +125,8 @@ static int judged_out(const struct rk_sb *f, const struct rk_member *y, char *wh
 		return 1;
 	case RK_ROLE_EMPTY:
 		*marked = 1;
-		snprintf(why, cap, "marked missing by members at events %llu (it has events %llu)",
+		snprintf(why, cap, "marked %s by members at events %llu (it has events %llu)",
+		         listed_faulty(f, y->member_uuid) ? "faulty" : "missing",
 		         (unsigned long long)f->events, (unsigned long long)y->events);
 		return 1;
 	case RK_ROLE_REBUILDING:
@@ -500,6 +535,13 @@ static void set_state(struct array_build *b)
 		a->state = RK_ASTATE_DEGRADED;
 		snprintf(a->why, sizeof a->why, "role%s %s missing (%u of %u); RAID-%s tolerates %u missing",
 		         nmissing > 1 ? "s" : "", roles_txt, nmissing, f->nroles, rk_level_name(f->level), tol);
+		/* raidkit's journal makes its own arrays safe here; other
+		 * formats' parity may lag where a write was in flight */
+		if (f->array_state == RK_ARRAY_ACTIVE && f->origin != RK_ORIGIN_RAIDKIT &&
+		    (f->level == 4 || f->level == 5 || f->level == 6))
+			rk_strcatf(a->why, sizeof a->why, "; not shut down cleanly: blocks rebuilt from parity in "
+			           "stripes being written at the stop may be wrong (md starts such an array only "
+			           "with --force)");
 	} else {
 		a->state = RK_ASTATE_FAILED;
 		snprintf(a->why, sizeof a->why,

@@ -197,6 +197,10 @@ static rk_err md090_roles(const struct rk_md090 *m, struct rk_sb *v)
 	for (uint32_t k = 0; k < 27; k++) {
 		const struct rk_md090_disk *d = &m->disks[k];
 		uint32_t at, st = d->state;
+		/* md numbers entry k as device k; past nr_disks only entries
+		 * with a state (failed, removed) are used */
+		if (d->number != k || (k >= m->nr_disks && !st))
+			continue;
 		if ((st & (MD090_ACTIVE | MD090_SYNC)) == (MD090_ACTIVE | MD090_SYNC) && !(st & MD090_FAULTY) &&
 		    d->raid_disk < v->nroles) {
 			at = d->raid_disk;
@@ -206,7 +210,7 @@ static rk_err md090_roles(const struct rk_md090 *m, struct rk_sb *v)
 		} else if (st & MD090_FAULTY) {
 			at = next++;
 			v->roles[at].state = RK_ROLE_FAULTY;
-		} else if (!(st & MD090_REMOVED) && (k < m->nr_disks || d->number == m->this_disk.number)) {
+		} else if (!(st & MD090_REMOVED)) {
 			at = next++;
 			v->roles[at].state = RK_ROLE_SPARE;
 		} else
@@ -243,7 +247,9 @@ static rk_err md090_views(const void *obj, uint64_t dev_size, struct rk_sb **out
 	v->ctime = m->ctime;
 	v->utime = m->utime;
 	v->level = lv;
-	v->layout = m->layout;
+	/* md ignores the layout of RAID-0 (one zone), RAID-1 and linear;
+	 * the kernel writes -1 there in 0.90 RAID-0 */
+	v->layout = lv == 0 || lv == 1 || lv == -1 ? 0 : m->layout;
 	v->chunk = lv == 1 || lv == -1 ? 0 : m->chunk_size;
 	v->nroles = m->raid_disks;
 	v->events = m->events;

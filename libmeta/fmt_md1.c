@@ -132,6 +132,60 @@ static void md1_array_state(const struct rk_md1 *m, char *buf, size_t len)
 	buf[o] = 0;
 }
 
+/* What md 1.x keeps beside the data, in words (bitmap, bad-block log,
+ * partial rebuild, reshape): printed by both printers. */
+static void md1_extras_text(FILE *f, const struct rk_md1 *m, const char *ind)
+{
+	if (m->feature_map & RK_MD_FEAT_BITMAP)
+		fprintf(f, "%s    bitmap        : internal, %d sectors from the superblock\n", ind, m->bitmap_offset);
+	if (m->bblog_size)
+		fprintf(f, "%s    bad block log : %u entries available at offset %d sectors\n", ind,
+		        (unsigned)m->bblog_size * 512 / 8, m->bblog_offset);
+	if (m->feature_map & RK_MD_FEAT_RECOVERY_OFFSET)
+		fprintf(f, "%s    recovery      : rebuilt up to sector %" PRIu64 " (its data beyond is incomplete)\n",
+		        ind, m->recovery_offset);
+	if (m->feature_map & RK_MD_FEAT_PPL)
+		fprintf(f, "%s    ppl           : partial parity log (not read)\n", ind);
+	if (m->feature_map & RK_MD_FEAT_RESHAPE_ACTIVE) {
+		fprintf(f, "%s    reshape pos   : %" PRIu64 " sectors%s\n", ind, m->reshape_position,
+		        m->feature_map & RK_MD_FEAT_RESHAPE_BACKWARDS ? " (backwards)" : "");
+		fprintf(f, "%s    delta devices : %d (%u->%u)\n", ind, (int32_t)m->delta_disks,
+		        m->raid_disks - m->delta_disks, m->raid_disks);
+		fprintf(f, "%s    new level     : %d, layout %u, chunk %" PRIu64 " bytes\n", ind, (int32_t)m->new_level,
+		        m->new_layout, (uint64_t)m->new_chunk * 512);
+		if (m->feature_map & RK_MD_FEAT_NEW_OFFSET)
+			fprintf(f, "%s    new offset    : %" PRId64 " sectors\n", ind, (int64_t)m->data_offset + m->new_offset);
+	}
+}
+
+static void md1_extras_json(rk_json *j, const struct rk_md1 *m)
+{
+	rk_json_ku64(j, "used_size", m->size * 512);
+	rk_json_ku64(j, "super_offset", m->super_offset * 512);
+	rk_json_kbool(j, "clean", m->resync_offset == UINT64_MAX);
+	rk_json_kbool(j, "bitmap", (m->feature_map & RK_MD_FEAT_BITMAP) != 0);
+	rk_json_ku64(j, "bad_block_log_entries", (uint64_t)m->bblog_size * 512 / 8);
+	rk_json_key(j, "recovery_offset");
+	if (m->feature_map & RK_MD_FEAT_RECOVERY_OFFSET)
+		rk_json_u64(j, m->recovery_offset * 512);
+	else
+		rk_json_null(j);
+	rk_json_key(j, "reshape");
+	if (!(m->feature_map & RK_MD_FEAT_RESHAPE_ACTIVE)) {
+		rk_json_null(j);
+		return;
+	}
+	rk_json_obj_begin(j);
+	rk_json_ku64(j, "position", m->reshape_position * 512);
+	rk_json_kbool(j, "backwards", (m->feature_map & RK_MD_FEAT_RESHAPE_BACKWARDS) != 0);
+	rk_json_ki64(j, "delta_disks", (int32_t)m->delta_disks);
+	rk_json_ki64(j, "new_level", (int32_t)m->new_level);
+	rk_json_ku64(j, "new_layout", m->new_layout);
+	rk_json_ku64(j, "new_chunk", (uint64_t)m->new_chunk * 512);
+	rk_json_ki64(j, "new_offset", ((int64_t)m->data_offset + ((m->feature_map & RK_MD_FEAT_NEW_OFFSET) ? m->new_offset : 0)) * 512);
+	rk_json_obj_end(j);
+}
+
 static void md1_print_text(FILE *f, const void *obj, const char *ind)
 {
 	const struct rk_md1 *m = obj;
@@ -162,6 +216,7 @@ static void md1_print_text(FILE *f, const void *obj, const char *ind)
 	        m->resync_offset == UINT64_MAX ? "clean" : "active (resync needed)");
 	fprintf(f, "%s    created       : %s\n", ind, rk_print_time(m->ctime, t, sizeof t));
 	fprintf(f, "%s    updated       : %s\n", ind, rk_print_time(m->utime, t, sizeof t));
+	md1_extras_text(f, m, ind);
 }
 
 static void md1_print_json(rk_json *j, const void *obj)
@@ -193,6 +248,7 @@ static void md1_print_json(rk_json *j, const void *obj)
 	rk_json_kstr(j, "array_state", buf);
 	rk_json_kstr(j, "ctime", rk_print_time(m->ctime, lv, sizeof lv));
 	rk_json_kstr(j, "utime", rk_print_time(m->utime, lv, sizeof lv));
+	md1_extras_json(j, m);
 	rk_json_obj_end(j);
 }
 
@@ -359,7 +415,9 @@ static rk_err md1_views(const void *obj, uint64_t dev_size, struct rk_sb **out, 
 	v->ctime = m->ctime;
 	v->utime = m->utime;
 	v->level = m->level;
-	v->layout = m->layout;
+	/* md ignores the layout of RAID-1 and linear, and of RAID-0 over
+	 * members of one size (one zone) */
+	v->layout = m->level == 0 || m->level == 1 || m->level == -1 ? 0 : m->layout;
 	v->nroles = (uint32_t)old;
 	v->events = m->events;
 	v->array_state = m->resync_offset == UINT64_MAX ? RK_ARRAY_CLEAN : RK_ARRAY_ACTIVE;

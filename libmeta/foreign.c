@@ -54,10 +54,13 @@ rk_err rk_view_volume(const struct rk_sb *v, uint64_t *vol)
 	struct rk_geom g;
 	*vol = 0;
 	rk_err e = rk_geom_init(&g, v->level, v->layout, v->chunk, v->nroles, v->data_size);
-	if (e)
+	if (e) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", rk_errmsg());   /* rk_fail reuses the buffer */
 		return rk_fail(RK_E_CORRUPT, "%s: level %d, layout %u, chunk %" PRIu64 " on %u members of %" PRIu64
 		               " bytes: %s", rk_view_origin_name(v), (int)v->level, v->layout, v->chunk, v->nroles,
-		               v->data_size, rk_errmsg());
+		               v->data_size, why);
+	}
 	*vol = g.volume_size;
 	return RK_OK;
 }
@@ -85,8 +88,11 @@ static rk_err check_geom(const char *what, int32_t level, uint32_t layout, uint6
 		return rk_fail(RK_E_CORRUPT, "%s: data area %" PRIu64 "+%" PRIu64 " ends past the member's %" PRIu64 " bytes",
 		               what, data_offset, data_size, dev_size);
 	rk_err e = rk_geom_init(&g, level, layout, chunk, nroles, data_size);
-	if (e)
-		return rk_fail(RK_E_CORRUPT, "%s: %s", what, rk_errmsg());
+	if (e) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", rk_errmsg());   /* rk_fail reuses the buffer */
+		return rk_fail(RK_E_CORRUPT, "%s: %s", what, why);
+	}
 	*vol = g.volume_size;
 	return RK_OK;
 }
@@ -194,4 +200,17 @@ rk_err rk_foreign_read(rk_dev *d, const char *path, struct rk_foreign_read *out)
 		return take_views(out, d);
 	}
 	return RK_OK;
+}
+
+rk_err rk_foreign_refuse(rk_dev *d, const char *doing)
+{
+	struct rk_foreign_read f;
+	rk_err e = rk_foreign_read(d, rk_dev_path(d), &f);
+	if (e == RK_OK && f.fmt) {
+		const char *origin = f.nviews ? f.views[0].origin_name : f.fmt->desc;
+		e = rk_fail(RK_E_NOTSUP, "%s: a member of an %s array: raidkit does not %s arrays other software made; "
+		            "raid-assemble --export OUT makes a copy of the volume to work on", rk_dev_path(d), origin, doing);
+	}
+	rk_foreign_read_free(&f);
+	return e;
 }

@@ -4,6 +4,7 @@
  * reasons that quote them) goes out in words through rk_esc_fprintf and in
  * JSON through rk_json_str, never raw. */
 #include "rk_print.h"
+#include "rk_fmt.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -469,6 +470,7 @@ void rk_print_array_json(rk_json *j, const struct rk_discovery *d, uint32_t ai)
 	rk_json_uuid(j, a->uuid);
 	rk_json_kstr(j, "name", a->name);
 	if (sb) {
+		rk_json_kstr(j, "metadata", rk_view_origin_name(sb));
 		rk_json_kstr(j, "level", rk_level_name(sb->level));
 		rk_json_kstr(j, "layout", rk_layout_name(sb->level, sb->layout, buf, sizeof buf));
 		rk_json_ku64(j, "chunk", sb->chunk);
@@ -535,6 +537,8 @@ void rk_print_array_text(FILE *f, const struct rk_discovery *d, uint32_t ai, con
 		        level_txt(sb->level, lv, sizeof lv), rk_layout_name(sb->level, sb->layout, lay, sizeof lay),
 		        rk_size_words(sb->chunk, ch, sizeof ch), a->nroles, sb->volume_size,
 		        rk_size_words(sb->volume_size, vs, sizeof vs), sb->events);
+	if (sb && sb->origin != RK_ORIGIN_RAIDKIT)
+		rk_esc_fprintf(f, "%s  metadata %s (read-only: raidkit does not write to it)\n", ind, rk_view_origin_name(sb));
 	fprintf(f, "%s  state %s", ind, a->state == RK_ASTATE_CONFLICT ? "failed (conflicting metadata)" : state_word(a));
 	if (a->why[0])
 		rk_esc_fprintf(f, ": %s", a->why);

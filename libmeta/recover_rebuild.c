@@ -1,6 +1,7 @@
 /* recover_rebuild.c: rebuilding a role onto a new member (raid-recover
  * --rebuild; rk_recover.h has the contract and the write order). */
 #include "rk_recover.h"
+#include "rk_fmt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -433,6 +434,11 @@ rk_err rk_recover_rebuild(const char *newpath, char *const *paths, uint32_t npat
 	res->nroles = a->nroles;
 	res->events_before = a->sb->events;
 	res->was_unclean = a->sb->array_state == RK_ARRAY_ACTIVE;
+	if (a->sb->origin != RK_ORIGIN_RAIDKIT) {
+		e = rk_fail(RK_E_NOTSUP, "%s array: raidkit does not rebuild members of arrays other software made; "
+		            "raid-assemble --export OUT makes a copy of the volume to work on", rk_view_origin_name(a->sb));
+		goto out;
+	}
 	if (a->state == RK_ASTATE_CONFLICT) {
 		e = rk_fail(RK_E_CONFLICT, "conflicting metadata: %s", a->why);
 		goto out;

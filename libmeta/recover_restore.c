@@ -2,6 +2,7 @@
  * superblock from the others (raid-recover --restore-superblock; rk_recover.h
  * has the contract). */
 #include "rk_recover.h"
+#include "rk_fmt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -246,6 +247,16 @@ static void restore_copies(const struct rk_restore_opts *o, uint32_t i, struct r
 		return;
 	}
 	e = rk_sb_read(d, &rd);
+	/* another format's member gets no raidkit superblock written */
+	if ((e == RK_E_NOSB || (e == RK_OK && rd.chosen < 0)) && rk_foreign_refuse(d, "restore superblocks of")) {
+		rk_dev_close(d);
+		m->action = RK_RESTORE_CANNOT;
+		const char *msg = rk_errmsg();   /* the report names the path already */
+		size_t pl = strlen(m->path);
+		snprintf(m->what, sizeof m->what, "%s", strncmp(msg, m->path, pl) ? msg : msg + pl + 2);
+		rk_sb_read_free(&rd);
+		return;
+	}
 	rk_dev_close(d);
 	if (e == RK_E_NOSB || (e == RK_OK && rd.chosen < 0)) {
 		*pending = 1;

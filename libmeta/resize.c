@@ -12,6 +12,7 @@
 #include "rk_array.h"
 #include "rk_le.h"
 #include "resize_int.h"
+#include "rk_fmt.h"
 #include "rk_util.h"
 
 #define ZERO_BUF (1u << 20)
@@ -105,6 +106,11 @@ rk_err resize_set_load(struct resize_set *s, rk_dev *const *devs, uint32_t n, en
 	for (uint32_t i = 0; i < n; i++) {
 		struct rk_sb_read rd;
 		e = rk_sb_read(devs[i], &rd);
+		if ((e == RK_E_NOSB || (!e && rd.chosen < 0)) && rk_foreign_refuse(devs[i], "resize")) {
+			e = RK_E_NOTSUP;
+			rk_sb_read_free(&rd);
+			goto out;
+		}
 		if (e || rd.chosen < 0) {
 			e = rk_fail(e ? e : RK_E_NOSB, "%s: no usable superblock: %s", rk_dev_path(devs[i]), rk_errmsg());
 			rk_sb_read_free(&rd);

@@ -99,6 +99,10 @@ void   rk_foreign_read_free(struct rk_foreign_read *r);
  * table consistent, reshape fields valid, all overflow-safe.  RK_E_CORRUPT
  * with a sentence naming the field. */
 rk_err rk_view_check(const struct rk_sb *v, uint64_t dev_size);
+/* Writers' refusal: RK_E_NOTSUP with a sentence naming D and its format
+ * ("... does not DOING arrays other software made") when D carries
+ * foreign metadata raidkit reads; RK_OK when it does not. */
+rk_err rk_foreign_refuse(rk_dev *d, const char *doing);
 /* "raidkit", "md 1.2", "DDF", ...: V's origin in words. */
 const char *rk_view_origin_name(const struct rk_sb *v);
 

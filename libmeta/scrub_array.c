@@ -10,12 +10,18 @@
 #include <uuid/uuid.h>
 
 #include "rk_array.h"
+#include "rk_fmt.h"
+#include "rk_part.h"
 #include "rk_scrub_array.h"
 
 rk_err rk_scrub_array_open_members(struct rk_scrub_members *m, const struct rk_array_info *ai, int writable,
                                    rk_scrub_wrap_fn wrap, void *wrap_ctx)
 {
 	memset(m, 0, sizeof *m);
+	if (writable && ai->sb && ai->sb->origin != RK_ORIGIN_RAIDKIT)
+		return rk_fail(RK_E_NOTSUP, "%s array: raidkit checks arrays other software made but does not repair "
+		               "them; raid-assemble --export OUT makes a copy of the volume to work on",
+		               rk_view_origin_name(ai->sb));
 	m->tmpl = ai->sb;
 	m->nroles = ai->nroles;
 	m->owned = 1;
@@ -27,7 +33,7 @@ rk_err rk_scrub_array_open_members(struct rk_scrub_members *m, const struct rk_a
 		const struct rk_member *mb = &ai->roles[r];
 		if (mb->cls != RK_MEMBER_ACTIVE || !mb->path || !mb->sb)
 			continue;
-		rk_err e = rk_dev_open(&m->devs[r], mb->path, writable ? RK_DEV_RDWR : RK_DEV_RDONLY);
+		rk_err e = rk_member_open(&m->devs[r], mb->path, writable ? RK_DEV_RDWR : RK_DEV_RDONLY);
 		if (!e && wrap)
 			e = wrap(wrap_ctx, r, &m->devs[r]);
 		if (e)

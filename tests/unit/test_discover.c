@@ -12,6 +12,7 @@
 
 #include "rk_dev.h"
 #include "rk_discover.h"
+#include "rk_fmt.h"
 #include "rk_json.h"
 #include "rk_print.h"
 #include "rk_probe.h"
@@ -681,6 +682,12 @@ static int have_fixtures(void)
 	return 1;
 }
 
+/* blkid types whose metadata raidkit reads into arrays (rk_fmt.h). */
+static int read_natively(const char *type)
+{
+	return !strcmp(type, "linux_raid_member") || !strcmp(type, "ddf_raid_member") || !strcmp(type, "isw_raid_member");
+}
+
 START_TEST(t_probe_fixtures)
 {
 	if (!have_fixtures())
@@ -707,14 +714,28 @@ START_TEST(t_probe_fixtures)
 		ck_assert_str_eq(r.uuid, uuid);
 		ck_assert_str_eq(r.label, label);
 		HAS(r.what, type);
-		/* Discovery calls it foreign and names it. */
 		const char *n[] = { img };
 		struct rk_discovery *d = disc(n, 1, NULL);
-		ck_assert_uint_eq(d->narrays, 0);
-		ck_assert_uint_eq(d->nleft, 1);
-		ck_assert_int_eq(d->left[0].cls, RK_MEMBER_FOREIGN);
-		ck_assert_str_eq(d->left[0].foreign_type, type);
-		HAS(d->left[0].reason, type);
+		if (read_natively(type)) {
+			/* A format raidkit reads: an array of that origin (one
+			 * member of it), or foreign with the reason its metadata
+			 * is not usable. */
+			if (d->narrays == 1)
+				ck_assert_uint_ne(d->arrays[0].sb->origin, RK_ORIGIN_RAIDKIT);
+			else {
+				ck_assert_uint_eq(d->nleft, 1);
+				ck_assert_int_eq(d->left[0].cls, RK_MEMBER_FOREIGN);
+				ck_assert_msg(strstr(d->left[0].reason, "not usable") || strstr(d->left[0].reason, type),
+				              "%s: %s", fixtures[i], d->left[0].reason);
+			}
+		} else {
+			/* Discovery calls it foreign and names it. */
+			ck_assert_uint_eq(d->narrays, 0);
+			ck_assert_uint_eq(d->nleft, 1);
+			ck_assert_int_eq(d->left[0].cls, RK_MEMBER_FOREIGN);
+			ck_assert_str_eq(d->left[0].foreign_type, type);
+			HAS(d->left[0].reason, type);
+		}
 		rk_discovery_free(d);
 		unlink(img);
 	}
@@ -725,11 +746,15 @@ START_TEST(t_probe_md_words)
 {
 	if (!have_fixtures())
 		return;
-	char img[512];
+	char img[512], u[37];
 	ck_assert(rk_test_unpack_fixture("mdraid-1", img, sizeof img));
 	const char *n[] = { img };
 	struct rk_discovery *d = disc(n, 1, NULL);
-	HAS(d->left[0].reason, "an md 1.2 member (linux_raid_member) of array UUID 77e61baf-c0b5-d7d0-39cf-575b64d4878c");
+	/* md's own array, named by its UUID, its members by md's slots */
+	ck_assert_uint_eq(d->narrays, 1);
+	uuid_unparse_lower(d->arrays[0].uuid, u);
+	ck_assert_str_eq(u, "77e61baf-c0b5-d7d0-39cf-575b64d4878c");
+	ck_assert_str_eq(rk_view_origin_name(d->arrays[0].sb), "md 1.2");
 	rk_discovery_free(d);
 }
 END_TEST

@@ -269,3 +269,33 @@ int rk_test_unpack_fixture(const char *name, char *out, size_t cap)
 	}
 	return 1;
 }
+
+const char *rk_test_kernel_fixtures(void)
+{
+	static char dir[600];
+	if (!dir[0]) {
+		/* tests/fixtures/kernel beside tests/fixtures/foreign */
+		snprintf(dir, sizeof dir, "%s", rk_test_fixtures());
+		char *slash = strrchr(dir, '/');
+		size_t at = slash ? (size_t)(slash - dir) + 1 : 0;
+		snprintf(dir + at, sizeof dir - at, "kernel");
+	}
+	return dir;
+}
+
+int rk_test_unpack_kernel(const char *fixture, const char *member, char *out, size_t cap)
+{
+	if (system("command -v xz >/dev/null 2>&1") != 0) {
+		printf("SKIP: xz is not installed: kernel fixtures cannot be unpacked\n");
+		return 0;
+	}
+	char cmd[2000];
+	snprintf(out, cap, "%s/%s-%s.img", tmpdir, fixture, member);
+	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s/%s.img.xz' > '%s' 2>/dev/null", rk_test_kernel_fixtures(), fixture,
+	         member, out);
+	if (system(cmd) != 0) {
+		printf("SKIP: cannot unpack %s/%s/%s.img.xz\n", rk_test_kernel_fixtures(), fixture, member);
+		return 0;
+	}
+	return 1;
+}

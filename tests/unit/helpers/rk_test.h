@@ -128,6 +128,15 @@ const char *rk_test_fixtures(void);
  * missing. */
 int rk_test_unpack_fixture(const char *name, char *out, size_t cap);
 
+/* ---- arrays made by the Linux md driver (tests/fixtures/kernel) ---- */
+
+/* tests/fixtures/kernel beside rk_test_fixtures(). */
+const char *rk_test_kernel_fixtures(void);
+/* Unpacks MEMBER ("m0") of FIXTURE ("md12-raid5-ls-4x64k") into the
+ * temporary folder, its path into OUT; 0 (after printing "SKIP: why") when
+ * xz or the file is missing. */
+int rk_test_unpack_kernel(const char *fixture, const char *member, char *out, size_t cap);
+
 /* ---- arrays ---- */
 
 /* Creates an array of LEVEL (layout RK_CREATE_LAYOUT_DEFAULT unless

@@ -7,7 +7,8 @@
 #
 # Environment: RK_KERNEL_FIXTURES (the fixtures folder), RK_KFX (a comma
 # list of fixture names or globs: only those), RK_KFX_ALL=1 (every fixture
-# even under sanitizers), RK_SEED (replay the random names, orders and
+# even under sanitizers), RK_KFX_SUBSET=1 (the sanitizer subset in a plain
+# build too), RK_SEED (replay the random names, orders and
 # choices a failing run printed).  SAN=1 (as make check passes it) or
 # sanitizer-instrumented tools: a representative subset, one fixture per
 # format and level.
@@ -50,12 +51,13 @@ kfx_reseed() {
 # kfx_select MODE: prints the fixtures to check, one a line, sorted.  MODE
 # all, redundant (RAID-1/4/5/6/10) or refuse (one with redundancy and no
 # stale member per metadata version, and the mid-reshape one).
-# Under sanitizers (unless RK_KFX_ALL=1): the first fixture of each format
+# Under sanitizers or with RK_KFX_SUBSET=1 (unless RK_KFX_ALL=1): the first
+# fixture of each format
 # (md 0.90, md 1.x, DDF, IMSM) and level, and the mid-reshape one.
 # A line "# what" on stderr says which set it is.
 kfx_select() {
 	local sub=0
-	kfx_san && [ "${RK_KFX_ALL:-}" != 1 ] && sub=1
+	{ kfx_san || [ "${RK_KFX_SUBSET:-}" = 1 ]; } && [ "${RK_KFX_ALL:-}" != 1 ] && sub=1
 	python3 - "$KFX" "$1" "$sub" "${RK_KFX:-}" <<'PY'
 import fnmatch, json, os, sys
 top, mode, sub, only = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
@@ -84,7 +86,7 @@ for n in names:
     out.append(n)
 what = "selected by RK_KFX" if pats else \
     "one per metadata version" if mode == "refuse" else \
-    "sanitizer build: subset, one per format and level, and the mid-reshape one" if sub else "all"
+    "subset (sanitizer build or RK_KFX_SUBSET=1): one per format and level, and the mid-reshape one" if sub else "all"
 print("# %d fixtures (%s)" % (len(out), what), file=sys.stderr)
 print("\n".join(out))
 PY
@@ -94,8 +96,10 @@ PY
 # 1.2, ddf, imsm), KF_FMT (its name in raidkit's words: "md 1.2", "DDF",
 # "IMSM"), KF_LEVEL (raid5), KF_LV (the contract's "5"), KF_LAYOUT,
 # KF_LAYOUT_CODE, KF_CHUNK (0 when none), KF_N (raid_disks), KF_VOLSIZE,
-# KF_VOLSHA, KF_UUID (hex digits only), KF_RESHAPE (the reshape position in
-# volume bytes, or empty), KF_NEWN (members after the reshape, or empty);
+# KF_VOLSHA, KF_UUID (hex digits only), KF_MSIZE (each member's size),
+# KF_RESHAPE (the reshape position in
+# volume bytes, or empty), KF_OLDN and KF_NEWN (members before and after
+# the reshape, or empty);
 # per member file i: KF_FILES, KF_ROLES, KF_STATES, KF_OFFS (data offset),
 # KF_MSHA (sha256), KF_EVENTS.
 kfx_load() {
@@ -114,7 +118,7 @@ one = dict(KF_META=md, KF_FMT=fmt, KF_LEVEL=m["level"], KF_LV=lv, KF_LAYOUT=m["l
            KF_VOLSIZE=m["volume_size"], KF_VOLSHA=m["volume_sha256"],
            KF_UUID=m["uuid"].replace(":", "").lower(),
            KF_RESHAPE=r.get("reshape_position"), KF_NEWN=r.get("raid_disks_after"),
-           KF_OLDN=r.get("raid_disks_before"))
+           KF_OLDN=r.get("raid_disks_before"), KF_MSIZE=m["member_size"])
 for k, v in one.items():
     print("%s=%s" % (k, q(v)))
 ms = m["members"]
@@ -157,6 +161,24 @@ kfx_unpack() {
 			echo "skip $fx: raid-examine does not decode $KF_FMT yet"
 			return 77
 		fi
+	done
+}
+
+# kfx_unpack_meta FIX: as kfx_unpack, but for md 1.1/1.2 (metadata at the
+# start) only the bytes before each member's data area are written, into a
+# sparse file of the member's size: what examining needs, at a fraction of
+# the cost.  Other formats are unpacked whole.
+kfx_unpack_meta() {
+	local fx=$1 i p
+	case "$KF_META" in 1.1|1.2) ;; *) kfx_unpack "$fx"; return ;; esac
+	KP=() KPS=()
+	for i in "${!KF_FILES[@]}"; do
+		p=$(kfx_name)
+		truncate -s "$KF_MSIZE" "$p"
+		xz -T1 -dc "$KFX/$fx/${KF_FILES[i]}" 2>/dev/null | head -c "${KF_OFFS[i]}" |
+			dd of="$p" conv=notrunc status=none || fail "$fx: cannot unpack the start of ${KF_FILES[i]}"
+		KP[i]=$p
+		KPS+=("$p")
 	done
 }
 

@@ -130,14 +130,14 @@ PY
 	eval "$vars"
 }
 
-# kfx_name: a fresh random file name (reproducible from RANDOM's seed).
+# kfx_name: KNAME, a fresh random file name (reproducible from RANDOM's
+# seed; no subshell, which would not move RANDOM on).
 kfx_name() {
-	local sfx=(.img .raw "" .bin .dd) n
+	local sfx=(.img .raw "" .bin .dd)
 	while :; do
-		n=$(printf 'd%04x%04x%s' $RANDOM $RANDOM "${sfx[RANDOM % 5]}")
-		[ -e "$n" ] || break
+		printf -v KNAME 'd%04x%04x%s' $RANDOM $RANDOM "${sfx[RANDOM % 5]}"
+		[ -e "$KNAME" ] || break
 	done
-	echo "$n"
 }
 
 # kfx_unpack FIX [INDEX...]: unpacks FIX's members (all, or the given file
@@ -152,7 +152,8 @@ kfx_unpack() {
 	if [ $# -gt 0 ]; then idx=("$@"); else idx=("${!KF_FILES[@]}"); fi
 	for i in "${!KF_FILES[@]}"; do KP[i]=""; done
 	for i in "${idx[@]}"; do
-		p=$(kfx_name)
+		kfx_name
+		p=$KNAME
 		: >"$p"
 		xz -T1 -dc "$KFX/$fx/${KF_FILES[i]}" >"$p" || fail "$fx: cannot unpack ${KF_FILES[i]}"
 		KP[i]=$p
@@ -173,7 +174,8 @@ kfx_unpack_meta() {
 	case "$KF_META" in 1.1|1.2) ;; *) kfx_unpack "$fx"; return ;; esac
 	KP=() KPS=()
 	for i in "${!KF_FILES[@]}"; do
-		p=$(kfx_name)
+		kfx_name
+		p=$KNAME
 		truncate -s "$KF_MSIZE" "$p"
 		xz -T1 -dc "$KFX/$fx/${KF_FILES[i]}" 2>/dev/null | head -c "${KF_OFFS[i]}" |
 			dd of="$p" conv=notrunc status=none || fail "$fx: cannot unpack the start of ${KF_FILES[i]}"
@@ -192,17 +194,70 @@ kfx_shuffle() {
 	done
 }
 
-# kfx_junk: makes an unrelated file (zero-filled or random, a few MiB) under
-# a random name; prints the name.
+# kfx_junk: KJUNK, an unrelated file (zero-filled or random, a few MiB)
+# under a random name.
 kfx_junk() {
-	local p
-	p=$(kfx_name)
+	kfx_name
+	KJUNK=$KNAME
 	if [ $((RANDOM % 2)) = 0 ]; then
-		truncate -s $(( (RANDOM % 8 + 1) * 1048576 )) "$p"
+		truncate -s $(( (RANDOM % 8 + 1) * 1048576 )) "$KJUNK"
 	else
-		head -c $(( (RANDOM % 4 + 1) * 1048576 )) /dev/urandom >"$p"
+		head -c $(( (RANDOM % 4 + 1) * 1048576 )) /dev/urandom >"$KJUNK"
 	fi
-	echo "$p"
+}
+
+# kfx_export_sha WANT_RC ARG...: raid-assemble --export - ARG... piped
+# into sha256sum (no volume file); fails unless it exits WANT_RC; KSHA is
+# the export's sha256.  When KSHA is not the manifest's, kfx_volume_diag
+# tells what is wrong.
+kfx_export_sha() {
+	local want=$1 rc
+	shift
+	"$BIN/raid-assemble" --export - "$@" 2>.err | sha256sum >.sha
+	rc=${PIPESTATUS[0]}
+	[ "$rc" = "$want" ] || fail "raid-assemble --export - $*: exit $rc, expected $want: $(head -c 600 .err)"
+	KSHA=$(cut -d' ' -f1 .sha)
+}
+
+# kfx_volume_diag FIX ARG...: exports the volume (raid-assemble --export
+# vol ARG...) and says which 4 KiB blocks differ from the manifest's
+# payload (tests/fixtures/kernel/README.md "The payload"): how many, the
+# first few, and what they hold instead (another block, the payload of the
+# stale pass, zeros).  On stderr; for failure messages.
+kfx_volume_diag() {
+	local fx=$1
+	shift
+	"$BIN/raid-assemble" --export vol "$@" >/dev/null 2>&1
+	python3 - "$KFX/$fx/manifest.json" vol <<'PY' >&2
+import json, struct, sys
+m = json.load(open(sys.argv[1]))
+seed, old = m["seed"], m.get("seed_before_fail")
+data = open(sys.argv[2], "rb").read()
+size = m["volume_size"]
+print("volume: %d bytes exported, %d expected" % (len(data), size))
+def block(i, sd):
+    words = [((4096 * i + 8 * k) // 512) ^ sd for k in range(3, 512)]
+    return b"RKPATTRN" + struct.pack("<QQ", i, sd) + struct.pack("<509Q", *words)
+bad = []
+for i in range(size // 4096):
+    got = data[4096 * i:4096 * i + 4096]
+    if got != block(i, seed):
+        bad.append(i)
+print("%d of %d blocks differ from the payload" % (len(bad), size // 4096))
+for i in bad[:6]:
+    got = data[4096 * i:4096 * i + 4096]
+    if len(got) < 4096:
+        what = "missing (short export)"
+    elif got.count(0) == 4096:
+        what = "zeros"
+    elif got[:8] == b"RKPATTRN":
+        j, sd = struct.unpack("<QQ", got[8:24])
+        what = "block %d of %s" % (j, "the stale pass (seed_before_fail)" if sd == old else "seed %d" % sd)
+    else:
+        what = "not the payload: %s..." % got[:16].hex()
+    print("  volume offset %d (block %d): %s" % (4096 * i, i, what))
+PY
+	rm -f vol
 }
 
 # kfx_check_members FIX: every unpacked member still has the manifest's

@@ -170,8 +170,12 @@ static rk_err take_foreign(struct cand_vec *v, int64_t i, const struct rk_foreig
 	char what[96];
 	snprintf(what, sizeof what, "%s", f->fmt->desc);
 	if (f->nviews == 0) {
+		const char *why = f->why[0] ? f->why : "it serves no array";
+		size_t wl = strlen(what);
+		if (!strncmp(why, what, wl) && !strncmp(why + wl, ": ", 2))
+			why += wl + 2;   /* the format is named once */
 		snprintf(v->c[i].m.foreign_type, sizeof v->c[i].m.foreign_type, "%s", f->fmt->name);
-		rk_discover_set_reason(&v->c[i].m, "%s, not usable: %s", what, f->why[0] ? f->why : "it serves no array");
+		rk_discover_set_reason(&v->c[i].m, "%s, not usable: %s", what, why);
 		decide(v, i, RK_MEMBER_FOREIGN);
 		return RK_OK;
 	}

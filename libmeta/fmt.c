@@ -197,3 +197,21 @@ const struct rk_meta_fmt *rk_meta_fmt_find(const char *name)
 			return rk_meta_fmts[i];
 	return NULL;
 }
+
+/* The disk serials a user gave (rk_fmt_set_disk_serials), process-wide. */
+static char *disk_serials;
+
+rk_err rk_fmt_set_disk_serials(const char *spec)
+{
+	char *copy = NULL;
+	if (spec && *spec && !(copy = strdup(spec)))
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	free(disk_serials);
+	disk_serials = copy;
+	return RK_OK;
+}
+
+const char *rk_fmt_disk_serials(void)
+{
+	return disk_serials;
+}

@@ -99,6 +99,14 @@ void   rk_foreign_read_free(struct rk_foreign_read *r);
  * table consistent, reshape fields valid, all overflow-safe.  RK_E_CORRUPT
  * with a sentence naming the field. */
 rk_err rk_view_check(const struct rk_sb *v, uint64_t dev_size);
+/* Which disk each member image is, for formats that name a disk only by
+ * the serial number the device reports (IMSM), which an image file does
+ * not carry: SPEC "PATH=SERIAL[,PATH=SERIAL...]" (a PATH without '/'
+ * matches the file name alone).  Process-wide, copied; NULL or "" clears.
+ * Tools set it from --disk-serial. */
+rk_err rk_fmt_set_disk_serials(const char *spec);
+const char *rk_fmt_disk_serials(void);   /* the SPEC set, or NULL */
+
 /* Writers' refusal: RK_E_NOTSUP with a sentence naming D and its format
  * ("... does not DOING arrays other software made") when D carries
  * foreign metadata raidkit reads; RK_OK when it does not. */

@@ -723,7 +723,7 @@ int main(int argc, char **argv)
 		{ "write", required_argument, NULL, O_WRITE },
 		{ "mount", required_argument, NULL, O_MOUNT },
 		{ "rw", no_argument, NULL, O_RW },
-		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct assemble_args o;
 	memset(&o, 0, sizeof o);

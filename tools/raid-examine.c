@@ -416,7 +416,7 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	static const struct option opts[] = {
 		{ "map", required_argument, NULL, OPT_MAP },
-		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct examine_args a;
 	memset(&a, 0, sizeof a);

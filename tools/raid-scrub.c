@@ -365,7 +365,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-checkpoint", no_argument, NULL, O_NOCKPT },
 		{ "resume", no_argument, NULL, O_RESUME },
 		{ "stop-after", required_argument, NULL, O_STOP },
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_HELP, CLI_OPTION_VERSION,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION,
 		CLI_OPTION_END,
 	};
 	memset(o, 0, sizeof *o);

@@ -1,5 +1,6 @@
 /* cli.c: shared tool plumbing. */
 #include "cli.h"
+#include "rk_fmt.h"
 #include "rk_create.h"
 #include "rk_sb.h"
 #include "rk_util.h"
@@ -84,6 +85,40 @@ int cli_exit_for(rk_err e)
 	}
 }
 
+/* mdadm's form of a UUID: 32 hex digits in groups split by ':' (or any
+ * grouping of hex digits with ':', '-', '.' or ' ').  0 on success. */
+static int parse_md_uuid(const char *s, uint8_t out[16])
+{
+	int n = 0;
+	for (; *s; s++) {
+		if (*s == ':' || *s == '-' || *s == '.' || *s == ' ')
+			continue;
+		int v = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+		      : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 : -1;
+		if (v < 0 || n >= 32)
+			return -1;
+		out[n / 2] = (uint8_t)(n % 2 ? (out[n / 2] | v) : v << 4);
+		n++;
+	}
+	return n == 32 ? 0 : -1;
+}
+
+/* --disk-serial: appended to what earlier ones gave. */
+static int add_disk_serials(const char *arg)
+{
+	if (!strchr(arg, '='))
+		return cli_usage_error("--disk-serial: '%s' is not FILE=SERIAL[,FILE=SERIAL...]", arg);
+	const char *have = rk_fmt_disk_serials();
+	size_t n = (have ? strlen(have) + 1 : 0) + strlen(arg) + 1;
+	char *all = malloc(n);
+	if (!all)
+		return cli_usage_error("--disk-serial: out of memory");
+	snprintf(all, n, "%s%s%s", have ? have : "", have ? "," : "", arg);
+	rk_err e = rk_fmt_set_disk_serials(all);
+	free(all);
+	return e ? cli_usage_error("--disk-serial: %s", rk_errmsg()) : CLI_GO_ON;
+}
+
 /* One shared option into COMMON: CLI_GO_ON, or the exit status. */
 static int common_option(const struct cli_command *cmd, int c, const char *arg)
 {
@@ -104,13 +139,24 @@ static int common_option(const struct cli_command *cmd, int c, const char *arg)
 		common->progress = 1;
 		return CLI_GO_ON;
 	case CLI_OPT_UUID:
-		if (uuid_parse(arg, common->uuid))
+		if (uuid_parse(arg, common->uuid) && parse_md_uuid(arg, common->uuid))
 			return cli_usage_error("--uuid: '%s' is not a UUID", arg);
 		common->have_uuid = 1;
 		return CLI_GO_ON;
+	case CLI_OPT_DISK_SERIAL:
+		return add_disk_serials(arg);
 	default:
 		return EX_USAGE;   /* not a shared option: cannot happen */
 	}
+}
+
+/* Whether CMD has the long option with CODE. */
+static int cmd_takes(const struct cli_command *cmd, int code)
+{
+	for (const struct option *o = cmd->options; o && o->name; o++)
+		if (o->val == code)
+			return 1;
+	return 0;
 }
 
 int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
@@ -121,6 +167,10 @@ int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
 	char letters[64];
 	snprintf(letters, sizeof letters, ":%s", cmd->letters ? cmd->letters : "");
 	opterr = 0;
+	/* the environment's disk serials first; --disk-serial adds to them */
+	const char *env = getenv("RAIDKIT_DISK_SERIAL");
+	if (env && *env && cmd_takes(cmd, CLI_OPT_DISK_SERIAL) && add_disk_serials(env) != CLI_GO_ON)
+		return EX_USAGE;
 	int c;
 	while ((c = getopt_long(argc, argv, letters, cmd->options, NULL)) != -1) {
 		int rc;

@@ -44,13 +44,15 @@ enum cli_option_code {
 	CLI_OPT_VERSION,         /* --version (and -V): cli_version(), exit 0 */
 	CLI_OPT_JSON,            /* --json: common.json */
 	CLI_OPT_PROGRESS,        /* --progress: common.progress */
-	CLI_OPT_UUID,            /* --uuid UUID: common.uuid, have_uuid */
+	CLI_OPT_UUID,            /* --uuid UUID: common.uuid, have_uuid (mdadm's colon form too) */
+	CLI_OPT_DISK_SERIAL,     /* --disk-serial FILE=SERIAL,...: rk_fmt_set_disk_serials (repeatable) */
 };
 #define CLI_OPTION_HELP     { "help", no_argument, NULL, CLI_OPT_HELP }
 #define CLI_OPTION_VERSION  { "version", no_argument, NULL, CLI_OPT_VERSION }
 #define CLI_OPTION_JSON     { "json", no_argument, NULL, CLI_OPT_JSON }
 #define CLI_OPTION_PROGRESS { "progress", no_argument, NULL, CLI_OPT_PROGRESS }
 #define CLI_OPTION_UUID     { "uuid", required_argument, NULL, CLI_OPT_UUID }
+#define CLI_OPTION_DISK_SERIAL { "disk-serial", required_argument, NULL, CLI_OPT_DISK_SERIAL }
 #define CLI_OPTION_END      { NULL, 0, NULL, 0 }
 
 /* What the shared options set. */

@@ -101,7 +101,8 @@ PY
 # volume bytes, or empty), KF_OLDN and KF_NEWN (members before and after
 # the reshape, or empty);
 # per member file i: KF_FILES, KF_ROLES, KF_STATES, KF_OFFS (data offset),
-# KF_MSHA (sha256), KF_EVENTS.
+# KF_MSHA (sha256), KF_EVENTS, KF_SERIALS (the disk serial IMSM knows the
+# member by: the guest's device name).
 kfx_load() {
 	local vars
 	vars=$(python3 - "$KFX/$1/manifest.json" <<'PY'
@@ -122,6 +123,16 @@ one = dict(KF_META=md, KF_FMT=fmt, KF_LEVEL=m["level"], KF_LV=lv, KF_LAYOUT=m["l
 for k, v in one.items():
     print("%s=%s" % (k, q(v)))
 ms = m["members"]
+# the guest's device names, which IMSM took for the disks' serials:
+# "# devices in the guest: /dev/ubda = m0.img.xz, ..." in examine.txt
+ser = {}
+for line in open(sys.argv[1].replace("manifest.json", "examine.txt")):
+    if line.startswith("# devices in the guest: "):
+        for w in line.split(": ", 1)[1].split(","):
+            dev, _, f = w.strip().partition(" = ")
+            ser[f] = dev
+        break
+print("KF_SERIALS=(%s)" % " ".join(q(ser.get(x["file"], "")) for x in ms))
 for k, f in (("KF_FILES", "file"), ("KF_ROLES", "role"), ("KF_STATES", "state"),
              ("KF_OFFS", "data_offset"), ("KF_MSHA", "sha256"), ("KF_EVENTS", "events")):
     print("%s=(%s)" % (k, " ".join(q(x[f]) for x in ms)))
@@ -158,6 +169,7 @@ kfx_unpack() {
 		xz -T1 -dc "$KFX/$fx/${KF_FILES[i]}" >"$p" || fail "$fx: cannot unpack ${KF_FILES[i]}"
 		KP[i]=$p
 		KPS+=("$p")
+		kfx_serial "$p" "${KF_SERIALS[i]}"
 		if [ ${#KPS[@]} = 1 ] && ! kfx_decoded "$fx" "$p"; then
 			echo "skip $fx: raid-examine does not decode $KF_FMT yet"
 			return 77
@@ -181,7 +193,17 @@ kfx_unpack_meta() {
 			dd of="$p" conv=notrunc status=none || fail "$fx: cannot unpack the start of ${KF_FILES[i]}"
 		KP[i]=$p
 		KPS+=("$p")
+		kfx_serial "$p" "${KF_SERIALS[i]}"
 	done
+}
+
+# kfx_serial FILE SERIAL: IMSM tells its disks by serial, which an image
+# does not carry: FILE=SERIAL goes into RAIDKIT_DISK_SERIAL (what the tools'
+# --disk-serial takes) for IMSM fixtures; KF_SERIAL_MAP keeps this fixture's.
+kfx_serial() {
+	[ "$KF_META" = imsm ] && [ -n "$2" ] || return 0
+	KF_SERIAL_MAP="${KF_SERIAL_MAP:+$KF_SERIAL_MAP,}${1##*/}=$2"
+	export RAIDKIT_DISK_SERIAL="${RAIDKIT_DISK_SERIAL:+$RAIDKIT_DISK_SERIAL,}${1##*/}=$2"
 }
 
 # kfx_shuffle WORD...: the words in a random order in the array SHUF.

@@ -92,53 +92,62 @@ print("\n".join(out))
 PY
 }
 
-# kfx_load FIX: the manifest of FIX as shell variables: KF_META (0.90,
-# 1.2, ddf, imsm), KF_FMT (its name in raidkit's words: "md 1.2", "DDF",
-# "IMSM"), KF_LEVEL (raid5), KF_LV (the contract's "5"), KF_LAYOUT,
-# KF_LAYOUT_CODE, KF_CHUNK (0 when none), KF_N (raid_disks), KF_VOLSIZE,
-# KF_VOLSHA, KF_UUID (hex digits only), KF_MSIZE (each member's size),
-# KF_RESHAPE (the reshape position in
-# volume bytes, or empty), KF_OLDN and KF_NEWN (members before and after
-# the reshape, or empty);
-# per member file i: KF_FILES, KF_ROLES, KF_STATES, KF_OFFS (data offset),
-# KF_MSHA (sha256), KF_EVENTS, KF_SERIALS (the disk serial IMSM knows the
-# member by: the guest's device name).
-kfx_load() {
-	local vars
-	vars=$(python3 - "$KFX/$1/manifest.json" <<'PY'
-import json, shlex, sys
-m = json.load(open(sys.argv[1]))
+# kfx_vars DIR FIX...: the manifests of the fixtures as shell variables,
+# one file DIR/FIX each (kfx_load sources it; one python3 run for all).
+kfx_vars() {
+	python3 - "$KFX" "$@" <<'PY' || fail "cannot read the manifests of $*"
+import json, os, shlex, sys
+top, out = sys.argv[1], sys.argv[2]
 q = lambda v: shlex.quote("" if v is None else str(v))
-md = m["metadata"]
-lv = {"linear": "linear", "raid0": "0", "raid1": "1", "raid4": "4", "raid5": "5",
-      "raid6": "6", "raid10": "10"}[m["level"]]
-fmt = "md " + md if md[0] in "01" else md.upper()
-r = m.get("reshape") or {}
-one = dict(KF_META=md, KF_FMT=fmt, KF_LEVEL=m["level"], KF_LV=lv, KF_LAYOUT=m["layout"],
-           KF_LAYOUT_CODE=m["layout_code"], KF_CHUNK=m["chunk"] or 0, KF_N=m["raid_disks"],
-           KF_VOLSIZE=m["volume_size"], KF_VOLSHA=m["volume_sha256"],
-           KF_UUID=m["uuid"].replace(":", "").lower(),
-           KF_RESHAPE=r.get("reshape_position"), KF_NEWN=r.get("raid_disks_after"),
-           KF_OLDN=r.get("raid_disks_before"), KF_MSIZE=m["member_size"])
-for k, v in one.items():
-    print("%s=%s" % (k, q(v)))
-ms = m["members"]
-# the guest's device names, which IMSM took for the disks' serials:
-# "# devices in the guest: /dev/ubda = m0.img.xz, ..." in examine.txt
-ser = {}
-for line in open(sys.argv[1].replace("manifest.json", "examine.txt")):
-    if line.startswith("# devices in the guest: "):
-        for w in line.split(": ", 1)[1].split(","):
-            dev, _, f = w.strip().partition(" = ")
-            ser[f] = dev
-        break
-print("KF_SERIALS=(%s)" % " ".join(q(ser.get(x["file"], "")) for x in ms))
-for k, f in (("KF_FILES", "file"), ("KF_ROLES", "role"), ("KF_STATES", "state"),
-             ("KF_OFFS", "data_offset"), ("KF_MSHA", "sha256"), ("KF_EVENTS", "events")):
-    print("%s=(%s)" % (k, " ".join(q(x[f]) for x in ms)))
+for fx in sys.argv[3:]:
+    m = json.load(open(os.path.join(top, fx, "manifest.json")))
+    md = m["metadata"]
+    lv = {"linear": "linear", "raid0": "0", "raid1": "1", "raid4": "4", "raid5": "5",
+          "raid6": "6", "raid10": "10"}[m["level"]]
+    r = m.get("reshape") or {}
+    one = dict(KF_META=md, KF_FMT="md " + md if md[0] in "01" else md.upper(),
+               KF_LEVEL=m["level"], KF_LV=lv, KF_LAYOUT=m["layout"],
+               KF_LAYOUT_CODE=m["layout_code"], KF_CHUNK=m["chunk"] or 0, KF_N=m["raid_disks"],
+               KF_VOLSIZE=m["volume_size"], KF_VOLSHA=m["volume_sha256"],
+               KF_UUID=m["uuid"].replace(":", "").lower(),
+               KF_RESHAPE=r.get("reshape_position"), KF_NEWN=r.get("raid_disks_after"),
+               KF_OLDN=r.get("raid_disks_before"), KF_MSIZE=m["member_size"])
+    lines = ["%s=%s" % (k, q(v)) for k, v in one.items()]
+    ms = m["members"]
+    # the guest's device names, which IMSM took for the disks' serials:
+    # "# devices in the guest: /dev/ubda = m0.img.xz, ..." in examine.txt
+    ser = {}
+    for line in open(os.path.join(top, fx, "examine.txt")):
+        if line.startswith("# devices in the guest: "):
+            for w in line.split(": ", 1)[1].split(","):
+                dev, _, f = w.strip().partition(" = ")
+                ser[f] = dev
+            break
+    lines.append("KF_SERIALS=(%s)" % " ".join(q(ser.get(x["file"], "")) for x in ms))
+    for k, f in (("KF_FILES", "file"), ("KF_ROLES", "role"), ("KF_STATES", "state"),
+                 ("KF_OFFS", "data_offset"), ("KF_MSHA", "sha256"), ("KF_EVENTS", "events")):
+        lines.append("%s=(%s)" % (k, " ".join(q(x[f]) for x in ms)))
+    open(os.path.join(out, fx), "w").write("\n".join(lines) + "\n")
 PY
-) || fail "$1: cannot read its manifest.json"
-	eval "$vars"
+}
+
+# kfx_load FIX: the manifest of FIX as shell variables (from KFX_VARS, which
+# kfx_run_all fills, or read now): KF_META (0.90, 1.2, ddf, imsm), KF_FMT
+# (its name in raidkit's words: "md 1.2", "DDF", "IMSM"), KF_LEVEL (raid5),
+# KF_LV (the contract's "5"), KF_LAYOUT, KF_LAYOUT_CODE, KF_CHUNK (0 when
+# none), KF_N (raid_disks), KF_VOLSIZE, KF_VOLSHA, KF_UUID (hex digits
+# only), KF_MSIZE (each member's size), KF_RESHAPE (the reshape position in
+# volume bytes, or empty), KF_OLDN and KF_NEWN (members before and after
+# the reshape, or empty); per member file i: KF_FILES, KF_ROLES, KF_STATES,
+# KF_OFFS (data offset), KF_MSHA (sha256), KF_EVENTS, KF_SERIALS (the disk
+# serial IMSM knows the member by: the guest's device name).
+kfx_load() {
+	if [ ! -f "${KFX_VARS:-/nonexistent}/$1" ]; then
+		KFX_VARS=$PWD/kfx.vars
+		mkdir -p "$KFX_VARS"
+		kfx_vars "$KFX_VARS" "$1"
+	fi
+	. "$KFX_VARS/$1"
 }
 
 # kfx_name: KNAME, a fresh random file name (reproducible from RANDOM's
@@ -337,6 +346,9 @@ kfx_run_all() {
 	mapfile -t KFX_LIST < <(kfx_select "$mode" 2>keep.sel)
 	cat keep.sel
 	[ ${#KFX_LIST[@]} -gt 0 ] || fail "no fixture selected"
+	KFX_VARS=$PWD/keep.vars
+	mkdir -p "$KFX_VARS"
+	kfx_vars "$KFX_VARS" "${KFX_LIST[@]}"
 	for fx in "${KFX_LIST[@]}"; do
 		t0=$(date +%s%N)
 		rm -rf kfx.work && mkdir kfx.work || fail "cannot make kfx.work"

@@ -4,6 +4,8 @@
  *   file/block device  rk_dev_open()      (dev_file.c)
  *   memory             rk_dev_mem()       (dev_mem.c; tests, fuzzing)
  *   fault injection    rk_dev_fault()     (dev_fault.c; wraps another dev)
+ *   overlay            rk_dev_overlay()   (dev_overlay.c; writes kept in memory)
+ *   slice              rk_dev_slice()     (dev_slice.c; a read-only window of another dev)
  * All offsets and sizes are 64-bit bytes.  pread/pwrite are full transfers
  * (short reads/writes are looped; EOF inside the range is RK_E_RANGE) and are
  * bounds-checked against rk_dev_size() without overflow (RK_E_RANGE); a
@@ -194,5 +196,20 @@ rk_err rk_fault_crash(rk_fault_plan *p);
  * not owned (it must outlive the overlay).  Path, size, sector, identity
  * are LOWER's; the overlay is writable. */
 rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower);
+
+/* ---- slice (dev_slice.c) ---- */
+/* A read-only window [OFFSET, OFFSET+LENGTH) of PARENT (one partition of a
+ * whole disk, libmeta/rk_part.h), named NAME (copied; NULL: PARENT's
+ * path).  Reads at slice offset X read PARENT at OFFSET + X; the generic
+ * bounds check keeps them inside the window, so PARENT is never read past
+ * it; writes fail with RK_E_READONLY.  The window must lie inside PARENT
+ * (RK_E_RANGE with a sentence otherwise, overflow-safe).  Sector size is
+ * PARENT's.  Identity: derived from PARENT's and the window, so two
+ * windows of one file differ and the same window twice is the same (the
+ * device number has bit 63 set: never a real device's).  With OWN_PARENT
+ * closing the slice closes PARENT, and PARENT is closed on failure too;
+ * else PARENT must outlive the slice. */
+rk_err rk_dev_slice(rk_dev **out, rk_dev *parent, uint64_t offset, uint64_t length,
+                    const char *name, int own_parent);
 
 #endif

@@ -152,8 +152,11 @@ static int same_object(struct cand_vec *v, int64_t i, rk_dev *d)
 	for (int64_t k = 0; k < i; k++) {
 		if (!v->c[k].have_id || v->c[k].devno != c->devno || v->c[k].ino != c->ino)
 			continue;
-		rk_discover_set_reason(&c->m, "the same %s as %s, given twice", rk_dev_is_blockdev(d) ? "device" : "file",
-		                       v->c[k].m.path);
+		char disk[4096];
+		uint32_t pn;
+		const char *what = rk_part_name_parse(c->m.path, disk, sizeof disk, &pn) == 1 ? "partition"
+		                 : rk_dev_is_blockdev(d) ? "device" : "file";
+		rk_discover_set_reason(&c->m, "the same %s as %s, given twice", what, v->c[k].m.path);
 		/* Same object: the earlier path stands for it. */
 		c->same_as = k;
 		decide(v, i, RK_MEMBER_DUPLICATE);

@@ -17,6 +17,7 @@
 #include <uuid/uuid.h>
 
 #include "rk_le.h"
+#include "rk_part.h"
 #include "rk_sb.h"
 #include "rk_util.h"
 
@@ -109,7 +110,7 @@ static void describe(struct rk_probe_result *r)
 static rk_err probe_native(const char *path, struct rk_probe_result *r)
 {
 	rk_dev *d = NULL;
-	rk_err e = rk_dev_open(&d, path, RK_DEV_RDONLY);
+	rk_err e = rk_member_open(&d, path, RK_DEV_RDONLY);
 	if (e)
 		return e;
 	struct rk_sb_read rd;
@@ -160,9 +161,34 @@ rk_err rk_probe_occupant(const char *path, int force, char *what, size_t cap, in
 	return RK_OK;
 }
 
+/* A libblkid probe of PATH, or of the partition PATH names (PATH:pN,
+ * rk_part.h): then *FD is the disk's descriptor for the caller to close
+ * after blkid_free_probe (else -1).  NULL when it cannot be made. */
+static blkid_probe new_probe(const char *path, int *fd)
+{
+	char *disk = NULL;
+	uint64_t off = 0, size = 0;
+	*fd = -1;
+	if (!rk_part_locate(path, &disk, &off, &size))
+		return blkid_new_probe_from_filename(path);
+	blkid_probe pr = blkid_new_probe();
+	*fd = open(disk, O_RDONLY | O_CLOEXEC);
+	free(disk);
+	if (pr && *fd >= 0 && off <= INT64_MAX && size <= INT64_MAX &&
+	    blkid_probe_set_device(pr, *fd, (blkid_loff_t)off, (blkid_loff_t)size) == 0)
+		return pr;
+	if (pr)
+		blkid_free_probe(pr);
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
 static rk_err probe_blkid(const char *path, struct rk_probe_result *r)
 {
-	blkid_probe pr = blkid_new_probe_from_filename(path);
+	int fd;
+	blkid_probe pr = new_probe(path, &fd);
 	if (!pr)
 		return rk_fail(RK_E_OPEN, "%s: libblkid cannot probe it", path);
 	blkid_probe_enable_superblocks(pr, 1);
@@ -181,6 +207,8 @@ static rk_err probe_blkid(const char *path, struct rk_probe_result *r)
 	}
 	if (rc < 0) {
 		blkid_free_probe(pr);
+		if (fd >= 0)
+			close(fd);
 		return rk_fail(RK_E_IO, "%s: libblkid probing failed", path);
 	}
 	if (rc == 0) {
@@ -212,6 +240,8 @@ static rk_err probe_blkid(const char *path, struct rk_probe_result *r)
 		}
 	}
 	blkid_free_probe(pr);
+	if (fd >= 0)
+		close(fd);
 	return RK_OK;
 }
 

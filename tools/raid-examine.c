@@ -19,6 +19,7 @@
 #include "rk_geom.h"
 #include "rk_json.h"
 #include "rk_le.h"
+#include "rk_part.h"
 #include "rk_print.h"
 #include "rk_probe.h"
 #include "rk_sb.h"
@@ -60,6 +61,8 @@ struct member_exam {
 	void *foreign[4];
 	const struct rk_meta_fmt *foreign_fmt[4];
 	struct rk_probe_result probe;      /* a foreign signature (probe.found) */
+	struct rk_part_table parts;        /* a whole disk's partitions (spec/partitions.md) */
+	struct member_exam *part_exam;     /* parts.n examinations, one per partition */
 };
 
 /* What the examination found over all paths. */
@@ -89,7 +92,7 @@ static void read_member(struct member_exam *x, int json)
 	rk_dev *d = NULL;
 	memset(&x->rd, 0, sizeof x->rd);
 	x->rd.chosen = -1;
-	rk_err e = rk_dev_open(&d, x->path, RK_DEV_RDONLY);
+	rk_err e = rk_member_open(&d, x->path, RK_DEV_RDONLY);
 	if (e) {
 		snprintf(x->open_error, sizeof x->open_error, "%s", rk_errmsg());
 	} else {
@@ -106,6 +109,8 @@ static void read_member(struct member_exam *x, int json)
 	if (!x->open_error[0] && rk_probe_foreign(x->path, &x->probe) != RK_OK)
 		memset(&x->probe, 0, sizeof x->probe);
 }
+
+static void parts_json(rk_json *j, const struct member_exam *x);
 
 static void member_json(rk_json *j, const struct member_exam *x)
 {
@@ -132,8 +137,12 @@ static void member_json(rk_json *j, const struct member_exam *x)
 	rk_json_arr_end(j);
 	if (rk_json_key_or_null(j, "discovery", x->member != NULL))
 		rk_print_member_json(j, x->member);
+	if (x->parts.n)
+		parts_json(j, x);
 	rk_json_obj_end(j);
 }
+
+static void parts_text(const struct member_exam *x);
 
 static void member_text(const struct member_exam *x)
 {
@@ -152,32 +161,174 @@ static void member_text(const struct member_exam *x)
 	}
 	for (int k = 0; k < x->nforeign; k++)
 		x->foreign_fmt[k]->print_text(stdout, x->foreign[k], "  ");
+	if (x->parts.n)
+		parts_text(x);
 	if (x->member)
 		rk_esc_fprintf(stdout, "  discovery: %s: %s\n", rk_member_class_name(x->member->cls), x->member->reason);
 	printf("\n");
+	for (uint32_t i = 0; i < x->parts.n; i++)
+		member_text(&x->part_exam[i]);
 }
 
-static void examine_one(const char *path, const struct rk_member *m, rk_json *j, struct exam *ex)
+/* ---- whole disks (spec/partitions.md) ---- */
+
+/* The member discovery made of NAME, a name it was given or one of the
+ * partitions it looked into; NULL when none. */
+static const struct rk_member *name_member(const struct rk_discovery *d, const char *name)
+{
+	for (uint32_t a = 0; a < d->narrays; a++)
+		for (uint32_t r = 0; r < d->arrays[a].nroles; r++)
+			if (d->arrays[a].roles[r].path && !strcmp(d->arrays[a].roles[r].path, name))
+				return &d->arrays[a].roles[r];
+	for (uint32_t i = 0; i < d->nleft; i++)
+		if (d->left[i].path && !strcmp(d->left[i].path, name))
+			return &d->left[i];
+	return NULL;
+}
+
+/* The member discovery made of path ARGI (named PATH): none when what it
+ * has under that index is one of the disk's partitions. */
+static const struct rk_member *path_member(const struct rk_discovery *d, int32_t argi, const char *path)
+{
+	const struct rk_member *m = rk_discovery_find_path(d, argi);
+	return m && m->path && !strcmp(m->path, path) ? m : NULL;
+}
+
+/* X (a path holding no metadata of its own) as a whole disk: its
+ * partition table, and each partition examined as a member. */
+static void read_parts(struct member_exam *x, const struct rk_discovery *d, int json)
+{
+	if (rk_part_table_read(x->path, &x->parts) != RK_OK || x->parts.n == 0) {
+		rk_part_table_free(&x->parts);
+		return;
+	}
+	x->part_exam = calloc(x->parts.n, sizeof *x->part_exam);
+	if (!x->part_exam) {
+		rk_part_table_free(&x->parts);
+		return;
+	}
+	for (uint32_t i = 0; i < x->parts.n; i++) {
+		struct member_exam *px = &x->part_exam[i];
+		size_t len = strlen(x->path) + 16;
+		char *name = malloc(len);
+		if (!name) {
+			snprintf(px->open_error, sizeof px->open_error, "out of memory");
+			continue;
+		}
+		snprintf(name, len, "%s:p%u", x->path, x->parts.parts[i].number);
+		px->path = name;
+		px->member = name_member(d, name);
+		read_member(px, json);
+	}
+}
+
+/* What partition exam PX holds, in words. */
+static const char *holds_words(const struct member_exam *px, char *buf, size_t cap)
+{
+	if (px->open_error[0])
+		snprintf(buf, cap, "cannot be read: %s", px->open_error);
+	else if (px->rd.chosen >= 0)
+		snprintf(buf, cap, "a raidkit member");
+	else if (px->probe.found)
+		snprintf(buf, cap, "%s", px->probe.what);
+	else if (px->nforeign)
+		snprintf(buf, cap, "%s metadata", px->foreign_fmt[0]->desc);
+	else
+		snprintf(buf, cap, "nothing recognised");
+	return buf;
+}
+
+static void parts_text(const struct member_exam *x)
+{
+	printf("  partition table: %s, %u partition%s (each examined below as its own member):\n",
+	       x->parts.type[0] ? x->parts.type : "unknown", x->parts.n, x->parts.n == 1 ? "" : "s");
+	for (uint32_t i = 0; i < x->parts.n; i++) {
+		const struct rk_part *p = &x->parts.parts[i];
+		const struct member_exam *px = &x->part_exam[i];
+		char sz[32], holds[600];
+		rk_esc_fprintf(stdout, "    %s: start %" PRIu64 ", %" PRIu64 " bytes (%s), type %s%s%s%s%s%s%s\n",
+		               px->path ? px->path : "?", p->start, p->size, rk_size_words(p->size, sz, sizeof sz),
+		               p->type, p->type_words[0] ? " (" : "", p->type_words, p->type_words[0] ? ")" : "",
+		               p->label[0] ? ", name \"" : "", p->label, p->label[0] ? "\"" : "");
+		if (p->problem[0])
+			rk_esc_fprintf(stdout, "      not read: %s\n", p->problem);
+		else
+			rk_esc_fprintf(stdout, "      holds %s\n", holds_words(px, holds, sizeof holds));
+	}
+}
+
+static void parts_json(rk_json *j, const struct member_exam *x)
+{
+	rk_json_key(j, "partition_table");
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "type", x->parts.type);
+	rk_json_kstr(j, "id", x->parts.id);
+	rk_json_obj_end(j);
+	rk_json_key(j, "partitions");
+	rk_json_arr_begin(j);
+	for (uint32_t i = 0; i < x->parts.n; i++) {
+		const struct rk_part *p = &x->parts.parts[i];
+		rk_json_obj_begin(j);
+		rk_json_kstr(j, "name", x->part_exam[i].path);
+		CLI_JSON_U64S(j, { "number", p->number }, { "start", p->start }, { "size", p->size });
+		rk_json_kstr(j, "type", p->type);
+		rk_json_kstr(j, "type_name", p->type_words[0] ? p->type_words : NULL);
+		rk_json_kstr(j, "label", p->label[0] ? p->label : NULL);
+		rk_json_kbool(j, "logical", p->logical);
+		rk_json_kstr(j, "problem", p->problem[0] ? p->problem : NULL);
+		rk_json_key(j, "holds");
+		member_json(j, &x->part_exam[i]);
+		rk_json_obj_end(j);
+	}
+	rk_json_arr_end(j);
+}
+
+/* What X found, into EX's verdict. */
+static void exam_verdict(const struct member_exam *x, struct exam *ex)
+{
+	int valid = x->rd.chosen >= 0;
+	if (valid)
+		ex->readable = 1;
+	/* A whole disk is not a member: its partitions speak for it. */
+	if (x->parts.n == 0 && (!valid || x->rd.copy[0].status != RK_COPY_OK || x->rd.copy[1].status != RK_COPY_OK))
+		ex->report = 1;
+	if (x->member && x->member->cls != RK_MEMBER_ACTIVE && x->member->cls != RK_MEMBER_SPARE)
+		ex->report = 1;
+}
+
+static void exam_free(struct member_exam *x)
+{
+	rk_sb_read_free(&x->rd);
+	for (int k = 0; k < x->nforeign; k++)
+		x->foreign_fmt[k]->release(x->foreign[k]);
+	for (uint32_t i = 0; x->part_exam && i < x->parts.n; i++) {
+		free((char *)(uintptr_t)x->part_exam[i].path);
+		exam_free(&x->part_exam[i]);
+	}
+	free(x->part_exam);
+	rk_part_table_free(&x->parts);
+}
+
+static void examine_one(const char *path, const struct rk_member *m, const struct rk_discovery *d,
+                        rk_json *j, struct exam *ex)
 {
 	struct member_exam x;
 	memset(&x, 0, sizeof x);
 	x.path = path;
 	x.member = m;
 	read_member(&x, j != NULL);
-	int valid = x.rd.chosen >= 0;
-	if (valid)
-		ex->readable = 1;
-	if (!valid || x.rd.copy[0].status != RK_COPY_OK || x.rd.copy[1].status != RK_COPY_OK)
-		ex->report = 1;
-	if (m && m->cls != RK_MEMBER_ACTIVE && m->cls != RK_MEMBER_SPARE)
-		ex->report = 1;
+	/* Partitions as discovery took them: in the disk's place (its index
+	 * then names a partition), or when the disk carries nothing itself. */
+	if (!x.open_error[0] && x.rd.chosen < 0 && (x.nforeign == 0 || !m))
+		read_parts(&x, d, j != NULL);
+	exam_verdict(&x, ex);
+	for (uint32_t i = 0; i < x.parts.n; i++)
+		exam_verdict(&x.part_exam[i], ex);
 	if (j)
 		member_json(j, &x);
 	else
 		member_text(&x);
-	rk_sb_read_free(&x.rd);
-	for (int k = 0; k < x.nforeign; k++)
-		x.foreign_fmt[k]->release(x.foreign[k]);
+	exam_free(&x);
 }
 
 static int do_examine(char **paths, uint32_t n, int json)
@@ -202,7 +353,7 @@ static int do_examine(char **paths, uint32_t n, int json)
 		rk_json_arr_begin(j);
 	}
 	for (uint32_t i = 0; i < n; i++)
-		examine_one(paths[i], rk_discovery_find_path(d, (int32_t)i), j, &ex);
+		examine_one(paths[i], path_member(d, (int32_t)i, paths[i]), d, j, &ex);
 	for (uint32_t a = 0; a < d->narrays; a++)
 		if (d->arrays[a].state == RK_ASTATE_CONFLICT)
 			ex.report = 1;

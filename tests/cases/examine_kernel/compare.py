@@ -158,17 +158,23 @@ def num(s):
 
 
 def ddf_member(i, f, m):
-    """A DDF member against mdadm --examine (first virtual disk)."""
+    """A DDF member against mdadm --examine (first virtual disk); mdadm's
+    fields it lacks (no chunk for RAID-1) are not compared."""
+    g = lambda k, conv: conv(m[k]) if k in m else None
+    chunk = g("Chunk Size[0]", lambda v: int(v.split()[0]))
     want = {
-        "container guid": (m["Container GUID"], {"container_guid", "guid"}, hexid),
-        "vd guid": (m["VD GUID[0]"], {"vd_guid", "guid", "volume_guid"}, hexid),
-        "sequence": (int(m["Seq"], 16), {"seq", "sequence", "seq_num", "sequence_number"}, num),
-        "level": (m["Raid Level[0]"], {"level", "raid_level", "prl"}, lvl),
-        "raid devices": (int(m["Raid Devices[0]"].split()[0]), {"raid_disks", "primary_element_count", "members"}, num),
-        "chunk": (int(m["Chunk Size[0]"].split()[0]) * 512, {"chunk", "chunk_size", "stripe_size"}, num),
-        "name": (m["Name[0]"], {"name", "vd_name"}, str),
+        "container guid": (g("Container GUID", str), {"container_guid"}, hexid),
+        "vd guid": (g("VD GUID[0]", str), {"vd_guid", "guid", "volume_guid"}, hexid),
+        "sequence": (g("Seq", lambda v: int(v, 16)), {"seq", "sequence", "seq_num", "seqnum", "sequence_number"}, num),
+        # mdadm names the primary level (RAID1 for a RAID-10's legs)
+        "level": (g("Raid Level[0]", str), {"level", "raid_level", "raid_level_ddf"}, lvl),
+        "raid devices": (g("Raid Devices[0]", lambda v: int(v.split()[0])),
+                         {"raid_disks", "primary_element_count", "prim_elmnt_count"}, num),
+        "chunk": (chunk * 512 if chunk else None, {"chunk", "chunk_size", "stripe_size"}, num),
+        "chunk sectors": (chunk, {"chunk_sectors"}, num),
+        "name": (g("Name[0]", str), {"name", "vd_name"}, str),
     }
-    return loose(i, f, want)
+    return loose(i, f, {k: v for k, v in want.items() if v[0] is not None})
 
 
 def imsm_sections(nfiles):

@@ -559,6 +559,48 @@ static void set_state(struct array_build *b)
 	}
 }
 
+/* Whether a member the reshape added to role R was given (it is listed
+ * apart, as a spare serving that role). */
+static int added_member_given(const struct array_build *b, uint32_t r)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->c[i].group == b->group && b->c[i].m.sb && b->c[i].m.sb->this_role == r &&
+		    rk_member_reshape_added(b->f, &b->c[i].m))
+			return 1;
+	return 0;
+}
+
+/* Mid-reshape, the volume's first reshape_pos bytes lie on the new
+ * geometry, whose added roles are not among the array's roles: without
+ * their members that part is degraded (or lost), whatever the old roles
+ * say. */
+static void check_reshape_part(struct array_build *b)
+{
+	const struct rk_sb *f = b->f;
+	const struct rk_geom_desc *n = &f->reshape_new;
+	struct rk_array_info *a = b->a;
+	struct rk_geom g;
+	if (a->state == RK_ASTATE_CONFLICT || a->state == RK_ASTATE_FAILED || !(f->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE) ||
+	    !f->reshape_pos || n->nroles <= f->nroles || n->nroles > RK_SB_MAX_ROLES ||
+	    rk_geom_init(&g, n->level, n->layout, n->chunk, n->nroles, n->data_size))
+		return;
+	uint8_t down[RK_SB_MAX_ROLES];
+	char list[128] = "";
+	uint32_t lost = 0;
+	for (uint32_t r = 0; r < n->nroles; r++) {
+		down[r] = r < f->nroles ? !(b->roles[r] & ROLE_PRESENT) : !added_member_given(b, r);
+		if (r >= f->nroles && down[r] && ++lost)
+			rk_strcatf(list, sizeof list, "%s%u", lost > 1 ? ", " : "", r);
+	}
+	if (!lost)
+		return;
+	int readable = rk_geom_readable(&g, down);
+	a->state = readable ? RK_ASTATE_DEGRADED : RK_ASTATE_FAILED;
+	rk_strcatf(a->why, sizeof a->why, "; the reshape's new role%s %s missing (no member given): the volume's "
+	           "first %llu bytes, already in the new geometry, %s", lost > 1 ? "s" : "", list,
+	           (unsigned long long)f->reshape_pos, readable ? "are read degraded" : "cannot be read");
+}
+
 rk_err rk_discover_build_array(struct candidate *c, uint32_t n, int group, struct rk_array_info *a, int32_t index)
 {
 	struct array_build b = { .c = c, .n = n, .group = group, .index = index, .a = a };
@@ -576,6 +618,7 @@ rk_err rk_discover_build_array(struct candidate *c, uint32_t n, int group, struc
 				classify_member(&b, i);
 		mark_missing_roles(&b);
 		set_state(&b);
+		check_reshape_part(&b);
 	}
 	free_build(&b);
 	return e;

@@ -328,7 +328,12 @@ void rk_print_reshape_text(FILE *f, const struct rk_sb *sb, const char *ind)
 	if (!sb || !(sb->feat_incompat & RK_FEAT_INCOMPAT_RESHAPE))
 		return;
 	ind = I(ind);
-	if (sb->reshape_flags & RK_RESHAPE_REVERTING)
+	if (sb->origin != RK_ORIGIN_RAIDKIT)
+		rk_esc_fprintf(f, "%sreshape in progress at %" PRIu64 " of %" PRIu64 " volume bytes (to RAID-%s, %u roles), "
+		               "stopped by %s: readable (the new geometry below that point, the old above); raidkit "
+		               "does not continue it\n", ind, sb->reshape_pos, sb->volume_size,
+		               rk_level_name(sb->reshape_new.level), sb->reshape_new.nroles, rk_view_origin_name(sb));
+	else if (sb->reshape_flags & RK_RESHAPE_REVERTING)
 		fprintf(f, "%sreshape being reverted at %" PRIu64 " of %" PRIu64 " volume bytes (back to RAID-%s, %u roles), "
 		        "finish with raid-resize --continue or --revert; readable and writable meanwhile\n", ind,
 		        sb->reshape_pos, sb->volume_size, rk_level_name(sb->level), sb->nroles);
@@ -348,7 +353,8 @@ void rk_print_reshape_json_key(rk_json *j, const struct rk_sb *sb)
 	rk_json_ku64(j, "volume_size", sb->volume_size);
 	rk_json_ki64(j, "new_level", sb->reshape_new.level);
 	rk_json_ku64(j, "new_roles", sb->reshape_new.nroles);
-	rk_json_kstr(j, "state", (sb->reshape_flags & RK_RESHAPE_REVERTING)
+	rk_json_kstr(j, "state", sb->origin != RK_ORIGIN_RAIDKIT ? "reshape in progress: readable; raidkit does not continue it"
+	                         : (sb->reshape_flags & RK_RESHAPE_REVERTING)
 	                         ? "reshape being reverted: finish with raid-resize --continue"
 	                         : "reshape in progress: finish with raid-resize --continue");
 	rk_json_obj_end(j);

@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 		{ "role", required_argument, NULL, O_ROLE },
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "checkpoint", required_argument, NULL, O_CKPT },
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	cli_init("raid-recover");
 	cli_test_hooks_install();

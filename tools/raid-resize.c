@@ -334,7 +334,7 @@ int main(int argc, char **argv)
 		{ "export", required_argument, 0, O_EXPORT }, { "force", no_argument, 0, O_FORCE },
 		{ "batch", required_argument, 0, O_BATCH },   /* tests: small checkpoints */
 		{ "stop-after", required_argument, 0, O_STOP_AFTER },   /* tests: stop at a checkpoint past BYTES */
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct resize_args a;
 	memset(&a, 0, sizeof a);

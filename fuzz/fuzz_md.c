@@ -23,21 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define SB_MAX 4096u
 
-/* md 1.x's checksum (mdadm calc_sb_1_csum) written into SB (LEN bytes). */
+/* md 1.x's checksum written into SB (LEN bytes), when max_dev fits. */
 static void md1_fix_csum(uint8_t *sb, size_t len)
 {
-	uint32_t max_dev = rk_get_le32(sb + 220);
-	size_t n = 256 + (size_t)max_dev * 2;
-	if (n > len)
-		return;
-	rk_put_le32(sb + 216, 0);
-	uint64_t sum = 0;
-	size_t i = 0;
-	for (; i + 4 <= n; i += 4)
-		sum += rk_get_le32(sb + i);
-	if (n - i == 2)
-		sum += rk_get_le16(sb + i);
-	rk_put_le32(sb + 216, (uint32_t)((sum & 0xffffffffu) + (sum >> 32)));
+	size_t n = 256 + (size_t)rk_get_le32(sb + 220) * 2;
+	if (n <= len)
+		rk_put_le32(sb + 216, rk_md1_csum(sb, n));
 }
 
 /* md 0.90's checksum (word 38) in the writer's byte order. */

@@ -12,6 +12,19 @@
 #include "rk_sb.h"
 #include "rk_util.h"
 
+uint32_t rk_md1_csum(const uint8_t *b, size_t size)
+{
+	/* mdadm's calc_sb_1_csum: 32-bit words over header + roles with the
+	 * checksum field zero, a trailing 16-bit half word, carry folded once. */
+	uint64_t sum = 0;
+	size_t i = 0;
+	for (; i + 4 <= size; i += 4)
+		sum += i == 216 ? 0 : rk_get_le32(b + i);
+	if (size - i == 2)
+		sum += rk_get_le16(b + i);
+	return (uint32_t)((sum & 0xffffffffu) + (sum >> 32));
+}
+
 rk_err rk_md1_decode(struct rk_md1 *m, const uint8_t *b, size_t len, uint64_t at)
 {
 	if (len < 256)
@@ -54,16 +67,7 @@ rk_err rk_md1_decode(struct rk_md1 *m, const uint8_t *b, size_t len, uint64_t at
 	if (m->max_dev > RK_MD1_MAX_DEV || 256 + (size_t)m->max_dev * 2 > len)
 		return rk_fail(RK_E_CORRUPT, "md 1.x superblock at %" PRIu64 ": max_dev %u does not fit %zu bytes",
 		               at, m->max_dev, len);
-	/* mdadm's calc_sb_1_csum: 32-bit words over header + roles with the
-	 * checksum field zero, a trailing 16-bit half word, carry folded once. */
-	size_t size = 256 + (size_t)m->max_dev * 2;
-	uint64_t sum = 0;
-	size_t i = 0;
-	for (; i + 4 <= size; i += 4)
-		sum += i == 216 ? 0 : rk_get_le32(b + i);
-	if (size - i == 2)
-		sum += rk_get_le16(b + i);
-	m->csum_calc = (uint32_t)((sum & 0xffffffffu) + (sum >> 32));
+	m->csum_calc = rk_md1_csum(b, 256 + (size_t)m->max_dev * 2);
 	m->csum_ok = m->csum_calc == m->sb_csum;
 	for (uint32_t k = 0; k < m->max_dev; k++)
 		m->dev_roles[k] = rk_get_le16(b + 256 + (size_t)k * 2);

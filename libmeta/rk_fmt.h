@@ -179,6 +179,9 @@ struct rk_md1 {
  * fit LEN.  A bad checksum is reported in csum_ok, not refused (examine
  * shows it). */
 rk_err rk_md1_decode(struct rk_md1 *m, const uint8_t *buf, size_t len, uint64_t at);
+/* md 1.x's checksum of the SIZE bytes at B (header and role table,
+ * 256 + 2 * max_dev), the stored checksum's field counted as zero. */
+uint32_t rk_md1_csum(const uint8_t *b, size_t size);
 /* Reads the first md 1.x superblock of D: 1.2 (4096), 1.1 (0), 1.0 (end). */
 rk_err rk_md1_read(rk_dev *d, struct rk_md1 *m);
 

@@ -143,15 +143,7 @@ END_TEST
 /* md 1.x's checksum over SB (mdadm's calc_sb_1_csum). */
 static void md1_csum(uint8_t *sb)
 {
-	size_t n = 256 + (size_t)rk_get_le32(sb + 220) * 2;
-	rk_put_le32(sb + 216, 0);
-	uint64_t sum = 0;
-	size_t i = 0;
-	for (; i + 4 <= n; i += 4)
-		sum += rk_get_le32(sb + i);
-	if (n - i == 2)
-		sum += rk_get_le16(sb + i);
-	rk_put_le32(sb + 216, (uint32_t)((sum & 0xffffffffu) + (sum >> 32)));
+	rk_put_le32(sb + 216, rk_md1_csum(sb, 256 + (size_t)rk_get_le32(sb + 220) * 2));
 }
 
 /* The member's md 1.2 superblock changed by EDIT (checksum made right when

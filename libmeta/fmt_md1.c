@@ -136,6 +136,14 @@ static void md1_array_state(const struct rk_md1 *m, char *buf, size_t len)
 	buf[o] = 0;
 }
 
+/* The reshape's new data offset in sectors: data_offset plus the signed
+ * new_offset (NEW_OFFSET feature), modulo 2^64 for hostile fields. */
+static uint64_t md1_new_offset(const struct rk_md1 *m)
+{
+	uint64_t d = (m->feature_map & RK_MD_FEAT_NEW_OFFSET) ? (uint64_t)(int64_t)m->new_offset : 0;
+	return m->data_offset + d;
+}
+
 /* What md 1.x keeps beside the data, in words (bitmap, bad-block log,
  * partial rebuild, reshape): printed by both printers. */
 static void md1_extras_text(FILE *f, const struct rk_md1 *m, const char *ind)
@@ -158,7 +166,7 @@ static void md1_extras_text(FILE *f, const struct rk_md1 *m, const char *ind)
 		fprintf(f, "%s    new level     : %d, layout %u, chunk %" PRIu64 " bytes\n", ind, (int32_t)m->new_level,
 		        m->new_layout, (uint64_t)m->new_chunk * 512);
 		if (m->feature_map & RK_MD_FEAT_NEW_OFFSET)
-			fprintf(f, "%s    new offset    : %" PRId64 " sectors\n", ind, (int64_t)m->data_offset + m->new_offset);
+			fprintf(f, "%s    new offset    : %" PRIu64 " sectors\n", ind, md1_new_offset(m));
 	}
 }
 
@@ -186,7 +194,12 @@ static void md1_extras_json(rk_json *j, const struct rk_md1 *m)
 	rk_json_ki64(j, "new_level", (int32_t)m->new_level);
 	rk_json_ku64(j, "new_layout", m->new_layout);
 	rk_json_ku64(j, "new_chunk", (uint64_t)m->new_chunk * 512);
-	rk_json_ki64(j, "new_offset", ((int64_t)m->data_offset + ((m->feature_map & RK_MD_FEAT_NEW_OFFSET) ? m->new_offset : 0)) * 512);
+	uint64_t no = md1_new_offset(m);
+	rk_json_key(j, "new_offset");
+	if (no <= UINT64_MAX / 512)
+		rk_json_u64(j, no * 512);
+	else
+		rk_json_null(j);   /* hostile fields: no byte offset */
 	rk_json_obj_end(j);
 }
 
@@ -378,8 +391,10 @@ static rk_err md1_reshape(const struct rk_md1 *m, struct rk_sb *v, uint32_t nrol
 		return rk_fail(RK_E_CORRUPT, "md 1.x: reshape fields overflow");
 	if (n->level == 1 || n->level == -1)
 		n->chunk = 0;
+	if (m->data_offset > (uint64_t)INT64_MAX / 512)
+		return rk_fail(RK_E_CORRUPT, "md 1.x: data offset %" PRIu64 " sectors", m->data_offset);
 	int64_t off = (int64_t)m->data_offset + ((m->feature_map & RK_MD_FEAT_NEW_OFFSET) ? m->new_offset : 0);
-	if (m->data_offset > (uint64_t)INT64_MAX / 512 || off < 0)
+	if (off < 0 || (uint64_t)off > UINT64_MAX / 512)
 		return rk_fail(RK_E_CORRUPT, "md 1.x: new data offset %" PRId64 " sectors", off);
 	n->data_offset = (uint64_t)off * 512;
 	n->data_size = v->data_size;

@@ -58,9 +58,11 @@ kfx_reseed() {
 kfx_select() {
 	local sub=0
 	{ kfx_san || [ "${RK_KFX_SUBSET:-}" = 1 ]; } && [ "${RK_KFX_ALL:-}" != 1 ] && sub=1
-	python3 - "$KFX" "$1" "$sub" "${RK_KFX:-}" <<'PY'
+	local san=0
+	kfx_san && san=1
+	python3 - "$KFX" "$1" "$sub" "${RK_KFX:-}" "$san" <<'PY'
 import fnmatch, json, os, sys
-top, mode, sub, only = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+top, mode, sub, only, san = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], sys.argv[5] == "1"
 names = sorted(n for n in os.listdir(top) if os.path.isfile(os.path.join(top, n, "manifest.json")))
 pats = [p for p in only.split(",") if p]
 seen, out = set(), []
@@ -76,6 +78,8 @@ for n in names:
         if "stale" in m:
             continue
         key = (md,)
+    elif sub and not pats and san:
+        key = (fmt,)          # sanitizers: one per format (decoders are fuzzed apart)
     elif sub and not pats:
         key = (fmt, m["level"])
     else:
@@ -86,7 +90,8 @@ for n in names:
     out.append(n)
 what = "selected by RK_KFX" if pats else \
     "one per metadata version" if mode == "refuse" else \
-    "subset (sanitizer build or RK_KFX_SUBSET=1): one per format and level, and the mid-reshape one" if sub else "all"
+    "subset (sanitizer build): one per format, and the mid-reshape one" if sub and san else \
+    "subset (RK_KFX_SUBSET=1): one per format and level, and the mid-reshape one" if sub else "all"
 print("# %d fixtures (%s)" % (len(out), what), file=sys.stderr)
 for n in out:
     print(n)

@@ -28,6 +28,14 @@ need_fixtures() {
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# san_build: true when the tools are built with sanitizers (make check
+# SAN=1 passes SAN, or ASan symbols in raid-assemble): cases then run a
+# sample of their rounds, since every tool runs several times slower.
+san_build() {
+	[ "${SAN:-}" = 1 ] && return 0
+	grep -q -a -m1 __asan_init "$BIN/raid-assemble" 2>/dev/null
+}
+
 # run EXPECTED_RC cmd...: runs cmd with stdout -> .out, stderr -> .err and
 # checks its exit status (EXPECTED_RC "any" takes every status); a signal
 # (>= 128) is always a failure.

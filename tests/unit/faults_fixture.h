@@ -624,7 +624,7 @@ FIXTURE void finish_run(struct run *R, const char *what)
 	report(R, what);
 	uint64_t v = R->violations, pts = R->points;
 	free_run(R);
-	ck_assert_uint_gt(pts, 4);   /* the enumeration ran */
+	ck_assert_uint_ge(pts, 3);   /* the enumeration ran (under the sanitizers a fifth of the sample) */
 	ck_assert_msg(v == 0, "%llu violations (see above)", (unsigned long long)v);
 }
 

@@ -16,7 +16,7 @@
  * 2nd (every 6th under the sanitizers, several times slower), since the
  * fault harness (test_faults_resize.c) kills reshapes at every write too. */
 #ifdef __SANITIZE_ADDRESS__
-#define RESIZE_KILL_STRIDE_SAMPLE 16
+#define RESIZE_KILL_STRIDE_SAMPLE 12
 #else
 #define RESIZE_KILL_STRIDE_SAMPLE 2
 #endif

@@ -36,6 +36,10 @@ static inline void rk_put_le64(uint8_t *p, uint64_t v)
 	rk_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 /* Big-endian, for foreign formats (md 0.90 is host-endian, DDF is BE). */
+static inline uint16_t rk_get_be16(const uint8_t *p)
+{
+	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+}
 static inline uint32_t rk_get_be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];

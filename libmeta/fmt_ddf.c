@@ -37,11 +37,6 @@
 #define SRL_STRIPED 0x00
 #define SRL_SPANNED 0x03
 
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
-}
-
 /* DDF's CRC of LEN bytes at B: zlib's CRC-32 with the stored field (bytes
  * 4..7) read as 0xffffffff, started from 0 and not inverted at the end. */
 static uint32_t ddf_crc(const uint8_t *b, size_t len)
@@ -123,11 +118,11 @@ static void header_parse(struct rk_ddf_header *h, const uint8_t *b, uint64_t lba
 	h->type = b[112];
 	h->workspace_len = rk_get_be32(b + 116);
 	h->workspace_lba = rk_get_be64(b + 120);
-	h->max_pd_entries = get_be16(b + 128);
-	h->max_vd_entries = get_be16(b + 130);
-	h->max_partitions = get_be16(b + 132);
-	h->config_record_len = get_be16(b + 134);
-	h->mppe = get_be16(b + 136);
+	h->max_pd_entries = rk_get_be16(b + 128);
+	h->max_vd_entries = rk_get_be16(b + 130);
+	h->max_partitions = rk_get_be16(b + 132);
+	h->config_record_len = rk_get_be16(b + 134);
+	h->mppe = rk_get_be16(b + 136);
 	for (unsigned s = 0; s < RK_DDF_NSECT; s++) {
 		h->sect_off[s] = rk_get_be32(b + 192 + 8 * s);
 		h->sect_len[s] = rk_get_be32(b + 196 + 8 * s);
@@ -274,10 +269,10 @@ static void controller_parse(struct rk_ddf *m, const uint8_t *b)
 		return;
 	crc_check(&m->crc_ctrl, b, DDF_SECTOR);
 	memcpy(m->ctrl_guid, b + 8, RK_DDF_GUID_LEN);
-	m->ctrl_vendor_id = get_be16(b + 32);
-	m->ctrl_device_id = get_be16(b + 34);
-	m->ctrl_sub_vendor_id = get_be16(b + 36);
-	m->ctrl_sub_device_id = get_be16(b + 38);
+	m->ctrl_vendor_id = rk_get_be16(b + 32);
+	m->ctrl_device_id = rk_get_be16(b + 34);
+	m->ctrl_sub_vendor_id = rk_get_be16(b + 36);
+	m->ctrl_sub_device_id = rk_get_be16(b + 38);
 	memcpy(m->ctrl_product_id, b + 40, 16);
 	m->ctrl_product_id[16] = 0;
 	/* the controller's checksum is shown, not needed for views */
@@ -296,8 +291,8 @@ static rk_err phys_parse(struct rk_ddf *m, const uint8_t *b, size_t len)
 	if (!m->crc_phys.ok)
 		ddf_bad(m, RK_E_BADCRC, "DDF physical disk records: checksum %08x, computed %08x", m->crc_phys.stored,
 		        m->crc_phys.calc);
-	m->pd_used = get_be16(b + 8);
-	m->pd_max = get_be16(b + 10);
+	m->pd_used = rk_get_be16(b + 8);
+	m->pd_max = rk_get_be16(b + 10);
 	if (m->pd_max > h->max_pd_entries || 64 + (size_t)m->pd_max * 64 > len) {
 		ddf_bad(m, RK_E_CORRUPT, "DDF: %u physical disk entries do not fit the header's %u or the section's %zu bytes",
 		        m->pd_max, h->max_pd_entries, len);
@@ -314,8 +309,8 @@ static rk_err phys_parse(struct rk_ddf *m, const uint8_t *b, size_t len)
 		p->index = i;
 		memcpy(p->guid, e, RK_DDF_GUID_LEN);
 		p->refnum = rk_get_be32(e + 24);
-		p->type = get_be16(e + 28);
-		p->state = get_be16(e + 30);
+		p->type = rk_get_be16(e + 28);
+		p->state = rk_get_be16(e + 30);
 		p->config_size = rk_get_be64(e + 32);
 		memcpy(p->path, e + 40, 18);
 		p->path[18] = 0;
@@ -334,8 +329,8 @@ static rk_err virt_parse(struct rk_ddf *m, const uint8_t *b, size_t len)
 	if (!m->crc_virt.ok)
 		ddf_bad(m, RK_E_BADCRC, "DDF virtual disk records: checksum %08x, computed %08x", m->crc_virt.stored,
 		        m->crc_virt.calc);
-	m->vd_populated = get_be16(b + 8);
-	m->vd_max = get_be16(b + 10);
+	m->vd_populated = rk_get_be16(b + 8);
+	m->vd_max = rk_get_be16(b + 10);
 	if (m->vd_max > h->max_vd_entries || 64 + (size_t)m->vd_max * 64 > len) {
 		ddf_bad(m, RK_E_CORRUPT, "DDF: %u virtual disk entries do not fit the header's %u or the section's %zu bytes",
 		        m->vd_max, h->max_vd_entries, len);
@@ -351,9 +346,9 @@ static rk_err virt_parse(struct rk_ddf *m, const uint8_t *b, size_t len)
 		struct rk_ddf_vd *v = &m->vds[m->nvds++];
 		v->index = i;
 		memcpy(v->guid, e, RK_DDF_GUID_LEN);
-		v->unit = get_be16(e + 24);
-		v->guid_crc = get_be16(e + 28);
-		v->type = get_be16(e + 30);
+		v->unit = rk_get_be16(e + 24);
+		v->guid_crc = rk_get_be16(e + 28);
+		v->type = rk_get_be16(e + 30);
 		v->state = e[32];
 		v->init_state = e[33];
 		memcpy(v->name, e + 48, 16);
@@ -400,7 +395,7 @@ static rk_err conf_parse(struct rk_ddf *m, struct rk_ddf_conf *c, const uint8_t 
 	memcpy(c->guid, b + 8, RK_DDF_GUID_LEN);
 	c->timestamp = rk_get_be32(b + 32);
 	c->seqnum = rk_get_be32(b + 36);
-	c->prim_elmnt_count = get_be16(b + 64);
+	c->prim_elmnt_count = rk_get_be16(b + 64);
 	c->chunk_shift = b[66];
 	c->prl = b[67];
 	c->rlq = b[68];

@@ -4,6 +4,7 @@
 #include "rk_dev.h"
 #include "dev_image.h"
 #include "rk_le.h"
+#include "rk_util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -272,6 +273,18 @@ int rk_dev_segment_of(const char *path, char *first, size_t cap, uint32_t *numbe
 	if (number)
 		*number = n;
 	return 1;
+}
+
+int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i)
+{
+	char first[4096];
+	uint32_t num;
+	if (!paths || i >= n || !rk_dev_segment_of(paths[i], first, sizeof first, &num))
+		return 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (k != i && paths[k] && rk_path_same_object(paths[k], first))
+			return 1;
+	return 0;
 }
 
 rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)

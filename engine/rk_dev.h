@@ -150,6 +150,10 @@ void        rk_dev_set_identity(rk_dev *d, dev_t devno, ino_t ino, int blockdev)
  * image, whose first segment is FIRST (CAP bytes, may not exist); else 0.
  * Discovery uses it to fold later segments given beside their first. */
 int rk_dev_segment_of(const char *path, char *first, size_t cap, uint32_t *number);
+/* 1 when PATHS[I] is such a later segment and its first segment is among
+ * the N PATHS too (the same file, under any name): the set is read
+ * through its first segment, and PATHS[I] is folded into it. */
+int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i);
 /* The segment files D reads, in order: 1 and D's path for other backends
  * (0 and NULL for a NULL D or I out of range). */
 uint32_t    rk_dev_segments(const rk_dev *d);

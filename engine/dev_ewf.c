@@ -245,6 +245,12 @@ static rk_err open_handle(struct ewf *w, const char *path, uint64_t *size, uint3
 		return rk_fail(RK_E_CORRUPT, "%s: truncated or corrupt E01 image (%d segment%s): %s", path,
 		               w->nnames, w->nnames == 1 ? "" : "s", why);
 	}
+	/* a set missing its last segment or cut short: libewf would serve
+	 * every chunk it lost as zeros with checksum errors */
+	if (libewf_handle_segment_files_corrupted(w->h, NULL) != 0)
+		return rk_fail(RK_E_CORRUPT, "%s: truncated or corrupt E01 image (%d segment%s): its section "
+		               "tables end before the image does (a segment missing or cut short)", path,
+		               w->nnames, w->nnames == 1 ? "" : "s");
 	if (libewf_handle_get_media_size(w->h, &ms, &err) != 1 ||
 	    libewf_handle_get_bytes_per_sector(w->h, bps, &err) != 1) {
 		ewf_msg(&err, why, sizeof why);

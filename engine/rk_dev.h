@@ -159,6 +159,15 @@ int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i);
 uint32_t    rk_dev_segments(const rk_dev *d);
 const char *rk_dev_segment_path(const rk_dev *d, uint32_t i);
 
+/* For code that hands a file descriptor to libblkid (partition tables):
+ * when PATH is an image (E01, split raw), a memory file (memfd) of the
+ * media's size holding what a partition table is read from: the media's
+ * first and last MiB (MBR, GPT and its backup) and the boot records of an
+ * extended MBR partition's chain; the rest reads as zeros.  -1 when PATH
+ * is no image (or it cannot be read): the caller opens PATH itself.  The
+ * caller closes the descriptor. */
+int rk_dev_table_fd(const char *path);
+
 /* What libewf says about an E01 device (text fields as stored, "" when
  * absent; printed escaped). */
 struct rk_ewf_info {

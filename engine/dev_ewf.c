@@ -96,7 +96,8 @@ static rk_err precheck(const char *path)
 	uint64_t next = rk_get_le64(s + 16);
 	if ((uint32_t)adler32(1, s, 72) != rk_get_le32(s + 72))
 		return rk_fail(RK_E_CORRUPT, "%s: corrupt E01 segment (the first section's checksum fails)", path);
-	if (s[0] == 0 || next > (uint64_t)st.st_size)
+	/* the first section is never the last ("done" points at itself) */
+	if (s[0] == 0 || next < sizeof b || next > (uint64_t)st.st_size)
 		return rk_fail(RK_E_CORRUPT, "%s: truncated or corrupt E01 segment (the section table points "
 		               "past its end, %lld bytes)", path, (long long)st.st_size);
 	return RK_OK;
@@ -132,7 +133,9 @@ static rk_err check_crc(rk_dev *d, struct ewf *w, uint64_t off, size_t len)
 		uint64_t s0 = 0, ns = 0;
 		if (libewf_handle_get_checksum_error(w->h, i, &s0, &ns, NULL) != 1)
 			continue;
-		uint64_t a = s0 * bps, b = a + ns * bps;   /* media sizes are far below 2^64 / bps */
+		uint64_t a, nb, b;
+		if (rk_mul_ovf(s0, bps, &a) || rk_mul_ovf(ns, bps, &nb) || rk_add_ovf(a, nb, &b))
+			b = UINT64_MAX;   /* a list entry past any media: take it as reaching the end */
 		if (a < off + len && off < b)
 			return rk_fail(RK_E_IO, "%s: E01 chunk checksum error in media bytes %llu to %llu "
 			               "(corrupt image data)", rk_dev_path(d), (unsigned long long)a, (unsigned long long)b);

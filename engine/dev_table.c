@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TABLE_EDGE (1u << 20)   /* MBR, GPT header and entries; the backup GPT */
@@ -62,7 +63,9 @@ int rk_dev_table_fd(const char *path)
 {
 	char first[8];
 	uint32_t n = 1;
-	if (!path || rk_dev_segment_of(path, first, sizeof first, &n))
+	struct stat st;
+	/* images are regular files; a later segment is no image of its own */
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || rk_dev_segment_of(path, first, sizeof first, &n))
 		return -1;
 	rk_dev *d = NULL;
 	if (rk_dev_open(&d, path, RK_DEV_RDONLY) != RK_OK)

@@ -298,7 +298,8 @@ rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)
 	enum image_kind k = image_kind(path, first, sizeof first, &n);
 	if (k == IMG_PLAIN)
 		return rk_dev_open_file(out, path, flags);
-	const char *what = k == IMG_SPLIT ? "a split raw image" : k == IMG_EWF ? "an E01 image" : "an L01 logical evidence file";
+	const char *what = k == IMG_SPLIT ? "a split raw image"
+	                 : k == IMG_EWF ? "an E01 image" : "an L01 logical evidence file";
 	if (k == IMG_LOGICAL)
 		return rk_fail(RK_E_NOTSUP, "%s is %s: it holds files, not a disk; raidkit reads disk images", path, what);
 	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT))

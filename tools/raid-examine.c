@@ -766,7 +766,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "map", required_argument, NULL, OPT_MAP },
 		{ "verify-image", no_argument, NULL, OPT_VERIFY_IMAGE },
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP,
+		CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct examine_args a;
 	memset(&a, 0, sizeof a);

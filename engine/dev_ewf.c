@@ -73,34 +73,65 @@ static void ewf_msg(libewf_error_t **err, char *buf, size_t cap)
 	libewf_error_free(err);
 }
 
-/* Checks segment PATH's EWF1 file header and first section descriptor
- * before libewf parses it: RK_E_CORRUPT naming PATH when they are not
- * sound.  EWF2 segments are left to libewf. */
-static rk_err precheck(const char *path)
+#define EWF1_MAX_SECTIONS 1000000u   /* bounds the walk of a hostile chain */
+
+/* Walks the section chain of the EWF1 segment open as FD (SIZE bytes,
+ * named PATH) from its first descriptor: each one whole, its Adler-32
+ * right, its next offset forward and inside the file, up to the "next" or
+ * "done" section that ends a segment (*LAST_DONE: which).  RK_E_CORRUPT
+ * naming PATH and the offset otherwise. */
+static rk_err walk_sections(int fd, uint64_t size, const char *path, int *last_done)
 {
-	uint8_t b[EWF1_FILE_HDR + EWF1_SECTION];
+	uint64_t off = EWF1_FILE_HDR;
+	for (uint32_t k = 0; k < EWF1_MAX_SECTIONS; k++) {
+		uint8_t s[EWF1_SECTION];
+		if (off > size || size - off < EWF1_SECTION || pread(fd, s, sizeof s, (off_t)off) != (ssize_t)sizeof s)
+			return rk_fail(RK_E_CORRUPT, "%s: truncated E01 segment: it ends (%llu bytes) where a section "
+			               "should start (byte %llu)", path, (unsigned long long)size, (unsigned long long)off);
+		if ((uint32_t)adler32(1, s, 72) != rk_get_le32(s + 72))
+			return rk_fail(RK_E_CORRUPT, "%s: corrupt E01 segment: the section at byte %llu fails its checksum",
+			               path, (unsigned long long)off);
+		uint64_t next = rk_get_le64(s + 16);
+		int done = !memcmp(s, "done", 5), nx = !memcmp(s, "next", 5);
+		if (done || nx) {
+			*last_done = done;
+			return RK_OK;
+		}
+		if (next <= off || next > size)
+			return rk_fail(RK_E_CORRUPT, "%s: truncated or corrupt E01 segment: the section at byte %llu "
+			               "points %s (byte %llu of %llu)", path, (unsigned long long)off,
+			               next <= off ? "backwards" : "past its end", (unsigned long long)next,
+			               (unsigned long long)size);
+		off = next;
+	}
+	return rk_fail(RK_E_CORRUPT, "%s: corrupt E01 segment: more than %u sections", path, EWF1_MAX_SECTIONS);
+}
+
+/* Checks segment PATH's EWF1 file header and its section chain before
+ * libewf parses it (walk_sections; *LAST_DONE as there): RK_E_CORRUPT
+ * naming PATH when they are not sound.  EWF2 segments are left to libewf
+ * (*LAST_DONE -1). */
+static rk_err precheck(const char *path, int *last_done)
+{
+	uint8_t b[EWF1_FILE_HDR];
 	struct stat st;
+	*last_done = -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return rk_fail(RK_E_OPEN, "%s: cannot open: %s", path, strerror(errno));
 	ssize_t r = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, b, sizeof b, 0) : -1;
-	close(fd);
+	rk_err e = RK_OK;
 	if (r >= 8 && !memcmp(b, SIG_EVF2, 8))
-		return RK_OK;
-	if (r != (ssize_t)sizeof b)
-		return rk_fail(RK_E_CORRUPT, "%s: truncated E01 segment (%lld bytes, no section table)", path,
-		               (long long)st.st_size);
-	if (memcmp(b, SIG_EVF, 8) != 0 || b[8] != 1 || rk_get_le16(b + 9) == 0)
-		return rk_fail(RK_E_CORRUPT, "%s: not an E01 segment (bad file header)", path);
-	const uint8_t *s = b + EWF1_FILE_HDR;
-	uint64_t next = rk_get_le64(s + 16);
-	if ((uint32_t)adler32(1, s, 72) != rk_get_le32(s + 72))
-		return rk_fail(RK_E_CORRUPT, "%s: corrupt E01 segment (the first section's checksum fails)", path);
-	/* the first section is never the last ("done" points at itself) */
-	if (s[0] == 0 || next < sizeof b || next > (uint64_t)st.st_size)
-		return rk_fail(RK_E_CORRUPT, "%s: truncated or corrupt E01 segment (the section table points "
-		               "past its end, %lld bytes)", path, (long long)st.st_size);
-	return RK_OK;
+		e = RK_OK;
+	else if (r != (ssize_t)sizeof b)
+		e = rk_fail(RK_E_CORRUPT, "%s: truncated E01 segment (%lld bytes, no file header)", path,
+		            r < 0 ? 0LL : (long long)st.st_size);
+	else if (memcmp(b, SIG_EVF, 8) != 0 || b[8] != 1 || rk_get_le16(b + 9) == 0)
+		e = rk_fail(RK_E_CORRUPT, "%s: not an E01 segment (bad file header)", path);
+	else
+		e = walk_sections(fd, (uint64_t)st.st_size, path, last_done);
+	close(fd);
+	return e;
 }
 
 /* Serialised media read: [off, off+len) inside the media (dev.c). */
@@ -211,13 +242,22 @@ static rk_err list_segments(struct ewf *w, const char *path)
 	return RK_OK;
 }
 
-/* Finds the segments of PATH and checks each (precheck, numbering). */
+/* Finds the segments of PATH and checks each (precheck, numbering): the
+ * segments before the last end in a "next" section, the last in "done";
+ * a set ending in "next" lacks its later segments. */
 static rk_err glob_segments(struct ewf *w, const char *path)
 {
+	int last_done = -1;
 	rk_err e = list_segments(w, path);
 	for (int i = 0; !e && i < w->nnames; i++) {
-		if ((e = precheck(w->names[i])))
+		if ((e = precheck(w->names[i], &last_done))) {
+			if (i > 0) {   /* the member is named by its first segment */
+				char why[600];
+				snprintf(why, sizeof why, "%s", rk_errmsg());
+				e = rk_fail(e, "%s: %s", path, why);
+			}
 			break;
+		}
 		uint8_t h[EWF1_FILE_HDR];
 		int fd = open(w->names[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		ssize_t r = fd >= 0 ? pread(fd, h, sizeof h, 0) : -1;
@@ -227,7 +267,13 @@ static rk_err glob_segments(struct ewf *w, const char *path)
 		if (sn && sn != (uint32_t)i + 1)
 			e = rk_fail(RK_E_CORRUPT, "%s: segment %s states it is segment %u, not %d: the set is mixed "
 			            "or incomplete", path, w->names[i], sn, i + 1);
+		else if (last_done == 1 && i + 1 < w->nnames)
+			e = rk_fail(RK_E_CORRUPT, "%s: segment %s ends the image, yet %s follows it: the set is mixed",
+			            path, w->names[i], w->names[i + 1]);
 	}
+	if (!e && last_done == 0)
+		e = rk_fail(RK_E_CORRUPT, "%s: truncated E01 image: its last segment found, %s, says more follow "
+		            "(segment %d is missing)", path, w->names[w->nnames - 1], w->nnames + 1);
 	return e;
 }
 

@@ -31,7 +31,8 @@ static const uint8_t SIG_EVF2[8] = { 'E', 'V', 'F', '2', 0x0d, 0x0a, 0x81, 0x00 
 static const uint8_t SIG_LEF2[8] = { 'L', 'E', 'F', '2', 0x0d, 0x0a, 0x81, 0x00 };
 
 #define EWF1_FILE_HDR 13u   /* signature, 0x01, segment number (LE16), 0x0000 */
-#define EWF1_SECTION  76u   /* type[16], next (LE64), size (LE64), pad[40], Adler-32 (LE32) */
+#define EWF1_SECTION  76u
+#define EWF_OPEN_FILES 32   /* segment files libewf keeps open per image */   /* type[16], next (LE64), size (LE64), pad[40], Adler-32 (LE32) */
 
 int dev_ewf_signature(const uint8_t sig[8])
 {
@@ -288,6 +289,9 @@ static rk_err open_handle(struct ewf *w, const char *path, uint64_t *size, uint3
 		w->h = NULL;
 		return rk_fail(RK_E_NOMEM, "%s: libewf: %s", path, why);
 	}
+	/* libewf keeps every segment open: libewf_handle_set_maximum_number_
+	 * of_open_handles would bound that, but libbfio 20140813 then fails
+	 * the open ("invalid element to remove"), so it is not used */
 	if (libewf_handle_open(w->h, w->names, w->nnames, LIBEWF_OPEN_READ, &err) != 1) {
 		ewf_msg(&err, why, sizeof why);
 		libewf_handle_free(&w->h, NULL);

@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #define SPLIT_MAX_SEGMENTS 100000u  /* far above any real set; bounds the work */
-#define SPLIT_OPEN_FDS     256u     /* sets this long keep their files open */
+#define SPLIT_OPEN_FDS     64u      /* sets this long keep their files open (several sets
+                                       of a member set must stay under the usual 1024) */
 #define SPLIT_PATH_MAX     4096
 
 /* A name split into NAME., the suffix's kind and width, and its value. */

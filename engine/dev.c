@@ -2,10 +2,18 @@
  * without overflow, read-only enforcement) so backends only ever see
  * in-range, non-empty requests. */
 #include "rk_dev.h"
+#include "dev_image.h"
 #include "rk_le.h"
+#include "rk_util.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct rk_dev {
 	const struct rk_dev_ops *ops;
@@ -194,4 +202,135 @@ void rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
 	if (len > d->size - off)
 		len = d->size - off;
 	d->ops->advise(d, off, len, adv);
+}
+
+/* ---- choosing the backend (spec/images.md) ---- */
+
+enum image_kind { IMG_PLAIN = 0, IMG_EWF, IMG_SPLIT, IMG_LOGICAL };
+
+/* The first 16 bytes of regular file PATH into HDR; 0 when it is not a
+ * regular file or cannot be read (the file backend then says why). */
+static int read_head(const char *path, uint8_t hdr[16])
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ssize_t r = pread(fd, hdr, 16, 0);
+	close(fd);
+	return r == 16;
+}
+
+/* The name of the first segment of the E01 set PATH (a segment NUMBER >= 2)
+ * belongs to: the extension's last two characters "01", its letter the
+ * first of the series (E01..E99, EAA..ZZZ; e01; s01; Ex01). */
+static void ewf_first_name(const char *path, char *first, size_t cap)
+{
+	const char *dot = strrchr(path, '.');
+	size_t base = dot ? (size_t)(dot - path) : strlen(path);
+	const char *ext = dot ? dot + 1 : "";
+	char letter = isupper((unsigned char)ext[0]) ? 'E' : ext[0] == 's' ? 's' : 'e';
+	if (strlen(ext) == 4 && (ext[1] == 'x' || ext[1] == 'X'))
+		snprintf(first, cap, "%.*s.%c%c01", (int)base, path, letter, ext[1]);
+	else
+		snprintf(first, cap, "%.*s.%c01", (int)base, path, letter);
+}
+
+/* What PATH is: a plain file or device, a segment of an E01 set, of a
+ * split raw image, or a logical evidence file.  For image segments FIRST
+ * (CAP bytes) is the set's first segment and *NUMBER PATH's place in it. */
+static enum image_kind image_kind(const char *path, char *first, size_t cap, uint32_t *number)
+{
+	uint8_t hdr[16];
+	*number = 1;
+	snprintf(first, cap, "%s", path);
+	if (read_head(path, hdr)) {
+		int sig = dev_ewf_signature(hdr);
+		if (sig == 2)
+			return IMG_LOGICAL;
+		if (sig == 1) {
+			uint32_t n = dev_ewf_segment_number(hdr, sizeof hdr);
+			if (n > 1) {
+				*number = n;
+				ewf_first_name(path, first, cap);
+			}
+			return IMG_EWF;
+		}
+	}
+	return dev_split_name(path, first, cap, number) ? IMG_SPLIT : IMG_PLAIN;
+}
+
+int rk_dev_segment_of(const char *path, char *first, size_t cap, uint32_t *number)
+{
+	char f[4096];
+	uint32_t n = 1;
+	if (!path || image_kind(path, f, sizeof f, &n) == IMG_PLAIN || n < 2)
+		return 0;
+	if (first && cap)
+		snprintf(first, cap, "%s", f);
+	if (number)
+		*number = n;
+	return 1;
+}
+
+int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i)
+{
+	char first[4096];
+	uint32_t num;
+	if (!paths || i >= n || !rk_dev_segment_of(paths[i], first, sizeof first, &num))
+		return 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (k != i && paths[k] && rk_path_same_object(paths[k], first))
+			return 1;
+	return 0;
+}
+
+rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)
+{
+	if (out)
+		*out = NULL;
+	if (!out || !path || !*path)
+		return rk_fail(RK_E_INVAL, "no device path given");
+	char first[4096];
+	uint32_t n = 1;
+	enum image_kind k = image_kind(path, first, sizeof first, &n);
+	if (k == IMG_PLAIN)
+		return rk_dev_open_file(out, path, flags);
+	const char *what = k == IMG_SPLIT ? "a split raw image"
+	                 : k == IMG_EWF ? "an E01 image" : "an L01 logical evidence file";
+	if (k == IMG_LOGICAL)
+		return rk_fail(RK_E_NOTSUP, "%s is %s: it holds files, not a disk; raidkit reads disk images", path, what);
+	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT))
+		return rk_fail(RK_E_INVAL, "%s: unknown open flags 0x%x", path, flags);
+	if (flags & RK_DEV_RDWR)
+		return rk_fail(RK_E_NOTSUP, "%s is %s: raidkit reads it but never writes to it", path, what);
+	if (n > 1) {
+		struct stat st;
+		if (stat(first, &st) != 0)
+			return rk_fail(RK_E_OPEN, "%s is segment %u of %s whose first segment %s is missing", path, n,
+			               what, first);
+		return rk_fail(RK_E_OPEN, "%s is segment %u of %s: give its first segment %s as the member", path, n,
+		               what, first);
+	}
+	return k == IMG_EWF ? dev_ewf_open(out, path) : dev_split_open(out, path);
+}
+
+uint32_t rk_dev_segments(const rk_dev *d)
+{
+	if (rk_dev_has_ops(d, &dev_ewf_ops))
+		return dev_ewf_segments(d);
+	if (rk_dev_has_ops(d, &dev_split_ops))
+		return dev_split_segments(d);
+	return d ? 1 : 0;
+}
+
+const char *rk_dev_segment_path(const rk_dev *d, uint32_t i)
+{
+	if (rk_dev_has_ops(d, &dev_ewf_ops))
+		return dev_ewf_segment_path(d, i);
+	if (rk_dev_has_ops(d, &dev_split_ops))
+		return dev_split_segment_path(d, i);
+	return d && i == 0 ? rk_dev_path(d) : NULL;
 }

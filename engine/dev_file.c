@@ -4,6 +4,7 @@
  * exclusive: O_EXCL on block devices (fails while mounted or claimed by md or
  * another O_EXCL opener), flock(LOCK_EX|LOCK_NB) on image files. */
 #include "rk_dev.h"
+#include "dev_image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -305,7 +306,7 @@ static rk_err lock_file(int fd, const char *path)
 	return RK_OK;
 }
 
-rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)
+rk_err rk_dev_open_file(rk_dev **out, const char *path, unsigned flags)
 {
 	struct stat st;
 	int oflags, fd, rdwr = (flags & RK_DEV_RDWR) != 0, isblk = 0;

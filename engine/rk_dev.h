@@ -6,6 +6,8 @@
  *   fault injection    rk_dev_fault()     (dev_fault.c; wraps another dev)
  *   overlay            rk_dev_overlay()   (dev_overlay.c; writes kept in memory)
  *   slice              rk_dev_slice()     (dev_slice.c; a read-only window of another dev)
+ *   E01 image          rk_dev_open()      (dev_ewf.c; libewf, read-only)
+ *   split raw image    rk_dev_open()      (dev_split.c; NAME.001 NAME.002 ..., read-only)
  * All offsets and sizes are 64-bit bytes.  pread/pwrite are full transfers
  * (short reads/writes are looped; EOF inside the range is RK_E_RANGE) and are
  * bounds-checked against rk_dev_size() without overflow (RK_E_RANGE); a
@@ -43,7 +45,23 @@ struct rk_dev_ops {
 	void   (*advise)(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 };
 
-/* Opens PATH (regular file or block device).  Size from st_size or
+/* Opens PATH (regular file or block device, or a forensic image read
+ * through its container: spec/images.md).  The backend is chosen here:
+ * an EWF segment signature ("EVF\t\r\n\xff\0", EWF2 "EVF2\r\n\x81\0")
+ * opens the E01 set through libewf (the other segments found by libewf's
+ * naming rules); a name NAME.001 (any digit count >= 3, or .000 first),
+ * NAME.aa or NAME.aaa whose next segment exists opens the split raw image
+ * (segments in order, sizes summed, a gap an error naming the missing
+ * segment); anything else is the file backend below.  Images are
+ * read-only: RDWR fails with RK_E_NOTSUP and "disk.E01 is an E01 image:
+ * raidkit reads it but never writes to it", before any file is opened.
+ * A later segment (disk.E02, disk.002) given alone is refused (RK_E_OPEN)
+ * naming the first; an L01 logical evidence file is RK_E_NOTSUP.  A
+ * truncated or corrupt E01 fails with RK_E_CORRUPT or RK_E_IO naming the
+ * file.  The device's path is the first segment's, its identity the first
+ * segment's file, its size the media size and its sector size the image's
+ * bytes per sector.
+ * File or block device:  Size from st_size or
  * BLKGETSIZE64, logical sector size from BLKSSZGET (512 for files).
  * Errors name PATH: "disk3.img: cannot open: Permission denied".
  * RK_E_OPEN: missing, unreadable, or neither a regular file nor a block
@@ -125,6 +143,64 @@ int         rk_dev_identity(const rk_dev *d, dev_t *devno, ino_t *ino);
 /* For backends: records the identity (and whether it is a block device, which
  * rk_dev_new otherwise infers from ops->name == "blockdev"). */
 void        rk_dev_set_identity(rk_dev *d, dev_t devno, ino_t ino, int blockdev);
+
+/* ---- images: E01 (dev_ewf.c) and split raw (dev_split.c) ---- */
+
+/* 1 when PATH is segment *NUMBER (>= 2) of an E01 set or a split raw
+ * image, whose first segment is FIRST (CAP bytes, may not exist); else 0.
+ * Discovery uses it to fold later segments given beside their first. */
+int rk_dev_segment_of(const char *path, char *first, size_t cap, uint32_t *number);
+/* 1 when PATHS[I] is such a later segment and its first segment is among
+ * the N PATHS too (the same file, under any name): the set is read
+ * through its first segment, and PATHS[I] is folded into it. */
+int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i);
+/* The segment files D reads, in order: 1 and D's path for other backends
+ * (0 and NULL for a NULL D or I out of range). */
+uint32_t    rk_dev_segments(const rk_dev *d);
+const char *rk_dev_segment_path(const rk_dev *d, uint32_t i);
+
+/* For code that hands a file descriptor to libblkid (partition tables):
+ * when PATH is an image (E01, split raw), a memory file (memfd) of the
+ * media's size holding what a partition table is read from: the media's
+ * first and last MiB (MBR, GPT and its backup) and the boot records of an
+ * extended MBR partition's chain; the rest reads as zeros.  -1 when PATH
+ * is no image (or it cannot be read): the caller opens PATH itself.  The
+ * caller closes the descriptor. */
+int rk_dev_table_fd(const char *path);
+
+/* What libewf says about an E01 device (text fields as stored, "" when
+ * absent; printed escaped). */
+struct rk_ewf_info {
+	char     format[32];          /* "EnCase 6", "FTK Imager", ... */
+	uint64_t media_size;          /* bytes */
+	uint32_t bytes_per_sector;
+	uint32_t sectors_per_chunk;
+	uint32_t segments;
+	int      has_md5, has_sha1;   /* the acquisition hashes stored in the image */
+	uint8_t  md5[16], sha1[20];
+	char     case_number[128], evidence_number[128], examiner[128];
+	char     description[256], notes[256];
+	char     acquiry_date[64], acquiry_software[64], acquiry_os[64];
+	uint32_t acquiry_errors;      /* read errors the imager recorded */
+};
+/* Fills *INFO for an E01 device D; RK_E_INVAL when D is not one. */
+rk_err rk_dev_ewf_info(rk_dev *d, struct rk_ewf_info *info);
+
+/* Reads the whole media of E01 device D and compares its MD5 and SHA-1
+ * (OpenSSL) with those stored in the image.  *RESULT: which were stored,
+ * the digests computed (lower-case hex), whether each stored one matches.
+ * PROGRESS (may be NULL) is called with bytes done and the total; a
+ * non-zero return stops the run (RK_E_IO "stopped").  RK_OK when both
+ * digests were computed, whatever the comparison; RK_E_INVAL when D is
+ * not an E01 device; a read error is returned naming the image. */
+struct rk_ewf_verify {
+	int  md5_stored, sha1_stored;
+	int  md5_match, sha1_match;   /* valid where stored */
+	char md5[33], sha1[41];       /* as read */
+	char md5_stored_hex[33], sha1_stored_hex[41];
+};
+typedef int rk_dev_progress_fn(void *ctx, uint64_t done, uint64_t total);
+rk_err rk_dev_ewf_verify(rk_dev *d, struct rk_ewf_verify *result, rk_dev_progress_fn *progress, void *ctx);
 
 /* ---- fault injection (dev_fault.c) ----
  * A plan is shared by the wrapped devices of one array, so that write

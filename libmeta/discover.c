@@ -3,6 +3,8 @@
  * copies are read, and the device is closed again before deciding.
  *
  * Order of decisions (each path gets exactly one class):
+ *   0. a later segment of an image (disk.E02, disk.002) given beside its
+ *      first segment is folded into it: no candidate (spec/images.md);
  *   1. cannot open / no valid copy -> unknown (or foreign when libblkid sees
  *      another RAID format); the same file under a second name -> duplicate;
  *   2. --uuid given and another array's member -> foreign;
@@ -433,6 +435,9 @@ static rk_err collect_left(struct rk_discovery *d, struct candidate *c, uint32_t
 static rk_err examine_paths(struct cand_vec *v, char *const *paths, uint32_t npaths)
 {
 	for (uint32_t i = 0; i < npaths; i++) {
+		/* disk.E02 beside disk.E01: read as part of it (spec/images.md) */
+		if (rk_dev_segment_given(paths, npaths, i))
+			continue;
 		int64_t at = cand_new(v, paths[i], (int32_t)i);
 		if (at < 0)
 			return rk_fail(RK_E_NOMEM, "discovery: out of memory");

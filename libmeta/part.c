@@ -136,8 +136,11 @@ rk_err rk_part_table_read(const char *path, struct rk_part_table *t)
 	memset(t, 0, sizeof *t);
 	if (!path)
 		return RK_OK;
+	/* An image (E01, split raw) shows libblkid its media, not the container. */
+	int fd = rk_dev_table_fd(path);
 	/* O_NONBLOCK: a FIFO must not hang the open; files and disks ignore it. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return RK_OK;
 	int is_reg = 0;

@@ -76,7 +76,9 @@ struct rk_discovery {
  * without the other and event counts cannot order them.  roles[] then shows
  * F's side, the other side is in left[] as STALE, and why names both. */
 
-/* Discovers over NPATHS paths.  With UUID non-NULL, only that array is
+/* Discovers over NPATHS paths.  A later segment of an image (disk.E02,
+ * disk.002) given beside its first segment is folded into it: it gets no
+ * entry (spec/images.md).  With UUID non-NULL, only that array is
  * assembled and members of other arrays are FOREIGN.  Returns RK_OK even when
  * arrays are degraded or failed (see each array's state); errors only for
  * memory or invalid arguments. */

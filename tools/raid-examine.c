@@ -27,7 +27,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: raid-examine [--json] MEMBER...\n"
+	fprintf(f, "Usage: raid-examine [--json] [--verify-image [--progress]] MEMBER...\n"
 	       "       raid-examine --map OFFSET [--uuid UUID] [--json] MEMBER...\n"
 	       "\n"
 	       "Shows what is on raidkit members: both superblock copies of each member\n"
@@ -40,14 +40,21 @@ static void usage(FILE *f)
 	       "                 suffixes: powers of 1024) and at which byte of it\n"
 	       "  --uuid UUID    with --map: the array to use when members of several\n"
 	       "                 arrays are given\n"
+	       "  --verify-image read every E01 member's media and compare its MD5 and\n"
+	       "                 SHA-1 with those stored in the image (exit 1 on a\n"
+	       "                 mismatch, 2 when it cannot be verified)\n"
+	       "  --progress     rate and ETA of --verify-image on stderr\n"
 	       "  --json         one JSON document on stdout\n"
 	       "  --help         this text\n"
 	       "  --version      the version\n"
 	       "\n"
 	       "Exit status: 0 every member valid (both copies) and serving its array;\n"
 	       "1 something to report (a bad or missing copy, a stale, duplicate, foreign\n"
-	       "or unknown member; with --map, a missing role); 2 nothing readable\n"
-	       "(no member has a valid raidkit superblock); 64 bad usage.\n");
+	       "or unknown member, an E01 whose stored hash does not match; with --map,\n"
+	       "a missing role); 2 nothing readable (no member has a valid raidkit\n"
+	       "superblock), an E01 that cannot be verified; 64 bad usage.\n"
+	       "E01 and split raw images (disk.E01, disk.001, disk.aa) are read through\n"
+	       "their containers; their later segments given too are shown with the first.\n");
 }
 
 /* What one path holds, as read for the report. */
@@ -63,12 +70,29 @@ struct member_exam {
 	struct rk_probe_result probe;      /* a foreign signature (probe.found) */
 	struct rk_part_table parts;        /* a whole disk's partitions (spec/partitions.md) */
 	struct member_exam *part_exam;     /* parts.n examinations, one per partition */
+	struct image_exam *image;          /* an E01 or split raw image: what it is; NULL otherwise */
 };
+
+/* An image member (spec/images.md): its container as the device layer
+ * reads it, and with --verify-image the stored hashes checked. */
+struct image_exam {
+	const char *kind;                  /* "e01", "split" */
+	uint32_t nseg;
+	char **seg;                        /* segment paths, in order */
+	struct rk_ewf_info ewf;            /* kind "e01" */
+	int verified;                      /* --verify-image ran: 1 done, -1 failed (verify_error) */
+	struct rk_ewf_verify ver;
+	char verify_error[512];
+};
+
+/* --verify-image, --progress: options read_member needs. */
+static int opt_verify, opt_progress;
 
 /* What the examination found over all paths. */
 struct exam {
 	int readable;      /* a valid raidkit copy */
 	int report;        /* something to report */
+	int failed;        /* --verify-image could not verify an image */
 };
 
 /* Decodes the foreign formats on D (not raidkit's, not blkid's). */
@@ -86,6 +110,60 @@ static void read_foreign(struct member_exam *x, rk_dev *d)
 	}
 }
 
+static int verify_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)total;
+	cli_progress_update(ctx, done);
+	return 0;
+}
+
+/* The stored hashes of E01 member D checked (--verify-image) into IM. */
+static void image_verify(struct image_exam *im, rk_dev *d, int json)
+{
+	struct cli_progress *p = cli_progress_start("verifying the E01 image", rk_dev_size(d), opt_progress, json);
+	rk_err e = rk_dev_ewf_verify(d, &im->ver, p ? verify_progress : NULL, p);
+	cli_progress_end(p);
+	im->verified = e ? -1 : 1;
+	if (e)
+		snprintf(im->verify_error, sizeof im->verify_error, "%s", rk_errmsg());
+	else if (!im->ver.md5_stored && !im->ver.sha1_stored) {
+		im->verified = -1;
+		snprintf(im->verify_error, sizeof im->verify_error, "the image stores no MD5 or SHA-1 to compare with");
+	}
+}
+
+/* What the device layer says of image member D (NULL for a plain file). */
+static struct image_exam *image_read(rk_dev *d, int json)
+{
+	const char *be = rk_dev_backend(d);
+	int ewf = !strcmp(be, "ewf");
+	if (!ewf && strcmp(be, "split"))
+		return NULL;
+	struct image_exam *im = calloc(1, sizeof *im);
+	uint32_t n = rk_dev_segments(d);
+	if (!im || !(im->seg = calloc(n ? n : 1, sizeof *im->seg))) {
+		free(im);
+		return NULL;
+	}
+	im->kind = ewf ? "e01" : "split";
+	for (uint32_t i = 0; i < n; i++)
+		if ((im->seg[im->nseg] = strdup(rk_dev_segment_path(d, i))))
+			im->nseg++;
+	if (ewf && rk_dev_ewf_info(d, &im->ewf) == RK_OK && opt_verify)
+		image_verify(im, d, json);
+	return im;
+}
+
+static void image_free(struct image_exam *im)
+{
+	if (!im)
+		return;
+	for (uint32_t i = 0; i < im->nseg; i++)
+		free(im->seg[i]);
+	free(im->seg);
+	free(im);
+}
+
 /* Opens and reads X->path; errors in words go to stderr unless JSON. */
 static void read_member(struct member_exam *x, int json)
 {
@@ -97,6 +175,7 @@ static void read_member(struct member_exam *x, int json)
 		snprintf(x->open_error, sizeof x->open_error, "%s", rk_errmsg());
 	} else {
 		x->size = rk_dev_size(d);
+		x->image = image_read(d, json);
 		e = rk_sb_read(d, &x->rd);
 		read_foreign(x, d);
 		rk_dev_close(d);
@@ -112,6 +191,110 @@ static void read_member(struct member_exam *x, int json)
 
 static void parts_json(rk_json *j, const struct member_exam *x);
 
+static void hex_str(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* A text field of the E01 header as JSON: null when absent. */
+static void kstr_or_null(rk_json *j, const char *k, const char *v)
+{
+	rk_json_kstr(j, k, v[0] ? v : NULL);
+}
+
+static void verify_json(rk_json *j, const struct image_exam *im)
+{
+	rk_json_key(j, "verify");
+	if (!im->verified) {
+		rk_json_null(j);
+		return;
+	}
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "error", im->verified < 0 ? im->verify_error : NULL);
+	rk_json_kstr(j, "md5", im->verified > 0 ? im->ver.md5 : NULL);
+	rk_json_kstr(j, "sha1", im->verified > 0 ? im->ver.sha1 : NULL);
+	if (rk_json_key_or_null(j, "md5_match", im->verified > 0 && im->ver.md5_stored))
+		rk_json_bool(j, im->ver.md5_match);
+	if (rk_json_key_or_null(j, "sha1_match", im->verified > 0 && im->ver.sha1_stored))
+		rk_json_bool(j, im->ver.sha1_match);
+	rk_json_obj_end(j);
+}
+
+static void image_json(rk_json *j, const struct image_exam *im)
+{
+	if (!rk_json_key_or_null(j, "image", im != NULL))
+		return;
+	rk_json_obj_begin(j);
+	rk_json_kstr(j, "type", im->kind);
+	rk_json_key(j, "segments");
+	rk_json_arr_begin(j);
+	for (uint32_t i = 0; i < im->nseg; i++)
+		rk_json_str(j, im->seg[i]);
+	rk_json_arr_end(j);
+	if (!strcmp(im->kind, "e01")) {
+		const struct rk_ewf_info *w = &im->ewf;
+		char md5[33], sha1[41];
+		hex_str(w->md5, 16, md5);
+		hex_str(w->sha1, 20, sha1);
+		rk_json_kstr(j, "format", w->format);
+		CLI_JSON_U64S(j, { "media_size", w->media_size }, { "bytes_per_sector", w->bytes_per_sector },
+		              { "sectors_per_chunk", w->sectors_per_chunk }, { "acquiry_errors", w->acquiry_errors });
+		rk_json_kstr(j, "stored_md5", w->has_md5 ? md5 : NULL);
+		rk_json_kstr(j, "stored_sha1", w->has_sha1 ? sha1 : NULL);
+		kstr_or_null(j, "case_number", w->case_number);
+		kstr_or_null(j, "evidence_number", w->evidence_number);
+		kstr_or_null(j, "examiner", w->examiner);
+		kstr_or_null(j, "description", w->description);
+		kstr_or_null(j, "notes", w->notes);
+		kstr_or_null(j, "acquiry_date", w->acquiry_date);
+		kstr_or_null(j, "acquiry_software", w->acquiry_software);
+		kstr_or_null(j, "acquiry_os", w->acquiry_os);
+		verify_json(j, im);
+	}
+	rk_json_obj_end(j);
+}
+
+static void verify_text(const struct image_exam *im)
+{
+	if (im->verified < 0) {
+		rk_esc_fprintf(stdout, "  verify: cannot verify: %s\n", im->verify_error);
+		return;
+	}
+	if (im->ver.md5_stored)
+		printf("  verify: MD5 %s (read %s)\n", im->ver.md5_match ? "matches" : "MISMATCH", im->ver.md5);
+	if (im->ver.sha1_stored)
+		printf("  verify: SHA-1 %s (read %s)\n", im->ver.sha1_match ? "matches" : "MISMATCH", im->ver.sha1);
+}
+
+static void image_text(const struct image_exam *im)
+{
+	if (!strcmp(im->kind, "split"))
+		printf("  image: split raw, %u segment%s:", im->nseg, im->nseg == 1 ? "" : "s");
+	else
+		rk_esc_fprintf(stdout, "  image: E01 (%s), %u segment%s:", im->ewf.format, im->nseg, im->nseg == 1 ? "" : "s");
+	for (uint32_t i = 0; i < im->nseg; i++)
+		rk_esc_fprintf(stdout, " %s", im->seg[i]);
+	printf("\n");
+	if (strcmp(im->kind, "e01"))
+		return;
+	const struct rk_ewf_info *w = &im->ewf;
+	char md5[33], sha1[41];
+	hex_str(w->md5, 16, md5);
+	hex_str(w->sha1, 20, sha1);
+	printf("  media %" PRIu64 " bytes, %u bytes per sector, %u sectors per chunk, %u acquiry error%s\n",
+	       w->media_size, w->bytes_per_sector, w->sectors_per_chunk, w->acquiry_errors,
+	       w->acquiry_errors == 1 ? "" : "s");
+	printf("  stored MD5 %s, SHA-1 %s\n", w->has_md5 ? md5 : "(none)", w->has_sha1 ? sha1 : "(none)");
+	rk_esc_fprintf(stdout, "  case \"%s\", evidence \"%s\", examiner \"%s\", acquired %s with %s on %s\n",
+	               w->case_number, w->evidence_number, w->examiner, w->acquiry_date[0] ? w->acquiry_date : "?",
+	               w->acquiry_software[0] ? w->acquiry_software : "?", w->acquiry_os[0] ? w->acquiry_os : "?");
+	if (w->description[0] || w->notes[0])
+		rk_esc_fprintf(stdout, "  description \"%s\", notes \"%s\"\n", w->description, w->notes);
+	if (im->verified)
+		verify_text(im);
+}
+
 static void member_json(rk_json *j, const struct member_exam *x)
 {
 	int valid = x->rd.chosen >= 0;
@@ -120,6 +303,7 @@ static void member_json(rk_json *j, const struct member_exam *x)
 	rk_json_kbool(j, "readable", !x->open_error[0]);
 	rk_json_kstr(j, "error", x->open_error[0] ? x->open_error : NULL);
 	rk_json_ku64(j, "size", x->size);
+	image_json(j, x->image);
 	rk_json_kbool(j, "valid", valid);
 	if (!x->open_error[0])
 		rk_print_copies_json_keys(j, &x->rd);
@@ -151,6 +335,8 @@ static void member_text(const struct member_exam *x)
 	if (!x->open_error[0])
 		printf(" (%" PRIu64 " bytes, %s)", x->size, rk_size_words(x->size, sz, sizeof sz));
 	printf("\n");
+	if (x->image)
+		image_text(x->image);
 	if (x->open_error[0])
 		rk_esc_fprintf(stdout, "  cannot examine: %s\n", x->open_error);
 	else
@@ -294,6 +480,12 @@ static void exam_verdict(const struct member_exam *x, struct exam *ex)
 		ex->report = 1;
 	if (x->member && x->member->cls != RK_MEMBER_ACTIVE && x->member->cls != RK_MEMBER_SPARE)
 		ex->report = 1;
+	if (x->image && x->image->verified > 0 &&
+	    ((x->image->ver.md5_stored && !x->image->ver.md5_match) ||
+	     (x->image->ver.sha1_stored && !x->image->ver.sha1_match)))
+		ex->report = 1;
+	if (x->image && x->image->verified < 0)
+		ex->failed = 1;
 }
 
 static void exam_free(struct member_exam *x)
@@ -307,6 +499,7 @@ static void exam_free(struct member_exam *x)
 	}
 	free(x->part_exam);
 	rk_part_table_free(&x->parts);
+	image_free(x->image);
 }
 
 static void examine_one(const char *path, const struct rk_member *m, const struct rk_discovery *d,
@@ -339,7 +532,7 @@ static int do_examine(char **paths, uint32_t n, int json)
 		cli_err_rk("discovery failed");
 		return EX_FAIL;
 	}
-	struct exam ex = { 0, 0 };
+	struct exam ex = { 0, 0, 0 };
 	rk_json *j = NULL;
 	if (json) {
 		j = rk_json_new(stdout);
@@ -353,7 +546,8 @@ static int do_examine(char **paths, uint32_t n, int json)
 		rk_json_arr_begin(j);
 	}
 	for (uint32_t i = 0; i < n; i++)
-		examine_one(paths[i], path_member(d, (int32_t)i, paths[i]), d, j, &ex);
+		if (!rk_dev_segment_given(paths, n, i))   /* shown with its first segment */
+			examine_one(paths[i], path_member(d, (int32_t)i, paths[i]), d, j, &ex);
 	for (uint32_t a = 0; a < d->narrays; a++)
 		if (d->arrays[a].state == RK_ASTATE_CONFLICT)
 			ex.report = 1;
@@ -379,7 +573,7 @@ static int do_examine(char **paths, uint32_t n, int json)
 		cli_err("cannot write the report");
 		return EX_FAIL;
 	}
-	if (!ex.readable)
+	if (!ex.readable || ex.failed)
 		return EX_FAIL;
 	return ex.report ? EX_REPORT : EX_DONE;
 }
@@ -545,7 +739,7 @@ static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, i
 
 /* ---- command line ---- */
 
-enum { OPT_MAP = 256 };
+enum { OPT_MAP = 256, OPT_VERIFY_IMAGE };
 
 struct examine_args {
 	int map;
@@ -556,6 +750,10 @@ struct examine_args {
 static int on_option(void *ctx, int opt, char *arg)
 {
 	struct examine_args *a = ctx;
+	if (opt == OPT_VERIFY_IMAGE) {
+		opt_verify = 1;
+		return CLI_GO_ON;
+	}
 	if (opt != OPT_MAP)
 		return CLI_GO_ON;
 	a->map = 1;
@@ -567,7 +765,9 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	static const struct option opts[] = {
 		{ "map", required_argument, NULL, OPT_MAP },
-		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		{ "verify-image", no_argument, NULL, OPT_VERIFY_IMAGE },
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP,
+		CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct examine_args a;
 	memset(&a, 0, sizeof a);
@@ -579,6 +779,9 @@ int main(int argc, char **argv)
 		return cli_usage_error("no MEMBER given");
 	if (a.common.have_uuid && !a.map)
 		return cli_usage_error("--uuid is only used with --map");
+	if (opt_verify && a.map)
+		return cli_usage_error("--verify-image is not used with --map");
+	opt_progress = a.common.progress;
 	char **paths = argv + optind;
 	uint32_t n = (uint32_t)(argc - optind);
 	if (a.map)

@@ -110,6 +110,10 @@ int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
 void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);
+/* A caller's hook on a device an operation opened for it (role or index
+ * IDX): may replace *DEV with a wrapper of it (rk_dev_hash, rk_dev_fault),
+ * which then owns the old one, also on failure. */
+typedef rk_err (*rk_dev_wrap_fn)(void *ctx, uint32_t idx, rk_dev **dev);
 
 /* Size in bytes, logical sector size, path, backend name ("file", ...),
  * whether writable, whether a block device; 0 or "" for a NULL D. */

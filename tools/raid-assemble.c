@@ -744,8 +744,6 @@ static int run(const struct assemble_args *o, char **paths, int nmem)
 		return cli_usage_error("no MEMBER given");
 	if ((rc = check_actions(o)) != CLI_GO_ON || (rc = check_members(o, paths, nmem)) != CLI_GO_ON)
 		return rc;
-	if (cli_hash_begin(o->common.hash, paths, nmem))
-		return EX_FAIL;
 
 	struct assembly as = { o, NULL, -1, stdout };
 	if (rk_discover(&as.d, paths, (uint32_t)nmem, o->common.have_uuid ? o->common.uuid : NULL)) {
@@ -813,7 +811,5 @@ int main(int argc, char **argv)
 		return rc;
 	int nmem = argc - optind;
 	char **paths = argv + optind;
-	if ((rc = cli_audit_begin(&o.common, paths, nmem)) != CLI_GO_ON)
-		return rc;
 	return cli_audit_end(run(&o, paths, nmem));
 }

@@ -599,14 +599,10 @@ int main(int argc, char **argv)
 		return rc;
 	char **paths = argv + optind;
 	uint32_t n = (uint32_t)(argc - optind);
-	if ((rc = cli_audit_begin(&a.common, paths, (int)n)) != CLI_GO_ON)
-		return rc;
 	if (optind >= argc)
 		return cli_audit_end(cli_usage_error("no MEMBER given"));
 	if (a.common.have_uuid && !a.map)
 		return cli_audit_end(cli_usage_error("--uuid is only used with --map"));
-	if (cli_hash_begin(a.common.hash, paths, (int)n))
-		return cli_audit_end(EX_FAIL);
 	if (a.map)
 		return cli_audit_end(do_map(paths, n, a.offset, a.common.have_uuid ? a.common.uuid : NULL, a.common.json));
 	return cli_audit_end(do_examine(paths, n, a.common.json));

@@ -379,8 +379,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return rc;
 	o->nmem = argc - optind;
 	o->paths = argv + optind;
-	if ((rc = cli_audit_begin(&o->common, o->paths, o->nmem)) != CLI_GO_ON)
-		return rc;
 	if (o->nmem <= 0)
 		return cli_usage_error("no MEMBER given");
 	if (o->common.hash && o->repair)
@@ -730,8 +728,6 @@ static void audit_decided(rk_json *j, const void *ctx)
 static int run_scrub(const struct opts *op)
 {
 	struct opts o = *op;
-	if (cli_hash_begin(o.common.hash, o.paths, o.nmem))
-		return EX_FAIL;
 	struct rk_discovery *d = NULL;
 	const struct rk_array_info *ai = NULL;
 	struct rk_geom g;

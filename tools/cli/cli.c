@@ -207,7 +207,11 @@ int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
 		if (rc != CLI_GO_ON)
 			return rc;
 	}
-	return CLI_GO_ON;
+	/* --audit and --hash start here, over the MEMBERs, in every tool alike */
+	int rc = cmd->common ? cli_audit_begin(cmd->common, argv + optind, argc - optind) : CLI_GO_ON;
+	if (rc == CLI_GO_ON && cmd->common && cli_hash_begin(cmd->common->hash, argv + optind, argc - optind))
+		rc = cli_audit_end(EX_FAIL);
+	return rc;
 }
 
 int cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -259,6 +263,16 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Seconds between progress lines (and before the first: a rate over a few
+ * microseconds means nothing); tests shorten it (cli_progress_set_interval). */
+static double progress_interval = 0.5;
+
+void cli_progress_set_interval(double seconds)
+{
+	if (seconds >= 0 && seconds <= 60)
+		progress_interval = seconds;
+}
+
 struct cli_progress {
 	const char *what;
 	uint64_t total;
@@ -289,9 +303,7 @@ struct cli_progress *cli_progress_start(const char *what, uint64_t total, int fo
 
 void cli_progress_update(struct cli_progress *p, uint64_t done)
 {
-	/* Wait half a second before the first line: a rate over a few
-	 * microseconds means nothing. */
-	if (!p || !p->on || since(&p->last) < 0.5 || since(&p->t0) < 0.5)
+	if (!p || !p->on || since(&p->last) < progress_interval || since(&p->t0) < progress_interval)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	double el = since(&p->t0);

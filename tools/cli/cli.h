@@ -130,9 +130,12 @@ struct cli_progress;
 struct cli_progress *cli_progress_start(const char *what, uint64_t total, int force, int json);
 void cli_progress_update(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
+/* Seconds between lines (default 0.5; tests only: RAIDKIT_TEST_PROGRESS_INTERVAL). */
+void cli_progress_set_interval(double seconds);
 
 /* ---- --hash (cli_hash.c) ----
- * A read-only tool: cli_hash_begin(common.hash, MEMBERs) after the options;
+ * A read-only tool: cli_parse_options calls cli_hash_begin(common.hash,
+ * MEMBERs) (and cli_audit_begin) when the options are read;
  * cli_hash_wrap as the rk_dev_wrap_fn of every library call that opens the
  * members (rk_array_open_wrapped, rk_scrub_array_open_members, ...), so the
  * digests come from the command's own reads; cli_hash_finish() before those
@@ -140,7 +143,12 @@ void cli_progress_end(struct cli_progress *p);
  * only what the command did not); then cli_hash_print_text (after the
  * report) or cli_hash_json (a "hash" key of the report).  Members never
  * wrapped (a report reads only metadata) are read in full by
- * cli_hash_finish.  Everything is a no-op when --hash was not given. */
+ * cli_hash_finish.  Everything is a no-op when --hash was not given.
+ * raid-recover --detect: cli_hash_wrap(NULL, i, &dev) on each IMAGE it
+ * opens (or as the wrap function of the library call that opens them),
+ * cli_hash_finish() before its report, cli_hash_json(j) in the JSON
+ * document or cli_hash_print_text(stdout) after the words, and
+ * cli_audit_decided(fn, geometry) with the geometry found. */
 int  cli_hash_begin(const char *alg, char *const *paths, int n);   /* 0, -1 out of memory (said) */
 int  cli_hash_on(void);
 rk_err cli_hash_wrap(void *ctx, uint32_t idx, rk_dev **dev);        /* CTX unused */
@@ -157,11 +165,11 @@ const struct rk_hash_result *cli_hash_export(void);
 
 /* ---- --audit FILE (cli_audit.c) ----
  * One JSON line appended per run (spec/audit.md).  cli_parse_options keeps
- * the command line; a tool calls cli_audit_begin(&common, MEMBERs) after
- * its options (usage error when FILE is a member or cannot be opened),
- * cli_audit_decided / cli_audit_written as it learns what it decided and
- * wrote, and returns cli_audit_end(rc) from main() on every path after
- * that: it writes the line (members' size and mtime before and after,
+ * the command line and calls cli_audit_begin(&common, MEMBERs) after the
+ * options (usage error when FILE is a member or cannot be opened); a tool
+ * calls cli_audit_decided / cli_audit_written as it learns what it decided
+ * and wrote, and returns cli_audit_end(rc) from main() on every path after
+ * cli_parse_options returned CLI_GO_ON: it writes the line (members' size and mtime before and after,
  * their digests, the last error message said) and returns RC (EX_FAIL
  * when the line could not be written).  No-ops without --audit. */
 int  cli_audit_begin(const struct cli_common *c, char *const *paths, int n);  /* CLI_GO_ON or EX_USAGE */

@@ -6,6 +6,7 @@
  *   fault injection    rk_dev_fault()     (dev_fault.c; wraps another dev)
  *   overlay            rk_dev_overlay()   (dev_overlay.c; writes kept in memory)
  *   slice              rk_dev_slice()     (dev_slice.c; a read-only window of another dev)
+ *   hashing            rk_dev_hash()      (dev_hash.c; wraps another dev, digests what is read)
  * All offsets and sizes are 64-bit bytes.  pread/pwrite are full transfers
  * (short reads/writes are looped; EOF inside the range is RK_E_RANGE) and are
  * bounds-checked against rk_dev_size() without overflow (RK_E_RANGE); a

@@ -96,7 +96,7 @@ static int finish_entry(struct hash_entry *he)
 	if (!e)
 		return 0;
 	snprintf(he->error, sizeof he->error, "%s", rk_errmsg());
-	cli_err("--hash: %s: %s", he->path, he->error);
+	cli_err("--hash: %s", he->error);   /* the message names the member */
 	return -1;
 }
 
@@ -158,7 +158,7 @@ void cli_hash_print_text(FILE *f)
 		if (he->res.done)
 			rk_esc_fprintf(f, "%s %s  %s\n", H.alg, he->res.hex, he->path);
 		else
-			rk_esc_fprintf(f, "%s not computed  %s: %s\n", H.alg, he->path, he->error);
+			rk_esc_fprintf(f, "%s not computed  %s (%s)\n", H.alg, he->path, he->error);
 		extra += he->res.extra;
 		nextra += he->res.extra > 0;
 	}

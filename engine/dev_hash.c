@@ -14,6 +14,7 @@
 #define HASH_PEND_MAX (8u << 20)     /* bytes kept of reads ahead of the prefix */
 #define HASH_GAP_MAX  (64ull << 20)  /* reads further ahead than this wait for the catch-up */
 #define HASH_STEP     (1u << 20)     /* the hash's own reads, in pieces */
+#define HASH_SPARES   64             /* freed copies kept for reuse */
 
 /* ---- digests ---- */
 
@@ -95,6 +96,7 @@ struct pend {             /* a read ahead of the prefix, kept until it is reache
 	uint64_t off;
 	size_t len;
 	uint8_t *data;
+	size_t cap;           /* bytes allocated at data */
 };
 
 struct hashdev {
@@ -108,8 +110,39 @@ struct hashdev {
 	struct pend *p;
 	size_t np, cap;
 	uint64_t pend_bytes;
+	struct pend spare[HASH_SPARES];   /* freed copies kept for reuse (data, len = capacity) */
+	size_t nspare;
+	uint64_t spare_bytes;  /* at most HASH_PEND_MAX */
 	uint8_t *step;        /* HASH_STEP bytes for the hash's own reads (lazily) */
 };
+
+/* A buffer of at least LEN bytes for a kept read: a spare one when it fits
+ * (reads are mostly chunk-sized: fresh large allocations would fault their
+ * pages in again and again), else a new one; *CAP gets its capacity. */
+static uint8_t *buf_get(struct hashdev *h, size_t len, size_t *cap)
+{
+	for (size_t i = 0; i < h->nspare; i++)
+		if (h->spare[i].len >= len) {
+			uint8_t *b = h->spare[i].data;
+			*cap = h->spare[i].len;
+			h->spare_bytes -= *cap;
+			h->spare[i] = h->spare[--h->nspare];
+			return b;
+		}
+	*cap = len;
+	return malloc(len);
+}
+
+/* Gives back a kept read's buffer of capacity CAP. */
+static void buf_put(struct hashdev *h, uint8_t *b, size_t cap)
+{
+	if (h->nspare < HASH_SPARES && h->spare_bytes + cap <= HASH_PEND_MAX) {
+		h->spare[h->nspare++] = (struct pend){ 0, cap, b, cap };
+		h->spare_bytes += cap;
+	} else {
+		free(b);
+	}
+}
 
 /* Hashes BUF's part past the prefix (BUF holds [OFF, OFF+LEN), OFF <=
  * prefix); ALONG: the bytes came from the command's reads. */
@@ -137,7 +170,7 @@ static void drain(struct hashdev *h)
 			if (q->off > h->prefix)
 				continue;
 			take(h, q->data, q->len, q->off, 1);
-			free(q->data);
+			buf_put(h, q->data, q->cap);
 			h->pend_bytes -= q->len;
 			h->p[i] = h->p[--h->np];
 			again = 1;
@@ -187,11 +220,12 @@ static int keep(struct hashdev *h, const void *buf, size_t len, uint64_t off)
 		h->p = np;
 		h->cap = nc;
 	}
-	uint8_t *copy = malloc(len);
+	size_t cap;
+	uint8_t *copy = buf_get(h, len, &cap);
 	if (!copy)
 		return -1;
 	memcpy(copy, buf, len);
-	h->p[h->np++] = (struct pend){ off, len, copy };
+	h->p[h->np++] = (struct pend){ off, len, copy, cap };
 	h->pend_bytes += len;
 	return 0;
 }
@@ -242,6 +276,8 @@ static void hd_free(struct hashdev *h)
 {
 	for (size_t i = 0; i < h->np; i++)
 		free(h->p[i].data);
+	for (size_t i = 0; i < h->nspare; i++)
+		free(h->spare[i].data);
 	free(h->p);
 	free(h->step);
 	rk_digest_free(h->g);

@@ -58,8 +58,8 @@ void cli_audit_keep_argv(int argc, char *const *argv)
 
 void cli_audit_note(const char *msg)
 {
-	if (A.nmsgs < AUDIT_MAX_MSGS)
-		A.msgs[A.nmsgs] = strdup(msg), A.nmsgs += A.msgs[A.nmsgs] != NULL;
+	if (A.nmsgs < AUDIT_MAX_MSGS && (A.msgs[A.nmsgs] = strdup(msg)) != NULL)
+		A.nmsgs++;
 }
 
 int cli_audit_begin(const struct cli_common *c, char *const *paths, int n)

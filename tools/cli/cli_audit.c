@@ -21,6 +21,7 @@
 
 struct audit_member {
 	const char *path;
+	char *file;                   /* the file stat'ed for PATH:pN (a partition), else NULL */
 	int have[2];                  /* stat worked before / after */
 	struct stat st[2];
 };
@@ -46,6 +47,21 @@ static struct {
 	struct audit_written w[AUDIT_MAX_WRITTEN];
 	int nw;
 } A = { .fd = -1 };
+
+/* stat(2) of member M: its path, or for a partition named PATH:pN
+ * (spec/partitions.md) that is no file itself, the disk PATH holding it
+ * (remembered in m->file).  1 when it worked. */
+static int stat_member(struct audit_member *m, struct stat *st)
+{
+	if (!stat(m->path, st))
+		return 1;
+	const char *c = strrchr(m->path, ':');
+	if (!c || c[1] != 'p' || !c[2] || strspn(c + 2, "0123456789") != strlen(c + 2))
+		return 0;
+	if (!m->file && !(m->file = strndup(m->path, (size_t)(c - m->path))))
+		return 0;
+	return stat(m->file, st) == 0;
+}
 
 void cli_audit_keep_argv(int argc, char *const *argv)
 {
@@ -74,7 +90,7 @@ int cli_audit_begin(const struct cli_common *c, char *const *paths, int n)
 		return cli_usage_error("--audit: out of memory");
 	for (int i = 0; i < n; i++) {
 		A.m[i].path = paths[i];
-		A.m[i].have[0] = stat(paths[i], &A.m[i].st[0]) == 0;
+		A.m[i].have[0] = stat_member(&A.m[i], &A.m[i].st[0]);
 	}
 	A.n = n;
 	A.fd = open(c->audit, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
@@ -151,10 +167,12 @@ static void put_hash(rk_json *j, const struct rk_hash_result *h)
 /* One member: path, identity, before / after, unchanged, hash. */
 static void put_member(rk_json *j, struct audit_member *m)
 {
-	m->have[1] = stat(m->path, &m->st[1]) == 0;
+	m->have[1] = stat_member(m, &m->st[1]);
 	const struct stat *a = &m->st[0], *b = &m->st[1];
 	rk_json_obj_begin(j);
 	rk_json_kstr(j, "path", m->path);
+	if (m->file)
+		rk_json_kstr(j, "file", m->file);
 	if (rk_json_key_or_null(j, "identity", m->have[0])) {
 		rk_json_obj_begin(j);
 		CLI_JSON_U64S(j, { "dev", (uint64_t)a->st_dev }, { "ino", (uint64_t)a->st_ino });

@@ -62,6 +62,12 @@ static void close_(rk_json *j, int c)
 	fputc(c, j->f);
 }
 
+void rk_json_raw(rk_json *j, const char *text)
+{
+	sep(j);
+	fputs(text, j->f);
+}
+
 void rk_json_obj_begin(rk_json *j) { open_(j, '{'); }
 void rk_json_obj_end(rk_json *j) { close_(j, '}'); }
 void rk_json_arr_begin(rk_json *j) { open_(j, '['); }

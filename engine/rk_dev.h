@@ -8,6 +8,7 @@
  *   slice              rk_dev_slice()     (dev_slice.c; a read-only window of another dev)
  *   E01 image          rk_dev_open()      (dev_ewf.c; libewf, read-only)
  *   split raw image    rk_dev_open()      (dev_split.c; NAME.001 NAME.002 ..., read-only)
+ *   hashing            rk_dev_hash()      (dev_hash.c; wraps another dev, digests what is read)
  * All offsets and sizes are 64-bit bytes.  pread/pwrite are full transfers
  * (short reads/writes are looped; EOF inside the range is RK_E_RANGE) and are
  * bounds-checked against rk_dev_size() without overflow (RK_E_RANGE); a
@@ -128,6 +129,10 @@ int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
 void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);
+/* A caller's hook on a device an operation opened for it (role or index
+ * IDX): may replace *DEV with a wrapper of it (rk_dev_hash, rk_dev_fault),
+ * which then owns the old one, also on failure. */
+typedef rk_err (*rk_dev_wrap_fn)(void *ctx, uint32_t idx, rk_dev **dev);
 
 /* Size in bytes, logical sector size, path, backend name ("file", ...),
  * whether writable, whether a block device; 0 or "" for a NULL D. */
@@ -287,5 +292,64 @@ rk_err rk_dev_overlay(rk_dev **out, rk_dev *lower);
  * else PARENT must outlive the slice. */
 rk_err rk_dev_slice(rk_dev **out, rk_dev *parent, uint64_t offset, uint64_t length,
                     const char *name, int own_parent);
+
+/* ---- hashing (dev_hash.c) ----
+ * Digests through OpenSSL's libcrypto (EVP): "sha256", "sha1", "md5".
+ * A member's digest always covers the whole device, bytes 0 .. size-1, in
+ * order: what the command reads feeds it (no second pass where the command
+ * reads the member in order); what it does not read is read by the hash
+ * itself (rk_hash_result.extra says how much). */
+#define RK_HASH_MAX 64            /* bytes of the longest digest (EVP_MAX_MD_SIZE) */
+
+/* A finished digest, or the counters of one in progress. */
+struct rk_hash_result {
+	char     alg[8];              /* "sha256", "sha1", "md5" */
+	unsigned len;                 /* digest bytes */
+	uint8_t  digest[RK_HASH_MAX];
+	char     hex[2 * RK_HASH_MAX + 1];   /* lower-case hex, as sha256sum prints it */
+	uint64_t size;                /* bytes hashed (the whole device, once done) */
+	uint64_t along;               /* ... of which taken from the command's own reads */
+	uint64_t extra;               /* ... of which read by the hash itself (gaps, the catch-up at the end) */
+	int      done;                /* the digest is complete */
+	int      open;                /* a hashing device still feeds this result */
+};
+
+/* Whether ALG is a digest name this build takes (1) or not (0). */
+int    rk_hash_alg_ok(const char *alg);
+/* The names rk_hash_alg_ok takes, for messages: "sha256, sha1, md5". */
+const char *rk_hash_alg_names(void);
+
+/* A streaming digest (e.g. of the bytes an export wrote). */
+typedef struct rk_digest rk_digest;
+/* RK_E_INVAL naming ALG when it is not a digest name; RK_E_NOMEM. */
+rk_err rk_digest_new(rk_digest **out, const char *alg);
+void   rk_digest_update(rk_digest *g, const void *buf, size_t len);
+/* Completes the digest into RES (alg, len, digest, hex, done; size counts
+ * the bytes given); G cannot be updated afterwards. */
+rk_err rk_digest_final(rk_digest *g, struct rk_hash_result *res);
+void   rk_digest_free(rk_digest *g);
+
+/* Wraps LOWER in a read-only hashing device (writes fail RK_E_READONLY).
+ * Reads pass through to LOWER and feed the digest of ALG with their bytes
+ * as long as they extend the hashed prefix [0, n): a read overlapping it
+ * hashes its new part.  Reads ahead of the prefix are kept (copied, up to a
+ * few MiB) until the prefix reaches them, so reads issued out of order by
+ * parallel I/O cost nothing more; when the kept bytes hit their bound, or
+ * the gap is a region the command skips (a parity chunk, a missing
+ * member's role), the hash reads the gap itself.  Reads far ahead (more
+ * than 64 MiB: a superblock at the end) are left to the catch-up.
+ * rk_dev_hash_finish reads what is still missing, in order.  RES (the
+ * caller's, must outlive the device) gets live counters and open=1, the
+ * digest at rk_dev_hash_finish, and open=0 when the device is closed.
+ * Path, size, sector and identity are LOWER's; no zero-copy peek (every
+ * read is seen); advice passes to LOWER.  With OWN_LOWER closing the
+ * wrapper closes LOWER, also when this call fails.  Thread-safe (reads
+ * from a thread pool). */
+rk_err rk_dev_hash(rk_dev **out, rk_dev *lower, const char *alg, struct rk_hash_result *res, int own_lower);
+/* Reads whatever the hash has not seen yet (from the prefix to the end,
+ * in order) and completes RES (done=1).  Reading errors are returned (the
+ * message names the member); once finished, reads through D still work
+ * but feed nothing.  D must be a device made by rk_dev_hash (RK_E_INVAL). */
+rk_err rk_dev_hash_finish(rk_dev *d);
 
 #endif

@@ -32,6 +32,10 @@ void rk_json_uuid(rk_json *j, const uint8_t uuid[16]);  /* canonical lower-case 
 /* The N bytes at S (NULs included) as a string, escaped as rk_json_str. */
 void rk_json_strn(rk_json *j, const char *s, size_t n);
 
+/* A value already in JSON text (TEXT, valid JSON made by another rk_json),
+ * written as it is with the separator the position needs. */
+void rk_json_raw(rk_json *j, const char *text);
+
 /* key + value shorthands */
 void rk_json_kstr(rk_json *j, const char *k, const char *s);
 void rk_json_ku64(rk_json *j, const char *k, uint64_t v);

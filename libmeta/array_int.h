@@ -76,6 +76,8 @@ struct rk_array {
 	enum rk_array_replay replayed;
 	char replay_msg[512];
 	rk_fault_plan *test_plan;    /* rk_test_hooks_set_fault (tests only) */
+	rk_dev_wrap_fn wrap;         /* rk_array_open_wrapped: the caller's wrapper of each member opened */
+	void *wrap_ctx;
 	int test_crash_on_free;
 	pthread_mutex_t lock;        /* guards down/fail_why/pending/nfailed (callback threads) */
 	pthread_mutex_t write_lock;  /* one writer at a time: the journal state (slot, window) */

@@ -326,6 +326,8 @@ static rk_err open_member(rk_array *a, const struct rk_array_info *info, uint32_
 		return e;
 	if ((e = test_fault_wrap(a, r)))
 		return e;
+	if (a->wrap && (e = a->wrap(a->wrap_ctx, r, &a->devs[r])))
+		return e;
 	/* Discovery ran earlier: make sure the member is still the one it saw. */
 	struct rk_sb_read rd;
 	e = read_member_again(a->devs[r], seen, &rd);
@@ -361,6 +363,12 @@ rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned 
 rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, const struct rk_member *extra,
                              uint32_t nextra, unsigned flags)
 {
+	return rk_array_open_wrapped(out, info, extra, nextra, flags, NULL, NULL);
+}
+
+rk_err rk_array_open_wrapped(rk_array **out, const struct rk_array_info *info, const struct rk_member *extra,
+                             uint32_t nextra, unsigned flags, rk_dev_wrap_fn wrap, void *wrap_ctx)
+{
 	*out = NULL;
 	if (!info || !info->sb || !info->roles || info->nroles == 0 || info->nroles > RK_SB_MAX_ROLES ||
 	    info->nroles != info->sb->nroles)
@@ -379,6 +387,8 @@ rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, c
 	if (!a)
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
 	a->own_devs = 1;
+	a->wrap = wrap;
+	a->wrap_ctx = wrap_ctx;
 	for (uint32_t r = 0; r < info->nroles && !e; r++) {
 		const struct rk_member *m = &info->roles[r];
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path || !m->sb)

@@ -65,6 +65,13 @@ rk_err rk_array_open(rk_array **out, const struct rk_array_info *info, unsigned 
 rk_err rk_array_open_members(rk_array **out, const struct rk_array_info *info, const struct rk_member *extra,
                              uint32_t nextra, unsigned flags);
 
+/* rk_array_open_members, handing each member device to WRAP (may be NULL)
+ * once opened, before its superblock is read again: the caller's way to see
+ * every read of a member (rk_dev_hash for --hash).  WRAP's error fails the
+ * open.  The wrappers are closed with the array. */
+rk_err rk_array_open_wrapped(rk_array **out, const struct rk_array_info *info, const struct rk_member *extra,
+                             uint32_t nextra, unsigned flags, rk_dev_wrap_fn wrap, void *wrap_ctx);
+
 /* Opens an array over devices the caller already opened (tests, other
  * backends): DEVS[r] serves role r (NULL = missing), SBS[r] its superblock
  * (NULL for missing roles), TEMPLATE the freshest superblock.  The devices

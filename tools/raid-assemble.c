@@ -52,6 +52,9 @@ static void usage(FILE *f)
 	"                       unmounted (fusermount3 -u DIR) or interrupted\n"
 	"    --rw               ... read-write (default read-only)\n"
 	"  --progress           progress on stderr even when not a terminal\n"
+	"  --hash ALG           print the ALG (sha256, sha1, md5) digest of each member\n"
+	"                       and of what --export wrote (read-only use only)\n"
+	"  --audit FILE         append one JSON line about this run to FILE\n"
 	"  --help, --version\n"
 	"\n"
 	"Sizes and offsets take K, M, G, T suffixes (powers of 1024).\n"
@@ -81,7 +84,8 @@ struct assembly {
  * the discovery's left-out paths). */
 static rk_err open_array(const struct assembly *as, rk_array **arr, const struct rk_array_info *ai, unsigned flags)
 {
-	return rk_array_open_members(arr, ai, as->d->left, as->d->nleft, flags);
+	return rk_array_open_wrapped(arr, ai, as->d->left, as->d->nleft, flags, cli_hash_on() ? cli_hash_wrap : NULL,
+	                             NULL);
 }
 
 static int array_exit(const struct rk_discovery *d, uint32_t a)
@@ -259,6 +263,7 @@ static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct
 			                  res->offset + done, n, rk_errmsg());
 			break;
 		}
+		cli_hash_export_update(buf, n);   /* the bytes written, zero runs too */
 		int wr;
 		if (sparse && rk_buf_is_zero(buf, n))
 			wr = lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
@@ -297,7 +302,9 @@ static int do_export(const struct assembly *as, const struct rk_array_info *ai, 
 	int sparse = !tostdout && !fstat(fd, &st) && S_ISREG(st.st_mode);
 	struct cli_progress *pg = cli_progress_start("raid-assemble: export", res->length, o->common.progress,
 	                                             o->common.json);
-	int rc = export_copy(arr, fd, sparse, o->export_to, pg, res);
+	int rc = cli_hash_export_start(o->export_to) ? EX_FAIL : export_copy(arr, fd, sparse, o->export_to, pg, res);
+	if (rc == EX_DONE && cli_hash_export_end())
+		rc = action_error(res, EX_FAIL, "--hash: %s", rk_errmsg());
 	if (rc == EX_DONE && !tostdout && close(fd))
 		rc = action_error(res, EX_FAIL, "%s: %s", o->export_to, strerror(errno));
 	else if (rc != EX_DONE && !tostdout)
@@ -308,8 +315,11 @@ static int do_export(const struct assembly *as, const struct rk_array_info *ai, 
 		free(pg);
 	rc = note_failures(arr, ai, res, rc);
 	res->events_after = rk_array_events(arr);
+	if (cli_hash_finish() && rc == EX_DONE)   /* while the members are open: only the catch-up */
+		rc = EX_REPORT;
 	rk_array_close(arr);
 	res->ok = rc != EX_FAIL;
+	cli_audit_written("export", o->export_to, res->offset, res->done, cli_hash_export());
 	return rc;
 }
 
@@ -431,6 +441,7 @@ static int do_write(const struct assembly *as, const struct rk_array_info *ai, s
 	res->events_after = rk_array_events(arr);
 	if (rk_array_close(arr))
 		rc = action_error(res, EX_FAIL, "finishing the write: %s", rk_errmsg());
+	cli_audit_written("write", o->write_from, res->offset, res->done, NULL);
 	catch_stop_signals(0);
 	if (rc == EX_DONE)
 		cli_progress_end(pg);
@@ -483,8 +494,12 @@ static int do_mount(const struct assembly *as, const struct rk_array_info *ai, s
 	rc = note_failures(arr, ai, res, rc);
 	if (o->rw)
 		res->events_after = rk_array_events(arr);
+	if (cli_hash_finish() && rc == EX_DONE)
+		rc = EX_REPORT;
 	if (rk_array_close(arr))
 		rc = action_error(res, EX_FAIL, "closing the array: %s", rk_errmsg());
+	if (o->rw)
+		cli_audit_written("mount", o->mount_dir, 0, res->length, NULL);
 	res->ok = rc == EX_DONE || rc == EX_REPORT;
 	return rc;
 }
@@ -549,6 +564,8 @@ static int check_actions(const struct assemble_args *o)
 		return cli_usage_error("--json with --export -: stdout cannot carry both the volume and the report");
 	if (o->export_to && !strcmp(o->export_to, "-") && o->write_from && !strcmp(o->write_from, "-"))
 		return cli_usage_error("--write -: stdin and stdout at once");
+	if (o->common.hash && (o->write_from || o->rw))
+		return cli_usage_error("--hash: goes with read-only use (a report, --export, --mount without --rw)");
 	return CLI_GO_ON;
 }
 
@@ -705,9 +722,69 @@ static int report_json(const struct assembly *as, const struct action_result *re
 		rk_print_reshape_json_key(j, ri->sb);
 	if (res->kind)
 		action_json(j, &d->arrays[as->pick], res);
+	cli_hash_json(j);
 	rk_json_ku64(j, "exit", (uint64_t)rc);
 	rk_json_obj_end(j);
 	rk_json_free(j);
+	return rc;
+}
+
+/* The "decided" of the audit line: the discovery (every array, its roles
+ * and every path left out, with why). */
+static void audit_decided(rk_json *j, const void *ctx)
+{
+	rk_print_discovery_json(j, ctx);
+}
+
+/* After the options: discovery, report, action, hashes.  The exit status. */
+static int run(const struct assemble_args *o, char **paths, int nmem)
+{
+	int rc;
+	if (nmem <= 0)
+		return cli_usage_error("no MEMBER given");
+	if ((rc = check_actions(o)) != CLI_GO_ON || (rc = check_members(o, paths, nmem)) != CLI_GO_ON)
+		return rc;
+
+	struct assembly as = { o, NULL, -1, stdout };
+	if (rk_discover(&as.d, paths, (uint32_t)nmem, o->common.have_uuid ? o->common.uuid : NULL)) {
+		cli_err("%s", rk_errmsg());
+		return EX_FAIL;
+	}
+	struct rk_discovery *d = as.d;
+	as.pick = rk_discovery_pick(d, o->common.have_uuid ? o->common.uuid : NULL);
+	if (o->force)
+		for (uint32_t a = 0; a < d->narrays; a++)
+			if (as.pick < 0 || (uint32_t)as.pick == a)
+				rk_discovery_force_stale(d, a, on_forced, NULL);
+
+	/* The report in words comes first (before a long action); to stderr
+	 * when stdout carries the volume. */
+	if (o->export_to && !strcmp(o->export_to, "-"))
+		as.report = stderr;
+	if (!o->common.json) {
+		rk_print_discovery_text(as.report, d);
+		for (uint32_t a = 0; a < d->narrays; a++)
+			if (as.pick < 0 || (uint32_t)as.pick == a)
+				rk_print_reshape_text(as.report, d->arrays[a].sb, "  ");
+		fflush(as.report);
+	}
+	struct action_result res;
+	memset(&res, 0, sizeof res);
+	rc = assemble(&as, nmem, &res);
+	/* members no action read (a report reads only metadata) in full */
+	if (cli_hash_finish() && rc == EX_DONE)
+		rc = EX_REPORT;
+	if (o->common.json)
+		rc = report_json(&as, &res, rc);
+	else
+		cli_hash_print_text(as.report);
+	cli_audit_decided(audit_decided, d);
+	rk_discovery_free(d);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno != EPIPE)
+			cli_err("stdout: write failed: %s", strerror(errno));
+		return EX_FAIL;
+	}
 	return rc;
 }
 
@@ -723,7 +800,8 @@ int main(int argc, char **argv)
 		{ "write", required_argument, NULL, O_WRITE },
 		{ "mount", required_argument, NULL, O_MOUNT },
 		{ "rw", no_argument, NULL, O_RW },
-		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_PROGRESS, CLI_OPTION_HASH,
+		CLI_OPTION_AUDIT, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct assemble_args o;
 	memset(&o, 0, sizeof o);
@@ -733,44 +811,5 @@ int main(int argc, char **argv)
 		return rc;
 	int nmem = argc - optind;
 	char **paths = argv + optind;
-	if (nmem <= 0)
-		return cli_usage_error("no MEMBER given");
-	if ((rc = check_actions(&o)) != CLI_GO_ON || (rc = check_members(&o, paths, nmem)) != CLI_GO_ON)
-		return rc;
-
-	struct assembly as = { &o, NULL, -1, stdout };
-	if (rk_discover(&as.d, paths, (uint32_t)nmem, o.common.have_uuid ? o.common.uuid : NULL)) {
-		cli_err("%s", rk_errmsg());
-		return EX_FAIL;
-	}
-	struct rk_discovery *d = as.d;
-	as.pick = rk_discovery_pick(d, o.common.have_uuid ? o.common.uuid : NULL);
-	if (o.force)
-		for (uint32_t a = 0; a < d->narrays; a++)
-			if (as.pick < 0 || (uint32_t)as.pick == a)
-				rk_discovery_force_stale(d, a, on_forced, NULL);
-
-	/* The report in words comes first (before a long action); to stderr
-	 * when stdout carries the volume. */
-	if (o.export_to && !strcmp(o.export_to, "-"))
-		as.report = stderr;
-	if (!o.common.json) {
-		rk_print_discovery_text(as.report, d);
-		for (uint32_t a = 0; a < d->narrays; a++)
-			if (as.pick < 0 || (uint32_t)as.pick == a)
-				rk_print_reshape_text(as.report, d->arrays[a].sb, "  ");
-		fflush(as.report);
-	}
-	struct action_result res;
-	memset(&res, 0, sizeof res);
-	rc = assemble(&as, nmem, &res);
-	if (o.common.json)
-		rc = report_json(&as, &res, rc);
-	rk_discovery_free(d);
-	if (fflush(stdout) || ferror(stdout)) {
-		if (errno != EPIPE)
-			cli_err("stdout: write failed: %s", strerror(errno));
-		return EX_FAIL;
-	}
-	return rc;
+	return cli_audit_end(run(&o, paths, nmem));
 }

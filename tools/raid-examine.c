@@ -45,6 +45,8 @@ static void usage(FILE *f)
 	       "                 mismatch, 2 when it cannot be verified)\n"
 	       "  --progress     rate and ETA of --verify-image on stderr\n"
 	       "  --json         one JSON document on stdout\n"
+	       "  --hash ALG     print the ALG (sha256, sha1, md5) digest of each member\n"
+	       "  --audit FILE   append one JSON line about this run to FILE\n"
 	       "  --help         this text\n"
 	       "  --version      the version\n"
 	       "\n"
@@ -524,6 +526,13 @@ static void examine_one(const char *path, const struct rk_member *m, const struc
 	exam_free(&x);
 }
 
+/* The "decided" of the audit line: the arrays as discovery sees the
+ * members (raid-examine decides nothing else). */
+static void audit_decided(rk_json *j, const void *ctx)
+{
+	rk_print_discovery_json(j, ctx);
+}
+
 static int do_examine(char **paths, uint32_t n, int json)
 {
 	struct rk_discovery *d = NULL;
@@ -551,6 +560,8 @@ static int do_examine(char **paths, uint32_t n, int json)
 	for (uint32_t a = 0; a < d->narrays; a++)
 		if (d->arrays[a].state == RK_ASTATE_CONFLICT)
 			ex.report = 1;
+	if (cli_hash_finish())   /* examine reads metadata only: each member is read in full for it */
+		ex.report = 1;
 	if (json) {
 		rk_json_arr_end(j);
 		rk_json_key(j, "arrays");
@@ -558,6 +569,7 @@ static int do_examine(char **paths, uint32_t n, int json)
 		for (uint32_t a = 0; a < d->narrays; a++)
 			rk_print_array_json(j, d, a);
 		rk_json_arr_end(j);
+		cli_hash_json(j);
 		rk_json_obj_end(j);
 		rk_json_free(j);
 	} else if (d->narrays) {
@@ -568,6 +580,9 @@ static int do_examine(char **paths, uint32_t n, int json)
 			rk_print_array_text(stdout, d, a, "  ");
 		}
 	}
+	if (!json)
+		cli_hash_print_text(stdout);
+	cli_audit_decided(audit_decided, d);
 	rk_discovery_free(d);
 	if (fflush(stdout) != 0) {
 		cli_err("cannot write the report");
@@ -688,6 +703,7 @@ static void map_json(const struct map_answer *ans)
 		rk_json_obj_end(j);
 	}
 	rk_json_arr_end(j);
+	cli_hash_json(j);
 	rk_json_obj_end(j);
 	rk_json_free(j);
 }
@@ -722,6 +738,8 @@ static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, i
 	int rc = EX_DONE;
 	struct map_answer ans;
 	memset(&ans, 0, sizeof ans);
+	if (cli_hash_finish())
+		rc = EX_REPORT;
 	if (map_array(d, &rc) == 0 && (rc = map_locate(&d->arrays[0], off, &ans)) == EX_DONE) {
 		const struct rk_array_info *a = ans.array;
 		if (!ans.member->path || a->state != RK_ASTATE_CLEAN)
@@ -733,6 +751,9 @@ static int do_map(char **paths, uint32_t n, uint64_t off, const uint8_t *uuid, i
 		else
 			map_text(&ans);
 	}
+	if (!json)
+		cli_hash_print_text(stdout);
+	cli_audit_decided(audit_decided, d);
 	rk_discovery_free(d);
 	return rc;
 }
@@ -766,7 +787,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "map", required_argument, NULL, OPT_MAP },
 		{ "verify-image", no_argument, NULL, OPT_VERIFY_IMAGE },
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HASH, CLI_OPTION_AUDIT, CLI_OPTION_HELP,
 		CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct examine_args a;
@@ -775,16 +796,16 @@ int main(int argc, char **argv)
 	int rc = cli_parse_options(argc, argv, &cmd);
 	if (rc != CLI_GO_ON)
 		return rc;
-	if (optind >= argc)
-		return cli_usage_error("no MEMBER given");
-	if (a.common.have_uuid && !a.map)
-		return cli_usage_error("--uuid is only used with --map");
-	if (opt_verify && a.map)
-		return cli_usage_error("--verify-image is not used with --map");
-	opt_progress = a.common.progress;
 	char **paths = argv + optind;
 	uint32_t n = (uint32_t)(argc - optind);
+	if (optind >= argc)
+		return cli_audit_end(cli_usage_error("no MEMBER given"));
+	if (a.common.have_uuid && !a.map)
+		return cli_audit_end(cli_usage_error("--uuid is only used with --map"));
+	if (opt_verify && a.map)
+		return cli_audit_end(cli_usage_error("--verify-image is not used with --map"));
+	opt_progress = a.common.progress;
 	if (a.map)
-		return do_map(paths, n, a.offset, a.common.have_uuid ? a.common.uuid : NULL, a.common.json);
-	return do_examine(paths, n, a.common.json);
+		return cli_audit_end(do_map(paths, n, a.offset, a.common.have_uuid ? a.common.uuid : NULL, a.common.json));
+	return cli_audit_end(do_examine(paths, n, a.common.json));
 }

@@ -44,6 +44,8 @@ static void usage(FILE *f)
 	"                nothing needs it.\n"
 	"  --json        one JSON document on stdout\n"
 	"  --progress    progress (rate, ETA) on stderr even when not a terminal\n"
+	"  --hash ALG    with --detect: the ALG (sha256, sha1, md5) digest of each IMAGE\n"
+	"  --audit FILE  append one JSON line about this run to FILE\n"
 	"  --help, --version\n"
 	"\n"
 	"Exit: 0 done, nothing wrong found; 1 done, something repaired;\n"
@@ -162,6 +164,7 @@ static int do_rebuild(const char *newpath, char **members, uint32_t n, int64_t r
 			        " bytes; run the same command again to resume", r.role, r.done, r.total);
 		return cli_exit_for(e);
 	}
+	cli_audit_written("rebuild", newpath, r.start, r.total - r.start, NULL);
 	if (!json) {
 		char a[64], mu[37];
 		rk_size_words(r.total, a, sizeof a);
@@ -270,7 +273,8 @@ static int on_option(void *ctx, int opt, char *arg)
 	return CLI_GO_ON;
 }
 
-int main(int argc, char **argv)
+/* The run; main() appends the --audit line with its exit status. */
+static int recover_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "rebuild", required_argument, NULL, O_REBUILD },
@@ -280,7 +284,8 @@ int main(int argc, char **argv)
 		{ "role", required_argument, NULL, O_ROLE },
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "checkpoint", required_argument, NULL, O_CKPT },
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HASH, CLI_OPTION_AUDIT,
+		CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	cli_init("raid-recover");
 	cli_test_hooks_install();
@@ -294,6 +299,8 @@ int main(int argc, char **argv)
 	int modes = (a.newpath != NULL) + a.restore + a.detect;
 	if (modes != 1)
 		return cli_usage_error("give exactly one of --rebuild NEW, --restore-superblock, --detect");
+	if (a.common.hash && !a.detect)
+		return cli_usage_error("--hash: goes with --detect (--rebuild and --restore-superblock write)");
 	if (optind >= argc)
 		return cli_usage_error("no MEMBER given");
 	if (a.detect) {
@@ -309,4 +316,9 @@ int main(int argc, char **argv)
 	if (a.restore)
 		return do_restore(members, n, a.common.json);
 	return do_rebuild(a.newpath, members, n, a.role, a.force, a.checkpoint, a.common.json, a.common.progress);
+}
+
+int main(int argc, char **argv)
+{
+	return cli_audit_end(recover_main(argc, argv));
 }

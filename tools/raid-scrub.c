@@ -20,6 +20,7 @@
 #include "rk_discover.h"
 #include "rk_geom.h"
 #include "rk_json.h"
+#include "rk_print.h"
 #include "rk_scrub.h"
 #include "rk_scrub_array.h"
 #include "rk_sb.h"
@@ -58,6 +59,9 @@ static void usage(FILE *f)
 	"                       kept: continue later with --resume)\n"
 	"  --json               one JSON document on stdout\n"
 	"  --progress           progress on stderr even when not a terminal\n"
+	"  --hash ALG           print the ALG (sha256, sha1, md5) digest of each member\n"
+	"                       (read-only scrub only)\n"
+	"  --audit FILE         append one JSON line about this run to FILE\n"
 	"  --help, --version\n"
 	"\n"
 	"A block that cannot be read (read error) does not stop the scrub: it is\n"
@@ -365,8 +369,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-checkpoint", no_argument, NULL, O_NOCKPT },
 		{ "resume", no_argument, NULL, O_RESUME },
 		{ "stop-after", required_argument, NULL, O_STOP },
-		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION,
-		CLI_OPTION_END,
+		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HASH,
+		CLI_OPTION_AUDIT, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	memset(o, 0, sizeof *o);
 	const struct cli_command cmd = { "", lo, usage, on_option, o, &o->common };
@@ -377,6 +381,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->paths = argv + optind;
 	if (o->nmem <= 0)
 		return cli_usage_error("no MEMBER given");
+	if (o->common.hash && o->repair)
+		return cli_usage_error("--hash: goes with a read-only scrub (not --repair)");
 	if (o->no_ckpt && (o->ckpt || o->resume || o->have_stop))
 		return cli_usage_error("--no-checkpoint: cannot go with --checkpoint, --resume or --stop-after");
 	if (o->unconfirmed && !o->repair)
@@ -453,9 +459,13 @@ static int test_fault_setup(struct test_fault *tf)
 	return -1;
 }
 
-static rk_err test_fault_wrap(void *ctx, uint32_t role, rk_dev **dev)
+/* Each member opened: behind the test hooks' fault plan when there is one,
+ * then behind the --hash wrapper (cli_hash_wrap; a no-op without --hash). */
+static rk_err member_wrap(void *ctx, uint32_t role, rk_dev **dev)
 {
 	struct test_fault *tf = ctx;
+	if (!tf->plan)
+		return cli_hash_wrap(NULL, role, dev);
 	rk_dev *w = NULL;
 	rk_err e = rk_dev_fault(&w, *dev, tf->plan, (int)role);
 	*dev = w;   /* the wrapper owns the member now, also on failure */
@@ -464,7 +474,7 @@ static rk_err test_fault_wrap(void *ctx, uint32_t role, rk_dev **dev)
 		snprintf(msg, sizeof msg, "%s", rk_errmsg());
 		return rk_fail(e, "RAIDKIT_TEST_FAULT: %s", msg);
 	}
-	return RK_OK;
+	return cli_hash_wrap(NULL, role, dev);   /* --hash: over the fault wrapper (what the scrub read) */
 }
 
 /* ---- the run ---- */
@@ -667,6 +677,7 @@ static void print_json(const struct run *R, const struct rk_scrub_array_result *
 	if (rk_json_key_or_null(j, "resume_stripe", !complete && st->next < res->last))
 		rk_json_u64(j, st->next);
 	rk_json_kstr(j, "error", run_failed ? res->errmsg : NULL);
+	cli_hash_json(j);
 	rk_json_ku64(j, "exit", (uint64_t)rc);
 	rk_json_obj_end(j);
 	rk_json_free(j);
@@ -685,20 +696,50 @@ static void free_kept(struct run *R)
 	free(R->ukept);
 }
 
-int main(int argc, char **argv)
+/* The "decided" of the audit line when no array could be scrubbed: the
+ * discovery. */
+static void audit_discovery(rk_json *j, const void *ctx)
 {
-	cli_init("raid-scrub");
-	cli_test_hooks_install();
-	struct opts o;
-	int rc = parse_args(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
+	rk_print_discovery_json(j, ctx);
+}
+
+/* The "decided" of the audit line: the array scrubbed (its roles and the
+ * paths left out) and what the scrub found. */
+struct audit_ctx {
+	const struct rk_discovery *d;
+	uint32_t a;
+	const struct rk_scrub_array_result *res;
+};
+
+static void audit_decided(rk_json *j, const void *ctx)
+{
+	const struct audit_ctx *c = ctx;
+	struct totals t = totals_of(c->res);
+	rk_json_obj_begin(j);
+	rk_json_key(j, "array");
+	rk_print_array_json(j, c->d, c->a);
+	CLI_JSON_U64S(j, { "first_stripe", c->res->first }, { "last_stripe", c->res->last },
+	              { "stripes_checked", c->res->stats.stripes }, { "mismatches", t.mismatches },
+	              { "repaired", t.repaired }, { "unreadable", t.unreadable });
+	rk_json_obj_end(j);
+}
+
+/* After the options: the scrub; its exit status. */
+static int run_scrub(const struct opts *op)
+{
+	struct opts o = *op;
 	struct rk_discovery *d = NULL;
 	const struct rk_array_info *ai = NULL;
 	struct rk_geom g;
 	char u[37];
-	rc = find_array(&o, &d, &ai, &g, u);
+	int rc = find_array(&o, &d, &ai, &g, u);
 	if (rc >= 0) {
+		if (cli_hash_finish() && rc == EX_DONE)
+			rc = EX_REPORT;
+		if (!o.common.json)
+			cli_hash_print_text(stdout);
+		if (d)
+			cli_audit_decided(audit_discovery, d);
 		rk_discovery_free(d);
 		return rc;
 	}
@@ -707,7 +748,8 @@ int main(int argc, char **argv)
 	struct rk_scrub_members m;
 	memset(&m, 0, sizeof m);
 	rc = test_fault_setup(&tf);
-	if (rc < 0 && rk_scrub_array_open_members(&m, ai, o.repair, tf.plan ? test_fault_wrap : NULL, &tf)) {
+	if (rc < 0 && rk_scrub_array_open_members(&m, ai, o.repair, tf.plan || cli_hash_on() ? member_wrap : NULL,
+	                                          &tf)) {
 		cli_err("%s", rk_errmsg());
 		rc = EX_FAIL;
 	}
@@ -727,10 +769,17 @@ int main(int argc, char **argv)
 	 * redundancy is lost there */
 	if (rc == EX_REPORT && t.unrecoverable)
 		rc = EX_FAIL;
+	/* while the members are open: only what the scrub did not read */
+	if (cli_hash_finish() && rc == EX_DONE)
+		rc = EX_REPORT;
 	if (!o.common.json && (res.failed != RK_SCRUB_STEP_RUN || res.stats.stripes))
 		print_summary(&R, &res);
+	if (!o.common.json)
+		cli_hash_print_text(stdout);
 	if (o.common.json)
 		print_json(&R, &res, rc);
+	struct audit_ctx ac = { d, (uint32_t)(ai - d->arrays), &res };
+	cli_audit_decided(audit_decided, &ac);
 	free_kept(&R);
 	rk_scrub_array_close_members(&m);
 	rk_fault_plan_free(tf.plan);
@@ -738,4 +787,15 @@ int main(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout))
 		return EX_FAIL;
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	cli_init("raid-scrub");
+	cli_test_hooks_install();
+	struct opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return cli_audit_end(rc);
+	return cli_audit_end(run_scrub(&o));
 }

@@ -27,11 +27,19 @@ const char *cli_prog(void) { return prog; }
 
 /* "TOOL: message" on stderr, without the end of line; the message in words
  * form (rk_esc), as it may quote a path or a member's name or label. */
+static char last_msg[1024];   /* the last message said, for --audit */
+
 static void vmsg(const char *fmt, va_list ap)
 {
+	va_list aq;
+	va_copy(aq, ap);
+	vsnprintf(last_msg, sizeof last_msg, fmt, aq);
+	va_end(aq);
 	fprintf(stderr, "%s: ", prog);
 	rk_esc_vfprintf(stderr, fmt, ap);
 }
+
+const char *cli_last_error(void) { return last_msg; }
 
 void cli_err(const char *fmt, ...)
 {
@@ -40,6 +48,7 @@ void cli_err(const char *fmt, ...)
 	vmsg(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	cli_audit_note(last_msg);
 }
 
 void cli_err_rk(const char *fmt, ...)
@@ -48,7 +57,10 @@ void cli_err_rk(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
+	size_t l = strlen(last_msg);
+	snprintf(last_msg + l, sizeof last_msg - l, ": %s", rk_errmsg());
 	rk_esc_fprintf(stderr, ": %s\n", rk_errmsg());
+	cli_audit_note(last_msg);
 }
 
 int cli_usage_error(const char *fmt, ...)
@@ -58,6 +70,7 @@ int cli_usage_error(const char *fmt, ...)
 	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	cli_audit_note(last_msg);
 	return EX_USAGE;
 }
 
@@ -145,6 +158,16 @@ static int common_option(const struct cli_command *cmd, int c, const char *arg)
 		return CLI_GO_ON;
 	case CLI_OPT_DISK_SERIAL:
 		return add_disk_serials(arg);
+	case CLI_OPT_HASH:
+		if (!rk_hash_alg_ok(arg))
+			return cli_usage_error("--hash: '%s' is not a digest (%s)", arg, rk_hash_alg_names());
+		common->hash = arg;
+		return CLI_GO_ON;
+	case CLI_OPT_AUDIT:
+		if (!*arg)
+			return cli_usage_error("--audit: empty file name");
+		common->audit = arg;
+		return CLI_GO_ON;
 	default:
 		return EX_USAGE;   /* not a shared option: cannot happen */
 	}
@@ -167,6 +190,7 @@ int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
 	char letters[64];
 	snprintf(letters, sizeof letters, ":%s", cmd->letters ? cmd->letters : "");
 	opterr = 0;
+	cli_audit_keep_argv(argc, argv);   /* before getopt_long permutes it */
 	/* the environment's disk serials first; --disk-serial adds to them */
 	const char *env = getenv("RAIDKIT_DISK_SERIAL");
 	if (env && *env && cmd_takes(cmd, CLI_OPT_DISK_SERIAL) && add_disk_serials(env) != CLI_GO_ON)
@@ -183,7 +207,11 @@ int cli_parse_options(int argc, char **argv, const struct cli_command *cmd)
 		if (rc != CLI_GO_ON)
 			return rc;
 	}
-	return CLI_GO_ON;
+	/* --audit and --hash start here, over the MEMBERs, in every tool alike */
+	int rc = cmd->common ? cli_audit_begin(cmd->common, argv + optind, argc - optind) : CLI_GO_ON;
+	if (rc == CLI_GO_ON && cmd->common && cli_hash_begin(cmd->common->hash, argv + optind, argc - optind))
+		rc = cli_audit_end(EX_FAIL);
+	return rc;
 }
 
 int cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -235,6 +263,16 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Seconds between progress lines (and before the first: a rate over a few
+ * microseconds means nothing); tests shorten it (cli_progress_set_interval). */
+static double progress_interval = 0.5;
+
+void cli_progress_set_interval(double seconds)
+{
+	if (seconds >= 0 && seconds <= 60)
+		progress_interval = seconds;
+}
+
 struct cli_progress {
 	const char *what;
 	uint64_t total;
@@ -265,9 +303,7 @@ struct cli_progress *cli_progress_start(const char *what, uint64_t total, int fo
 
 void cli_progress_update(struct cli_progress *p, uint64_t done)
 {
-	/* Wait half a second before the first line: a rate over a few
-	 * microseconds means nothing. */
-	if (!p || !p->on || since(&p->last) < 0.5 || since(&p->t0) < 0.5)
+	if (!p || !p->on || since(&p->last) < progress_interval || since(&p->t0) < progress_interval)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	double el = since(&p->t0);

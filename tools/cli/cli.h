@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "rk_dev.h"
 #include "rk_err.h"
 #include "rk_json.h"
 
@@ -46,6 +47,8 @@ enum cli_option_code {
 	CLI_OPT_PROGRESS,        /* --progress: common.progress */
 	CLI_OPT_UUID,            /* --uuid UUID: common.uuid, have_uuid (mdadm's colon form too) */
 	CLI_OPT_DISK_SERIAL,     /* --disk-serial FILE=SERIAL,...: rk_fmt_set_disk_serials (repeatable) */
+	CLI_OPT_HASH,            /* --hash ALG: common.hash (sha256, sha1, md5; else a usage error) */
+	CLI_OPT_AUDIT,           /* --audit FILE: common.audit */
 };
 #define CLI_OPTION_HELP     { "help", no_argument, NULL, CLI_OPT_HELP }
 #define CLI_OPTION_VERSION  { "version", no_argument, NULL, CLI_OPT_VERSION }
@@ -53,6 +56,8 @@ enum cli_option_code {
 #define CLI_OPTION_PROGRESS { "progress", no_argument, NULL, CLI_OPT_PROGRESS }
 #define CLI_OPTION_UUID     { "uuid", required_argument, NULL, CLI_OPT_UUID }
 #define CLI_OPTION_DISK_SERIAL { "disk-serial", required_argument, NULL, CLI_OPT_DISK_SERIAL }
+#define CLI_OPTION_HASH     { "hash", required_argument, NULL, CLI_OPT_HASH }
+#define CLI_OPTION_AUDIT    { "audit", required_argument, NULL, CLI_OPT_AUDIT }
 #define CLI_OPTION_END      { NULL, 0, NULL, 0 }
 
 /* What the shared options set. */
@@ -61,6 +66,8 @@ struct cli_common {
 	int progress;      /* --progress: progress even when stderr is no terminal */
 	int have_uuid;     /* --uuid given */
 	uint8_t uuid[16];
+	const char *hash;  /* --hash ALG (checked), or NULL */
+	const char *audit; /* --audit FILE, or NULL */
 };
 
 /* A tool's own option: OPT is its code (or letter), ARG its value (NULL
@@ -123,5 +130,60 @@ struct cli_progress;
 struct cli_progress *cli_progress_start(const char *what, uint64_t total, int force, int json);
 void cli_progress_update(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
+/* Seconds between lines (default 0.5; tests only: RAIDKIT_TEST_PROGRESS_INTERVAL). */
+void cli_progress_set_interval(double seconds);
+
+/* ---- --hash (cli_hash.c) ----
+ * A read-only tool: cli_parse_options calls cli_hash_begin(common.hash,
+ * MEMBERs) (and cli_audit_begin) when the options are read;
+ * cli_hash_wrap as the rk_dev_wrap_fn of every library call that opens the
+ * members (rk_array_open_wrapped, rk_scrub_array_open_members, ...), so the
+ * digests come from the command's own reads; cli_hash_finish() before those
+ * members are closed (while the wrappers are live: their catch-up reads
+ * only what the command did not); then cli_hash_print_text (after the
+ * report) or cli_hash_json (a "hash" key of the report).  Members never
+ * wrapped (a report reads only metadata) are read in full by
+ * cli_hash_finish.  Everything is a no-op when --hash was not given.
+ * raid-recover --detect: cli_hash_wrap(NULL, i, &dev) on each IMAGE it
+ * opens (or as the wrap function of the library call that opens them),
+ * cli_hash_finish() before its report, cli_hash_json(j) in the JSON
+ * document or cli_hash_print_text(stdout) after the words, and
+ * cli_audit_decided(fn, geometry) with the geometry found. */
+int  cli_hash_begin(const char *alg, char *const *paths, int n);   /* 0, -1 out of memory (said) */
+int  cli_hash_on(void);
+rk_err cli_hash_wrap(void *ctx, uint32_t idx, rk_dev **dev);        /* CTX unused */
+int  cli_hash_finish(void);      /* 0, or -1: a member's digest could not be made (said, named) */
+/* The export's digest over the bytes written, in order. */
+int  cli_hash_export_start(const char *path);   /* PATH as the report names it ("-": stdout) */
+void cli_hash_export_update(const void *buf, size_t n);
+int  cli_hash_export_end(void);
+void cli_hash_print_text(FILE *f);  /* "ALG HEX  PATH" a member (as sha256sum), the export, a catch-up note */
+void cli_hash_json(rk_json *j);     /* key "hash": {"alg", "members": [...], "export": {...}|null} or null */
+/* A member's finished digest (NULL when none), and the export's. */
+const struct rk_hash_result *cli_hash_of(const char *path);
+const struct rk_hash_result *cli_hash_export(void);
+
+/* ---- --audit FILE (cli_audit.c) ----
+ * One JSON line appended per run (spec/audit.md).  cli_parse_options keeps
+ * the command line and calls cli_audit_begin(&common, MEMBERs) after the
+ * options (usage error when FILE is a member or cannot be opened); a tool
+ * calls cli_audit_decided / cli_audit_written as it learns what it decided
+ * and wrote, and returns cli_audit_end(rc) from main() on every path after
+ * cli_parse_options returned CLI_GO_ON: it writes the line (members' size and mtime before and after,
+ * their digests, the last error message said) and returns RC (EX_FAIL
+ * when the line could not be written).  No-ops without --audit. */
+int  cli_audit_begin(const struct cli_common *c, char *const *paths, int n);  /* CLI_GO_ON or EX_USAGE */
+/* "decided": FN(J, CTX) writes one JSON value now (kept as text). */
+void cli_audit_decided(void (*fn)(rk_json *j, const void *ctx), const void *ctx);
+/* One entry of "written": KIND ("export", "write", ...), PATH (where),
+ * the volume OFFSET, BYTES, the digest of the bytes or NULL. */
+void cli_audit_written(const char *kind, const char *path, uint64_t offset, uint64_t bytes,
+                       const struct rk_hash_result *h);
+int  cli_audit_end(int rc);
+/* For cli.c: the command line as given (copied), and the last message
+ * cli_err / cli_err_rk / cli_usage_error said ("" none). */
+void cli_audit_keep_argv(int argc, char *const *argv);
+void cli_audit_note(const char *msg);   /* kept for the line's "messages" */
+const char *cli_last_error(void);
 
 #endif

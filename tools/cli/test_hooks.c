@@ -29,6 +29,10 @@ void cli_test_hooks_install(void)
 			exit(cli_usage_error("RAIDKIT_TEST_KILL_AT_WRITE: not a number: %s", kill_at));
 		rk_test_hooks_set_fault(&spec);
 	}
+	/* progress lines at once, so small test arrays show one */
+	const char *pint = getenv("RAIDKIT_TEST_PROGRESS_INTERVAL");
+	if (pint && *pint)
+		cli_progress_set_interval(strtod(pint, NULL));
 	const char *jmax = getenv("RAIDKIT_TEST_JOURNAL_MAX");
 	if (jmax && *jmax)
 		rk_test_hooks_set_journal_max(strtoull(jmax, NULL, 0));

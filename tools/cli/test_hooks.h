@@ -3,7 +3,8 @@
 #define CLI_TEST_HOOKS_H
 
 /* Reads the RAIDKIT_TEST_* variables of end-to-end cases
- * (RAIDKIT_TEST_FAULT, RAIDKIT_TEST_JOURNAL_MAX, and
+ * (RAIDKIT_TEST_FAULT, RAIDKIT_TEST_JOURNAL_MAX, RAIDKIT_TEST_PROGRESS_INTERVAL
+ * (seconds between progress lines), and
  * RAIDKIT_TEST_KILL_AT_WRITE=N, short for RAIDKIT_TEST_FAULT="model=kill,n=N")
  * and installs them through rk_test_hooks.h.  Tools that open members
  * themselves (raid-scrub, raid-recover --rebuild) wrap them with

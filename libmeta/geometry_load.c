@@ -156,7 +156,13 @@ static rk_err derive_member_size(const struct ld *l, struct rk_geometry *g)
 	struct rk_geom geo;
 	uint64_t unit = g->chunk && g->level != 1 && g->level != RK_LEVEL_LINEAR ? g->chunk : 512;
 	uint64_t lo = 1, hi = (UINT64_MAX / 4) / unit;
-	if (rk_geom_init(&geo, g->level, g->layout, g->chunk, g->nroles, hi * unit) || geo.volume_size < g->volume_size)
+	if (rk_geom_init(&geo, g->level, g->layout, g->chunk, g->nroles, hi * unit)) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", rk_errmsg());
+		return rk_fail(RK_E_CORRUPT, "%s: level %s, layout %u, chunk %" PRIu64 ", %u members: %s", l->file,
+		               rk_level_name(g->level), g->layout, g->chunk, g->nroles, why);
+	}
+	if (geo.volume_size < g->volume_size)
 		return rk_fail(RK_E_CORRUPT, "%s: volume_size %" PRIu64 ": the geometry cannot hold it", l->file, g->volume_size);
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;

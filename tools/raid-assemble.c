@@ -80,6 +80,7 @@ struct assembly {
 	struct rk_discovery *d;
 	int pick;                   /* the array the actions use, -1 none */
 	FILE *report;               /* the report in words: stderr when stdout carries the volume */
+	char mdadm[8192];           /* --geometry: the mdadm line that serves the same volume, or why not */
 };
 
 /* Opens array AI for an action (mid-reshape the added members are among
@@ -716,6 +717,8 @@ static int report_json(const struct assembly *as, const struct action_result *re
 	const struct rk_array_info *ri = as->pick >= 0 ? &d->arrays[as->pick] : d->narrays == 1 ? &d->arrays[0] : NULL;
 	if (ri)
 		rk_print_reshape_json_key(j, ri->sb);
+	if (as->mdadm[0])
+		rk_json_kstr(j, "mdadm", as->mdadm);
 	if (res->kind)
 		action_json(j, &d->arrays[as->pick], res);
 	rk_json_ku64(j, "exit", (uint64_t)rc);
@@ -724,9 +727,10 @@ static int report_json(const struct assembly *as, const struct action_result *re
 	return rc;
 }
 
-/* --geometry FILE: the discovery the file and the images make; 0 or the
- * exit status (said). */
-static int geometry_discover(const char *file, char **paths, int n, struct rk_discovery **d)
+/* --geometry FILE: the discovery the file and the images make, and in
+ * MDADM the mdadm command line over the images matched (or why md cannot
+ * serve it); 0 or the exit status (said). */
+static int geometry_discover(const char *file, char **paths, int n, struct rk_discovery **d, char *mdadm, size_t cap)
 {
 	struct rk_geometry geo;
 	rk_err e = rk_geometry_load(file, &geo);
@@ -735,11 +739,20 @@ static int geometry_discover(const char *file, char **paths, int n, struct rk_di
 		return e == RK_E_OPEN ? EX_USAGE : EX_FAIL;
 	}
 	e = rk_geometry_discover(d, &geo, paths, (uint32_t)n);
-	rk_geometry_free(&geo);
 	if (e) {
+		rk_geometry_free(&geo);
 		cli_err("--geometry: %s", rk_errmsg());
 		return EX_FAIL;
 	}
+	/* the line names the images given, `missing` for roles none took */
+	for (uint32_t r = 0; r < geo.nroles; r++) {
+		free(geo.roles[r].path);
+		const char *p = (*d)->arrays[0].roles[r].path;
+		geo.roles[r].path = p ? strdup(p) : NULL;
+	}
+	if (rk_geometry_mdadm_line(&geo, mdadm, cap))
+		snprintf(mdadm, cap, "not expressible: %s", rk_errmsg());
+	rk_geometry_free(&geo);
 	return 0;
 }
 
@@ -771,8 +784,9 @@ int main(int argc, char **argv)
 	if ((rc = check_actions(&o)) != CLI_GO_ON || (rc = check_members(&o, paths, nmem)) != CLI_GO_ON)
 		return rc;
 
-	struct assembly as = { &o, NULL, -1, stdout };
-	if (o.geometry && (rc = geometry_discover(o.geometry, paths, nmem, &as.d)))
+	static struct assembly as;
+	as = (struct assembly){ &o, NULL, -1, stdout, "" };
+	if (o.geometry && (rc = geometry_discover(o.geometry, paths, nmem, &as.d, as.mdadm, sizeof as.mdadm)))
 		return rc;
 	if (!o.geometry && rk_discover(&as.d, paths, (uint32_t)nmem, o.common.have_uuid ? o.common.uuid : NULL)) {
 		cli_err("%s", rk_errmsg());
@@ -794,6 +808,8 @@ int main(int argc, char **argv)
 		for (uint32_t a = 0; a < d->narrays; a++)
 			if (as.pick < 0 || (uint32_t)as.pick == a)
 				rk_print_reshape_text(as.report, d->arrays[a].sb, "  ");
+		if (as.mdadm[0])
+			rk_esc_fprintf(as.report, "  md: %s\n", as.mdadm);
 		fflush(as.report);
 	}
 	struct action_result res;

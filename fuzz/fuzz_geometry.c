@@ -35,9 +35,24 @@ static void check(const struct rk_geometry *g)
 			abort();
 }
 
+/* Whether S is plain ASCII: rk_json writes bytes that are not
+ * well-formed UTF-8 as the text \xNN, so such a path does not come back the
+ * same (the file then matches that image by content only,
+ * spec/geometry.md): only files with ASCII paths are written back. */
+static int ascii(const unsigned char *s)
+{
+	for (; *s; s++)
+		if (*s >= 0x80)
+			return 0;
+	return 1;
+}
+
 /* G written back and parsed again gives the same geometry. */
 static void round_trip(const struct rk_geometry *g)
 {
+	for (uint32_t r = 0; r < g->nroles; r++)
+		if (g->roles[r].path && !ascii((const unsigned char *)g->roles[r].path))
+			return;   /* escaped as text, possibly past the 4096-byte limit */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);

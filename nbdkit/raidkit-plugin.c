@@ -42,7 +42,8 @@ static const char *geometry;     /* geometry=FILE or NULL */
 static int readonly = 1;         /* readonly=false makes it 0 */
 static int have_uuid;
 static uint8_t uuid[16];
-static rk_array *array;          /* opened in get_ready, closed in cleanup */
+static struct rk_discovery *found;   /* get_ready's discovery, until after_fork */
+static rk_array *array;          /* opened in after_fork, closed in cleanup */
 
 /* member=PATH (or a bare word): one more member. */
 static int add_member(const char *value)
@@ -161,27 +162,41 @@ static int discover(struct rk_discovery **d)
 	return 0;
 }
 
+/* Discovery, the array's state and whether it may be written, before
+ * nbdkit forks (errors reach the user's terminal); the array itself opens
+ * in after_fork, since the stripe engine starts threads, which a fork
+ * would not carry over. */
 static int raidkit_get_ready(void)
 {
-	struct rk_discovery *d = NULL;
-	if (discover(&d))
+	if (discover(&found))
 		return -1;
-	const struct rk_array_info *a = &d->arrays[0];
+	const struct rk_array_info *a = &found->arrays[0];
 	char u[37];
 	uuid_unparse_lower(a->uuid, u);
-	log_left(d, a);
-	int rc = -1;
-	if (a->state == RK_ASTATE_FAILED || a->state == RK_ASTATE_CONFLICT || !a->sb)
+	log_left(found, a);
+	if (a->state == RK_ASTATE_FAILED || a->state == RK_ASTATE_CONFLICT || !a->sb) {
 		nbdkit_error("array %s: cannot serve: %s", u, a->why[0] ? a->why : "too few members");
-	else if (rk_array_open_members(&array, a, d->left, d->nleft, readonly ? RK_ARRAY_RDONLY : RK_ARRAY_RDWR))
-		nbdkit_error("array %s: %s", u, rk_errmsg());
-	else {
-		nbdkit_debug("array %s: %s, %s: %s; metadata %s", u, rk_astate_name(a->state),
-		             readonly ? "read-only" : "read-write", a->why, rk_view_origin_name(a->sb));
-		rc = 0;
+		return -1;
 	}
-	rk_discovery_free(d);
-	return rc;
+	if (!readonly && a->sb->origin != RK_ORIGIN_RAIDKIT) {
+		nbdkit_error("readonly=false: %s array: raidkit reads arrays other software made but does not write "
+		             "to them; serve it read-only (the default)", rk_view_origin_name(a->sb));
+		return -1;
+	}
+	nbdkit_debug("array %s: %s, %s: %s; metadata %s", u, rk_astate_name(a->state), readonly ? "read-only" : "read-write",
+	             a->why, rk_view_origin_name(a->sb));
+	return 0;
+}
+
+static int raidkit_after_fork(void)
+{
+	const struct rk_array_info *a = &found->arrays[0];
+	rk_err e = rk_array_open_members(&array, a, found->left, found->nleft, readonly ? RK_ARRAY_RDONLY : RK_ARRAY_RDWR);
+	if (e)
+		nbdkit_error("%s", rk_errmsg());
+	rk_discovery_free(found);
+	found = NULL;
+	return e ? -1 : 0;
 }
 
 /* The array is closed once every connection is gone: written arrays are
@@ -196,6 +211,7 @@ static void raidkit_cleanup(void)
 static void raidkit_unload(void)
 {
 	raidkit_cleanup();
+	rk_discovery_free(found);
 	for (uint32_t i = 0; i < nmembers; i++)
 		free(members[i]);
 	free(members);
@@ -302,6 +318,7 @@ static struct nbdkit_plugin plugin = {
 	               "readonly=false          write (raidkit's own arrays only; default true)",
 	.magic_config_key = "member",
 	.get_ready = raidkit_get_ready,
+	.after_fork = raidkit_after_fork,
 	.cleanup = raidkit_cleanup,
 	.unload = raidkit_unload,
 	.open = raidkit_open,

@@ -117,7 +117,8 @@ static void say_left(struct match *m, uint32_t i)
 	im->cls = RK_MEMBER_UNKNOWN;
 	for (uint32_t r = 0; r < g->nroles; r++) {
 		const uint8_t *fp;
-		if (g->roles[r].have_fp && img_fp(im, g, r, &fp) && !memcmp(fp, g->roles[r].fp, RK_GEOMETRY_FP_LEN)) {
+		if (g->roles[r].have_fp && m->taker[r] >= 0 && img_fp(im, g, r, &fp) &&
+		    !memcmp(fp, g->roles[r].fp, RK_GEOMETRY_FP_LEN)) {
 			im->cls = RK_MEMBER_DUPLICATE;
 			snprintf(im->why, sizeof im->why, "same content as role %u, which %s already serves", r,
 			         m->im[m->taker[r]].path);

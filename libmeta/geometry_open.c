@@ -112,8 +112,8 @@ static void say_left(struct match *m, uint32_t i)
 {
 	const struct rk_geometry *g = m->g;
 	struct img *im = &m->im[i];
-	if (!im->d || im->role >= 0)
-		return;
+	if (!im->d || im->role >= 0 || im->why[0])
+		return;   /* used, or its reason already given (cannot open, too small) */
 	im->cls = RK_MEMBER_UNKNOWN;
 	for (uint32_t r = 0; r < g->nroles; r++) {
 		const uint8_t *fp;
@@ -124,7 +124,13 @@ static void say_left(struct match *m, uint32_t i)
 			         m->im[m->taker[r]].path);
 			return;
 		}
-		if (names_role(g, r, im->path)) {
+		if (names_role(g, r, im->path) && !g->roles[r].have_fp && m->taker[r] >= 0) {
+			im->cls = RK_MEMBER_DUPLICATE;
+			snprintf(im->why, sizeof im->why, "names role %u, which %s (the same file) already serves", r,
+			         m->im[m->taker[r]].path);
+			return;
+		}
+		if (names_role(g, r, im->path) && g->roles[r].have_fp) {
 			snprintf(im->why, sizeof im->why, "named as role %u in the geometry file, but its content there "
 			         "does not have the role's fingerprint (another image, or changed)", r);
 			return;

@@ -336,6 +336,18 @@ START_TEST(t_open_by_path)
 	ck_assert(rk_array_open(&arr, &d->arrays[0], RK_ARRAY_RDWR) == RK_E_NOTSUP);
 	ck_assert_msg(strstr(rk_errmsg(), "geometry file"), "%s", rk_errmsg());
 	rk_discovery_free(d);
+	/* the same path twice: a duplicate; an image too small for its role:
+	 * left out, the role missing */
+	char *p[NR + 1] = { paths[0], paths[1], paths[2], paths[3], paths[4], paths[1] };
+	rk_test_make_file(paths[3], offs[3] + member_size - 4096);
+	ck_assert(rk_geometry_discover(&d, &g, p, NR + 1) == RK_OK);
+	ck_assert_int_eq(d->arrays[0].state, RK_ASTATE_DEGRADED);
+	ck_assert_int_eq(d->arrays[0].roles[3].cls, RK_MEMBER_MISSING);
+	ck_assert_uint_eq(d->nleft, 2);
+	ck_assert_msg(strstr(d->left[0].reason, "cannot serve it"), "%s", d->left[0].reason);
+	ck_assert_int_eq(d->left[1].cls, RK_MEMBER_DUPLICATE);
+	ck_assert_msg(strstr(d->left[1].reason, "already serves"), "%s", d->left[1].reason);
+	rk_discovery_free(d);
 	done_images(&g);
 }
 END_TEST

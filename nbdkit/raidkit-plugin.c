@@ -52,13 +52,14 @@ static int add_member(const char *value)
 		nbdkit_error("member: empty path");
 		return -1;
 	}
+	/* absolute: nbdkit changes to / when it forks into the background,
+	 * and the members open after that (PATH:pN and segment names need
+	 * not exist as written, so no realpath) */
 	char **nm = realloc(members, (nmembers + 1) * sizeof *members);
-	if (!nm || !(nm[nmembers] = strdup(value))) {
-		if (nm)
-			members = nm;
-		nbdkit_error("out of memory");
+	if (nm)
+		members = nm;
+	if (!nm || !(nm[nmembers] = nbdkit_absolute_path(value)))
 		return -1;
-	}
 	members = nm;
 	nmembers++;
 	return 0;

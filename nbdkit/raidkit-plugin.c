@@ -43,6 +43,7 @@ static int readonly = 1;         /* readonly=false makes it 0 */
 static int have_uuid;
 static uint8_t uuid[16];
 static struct rk_discovery *found;   /* get_ready's discovery, until after_fork */
+static uint32_t chosen;          /* the array served: found->arrays[chosen] */
 static rk_array *array;          /* opened in after_fork, closed in cleanup */
 
 /* member=PATH (or a bare word): one more member. */
@@ -155,11 +156,7 @@ static int discover(struct rk_discovery **d)
 		*d = NULL;
 		return -1;
 	}
-	if (pick != 0) {   /* the chosen one first, for get_ready */
-		struct rk_array_info t = (*d)->arrays[0];
-		(*d)->arrays[0] = (*d)->arrays[pick];
-		(*d)->arrays[pick] = t;
-	}
+	chosen = (uint32_t)pick;
 	return 0;
 }
 
@@ -171,7 +168,7 @@ static int raidkit_get_ready(void)
 {
 	if (discover(&found))
 		return -1;
-	const struct rk_array_info *a = &found->arrays[0];
+	const struct rk_array_info *a = &found->arrays[chosen];
 	char u[37];
 	uuid_unparse_lower(a->uuid, u);
 	log_left(found, a);
@@ -191,7 +188,7 @@ static int raidkit_get_ready(void)
 
 static int raidkit_after_fork(void)
 {
-	const struct rk_array_info *a = &found->arrays[0];
+	const struct rk_array_info *a = &found->arrays[chosen];
 	rk_err e = rk_array_open_members(&array, a, found->left, found->nleft, readonly ? RK_ARRAY_RDONLY : RK_ARRAY_RDWR);
 	if (e)
 		nbdkit_error("%s", rk_errmsg());

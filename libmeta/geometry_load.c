@@ -60,7 +60,7 @@ static rk_err get_level(const struct ld *l, json_object *root, int32_t *level)
 }
 
 /* layout: a name rk_layout_parse knows, or a number; optional for the
- * levels without layouts. */
+ * levels without layouts, and for RAID-4 (parity-last). */
 static rk_err get_layout(const struct ld *l, json_object *root, int32_t level, uint32_t *layout)
 {
 	json_object *o = NULL;
@@ -68,7 +68,9 @@ static rk_err get_layout(const struct ld *l, json_object *root, int32_t level, u
 	*layout = 0;
 	int none = level == 0 || level == 1 || level == RK_LEVEL_LINEAR;
 	if (!o || json_object_get_type(o) == json_type_null) {
-		if (none)
+		if (level == 4)
+			*layout = RK_ALG_PARITY_N;   /* md's only RAID-4 layout */
+		if (none || level == 4)
 			return RK_OK;
 		return rk_fail(RK_E_CORRUPT, "%s: layout: missing (RAID-%s needs one)", l->file, rk_level_name(level));
 	}

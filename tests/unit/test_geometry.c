@@ -60,6 +60,7 @@ static const struct { const char *text, *words; } bad[] = {
 	{ "{\"level\": \"7\"}", "level: '7'" },
 	{ "{\"level\": 5.5}", "level: not a string" },
 	{ "{\"level\": \"5\", \"chunk\": 65536}", "layout: missing" },
+	{ "{\"level\": \"10\", \"chunk\": 65536}", "layout: missing" },
 	{ "{\"level\": \"5\", \"layout\": \"n2\"}", "layout: 'n2'" },
 	{ "{\"level\": \"5\", \"layout\": [1]}", "layout: value" },
 	{ "{\"level\": \"5\", \"layout\": 2, \"chunk\": -1}", "chunk: -1 out of range" },

@@ -39,7 +39,9 @@ int cli_hash_begin(const char *alg, char *const *paths, int n)
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		int dup = 0;
+		/* a later segment given beside its first is read (and hashed)
+		 * as part of that member, as discovery folds it */
+		int dup = rk_dev_segment_given(paths, (uint32_t)n, (uint32_t)i);
 		for (int k = 0; k < H.n && !dup; k++)
 			dup = !strcmp(H.e[k].path, paths[i]);
 		if (!dup)

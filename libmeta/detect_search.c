@@ -21,7 +21,8 @@
 #include "rk_util.h"
 
 #define KEEP1 48u          /* geometries kept after stage 1 */
-#define MAX_COMPL 720u     /* completions tried per geometry */
+#define MAX_COMPL 5040u    /* completions tried per geometry */
+#define MAX_LEAVES 300000u /* completions tried in all */
 #define MAX_CHECKS 30000u  /* completions checked in all */
 #define QUICK_ROWS 16u
 #define QUICK_PROBES 12u   /* predictions checked for every hypothesis; the best get all */
@@ -31,7 +32,7 @@
 struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
-struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint32_t key; };   /* voted roles per image */
+struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key; };   /* votes per image */
 
 static void offs_add(struct offs *o, uint64_t v)
 {
@@ -81,6 +82,48 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 	}
 }
 
+/* The geometry's stage-1 key: per image, the most anchors that agree on
+ * one data start, summed.  Role-free on purpose: a parity block that
+ * copies an anchor sits at the same member offset as the data it copies,
+ * so it agrees on the start while it would vote for a wrong role. */
+static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct vote *vs)
+{
+	uint32_t nv = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint64_t vv[2] = { a->voff, a->voff2 }, seen[16];
+		uint32_t ns = 0;
+		for (int t = 0; t < 2; t++) {
+			struct rk_loc locs[8];
+			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
+			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
+				if (a->ioff < locs[j].member_off || ((a->ioff - locs[j].member_off) & 511))
+					continue;
+				uint64_t o = a->ioff - locs[j].member_off;
+				uint32_t q = 0;
+				while (q < ns && seen[q] != o)
+					q++;
+				if (q < ns || ns == 16)
+					continue;
+				seen[ns++] = o;
+				vs[nv++] = (struct vote){ a->img, 0, o, 1 };
+			}
+		}
+	}
+	qsort(vs, nv, sizeof *vs, vote_cmp);
+	uint32_t key = 0, best = 0, run = 0;
+	for (uint32_t k = 0; k < nv; k++) {
+		run = k && vs[k].img == vs[k - 1].img && vs[k].off == vs[k - 1].off ? run + 1 : 1;
+		if (k && vs[k].img != vs[k - 1].img) {
+			key += best;
+			best = 0;
+		}
+		if (run > best)
+			best = run;
+	}
+	return key + best;
+}
+
 /* Stage 1 for one geometry: collects the votes and assigns roles greedily
  * by vote count.  Returns the number of images assigned. */
 static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, struct vote *vs, struct offs *vo,
@@ -127,6 +170,7 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 				break;
 			if (pr[q] < 0) {
 				pr[q] = (int32_t)vs[k].role;
+				pf->off[vs[k].img][q] = vs[k].off;
 				break;
 			}
 		}
@@ -181,7 +225,7 @@ static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
 
 /* ---- the scored list ---- */
 
-struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks; };
+struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves; };
 
 static void hl_add(struct hlist *l, const struct dt_hyp *h)
 {
@@ -216,7 +260,6 @@ static double score_of(const struct dt_hyp *h)
 static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, struct hlist *l)
 {
 	c->hyps++;
-	l->checks++;
 	h->missing = 0;
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		h->missing += h->role_img[r] < 0;
@@ -231,6 +274,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	}
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
+	l->checks++;   /* the costly part: counted against MAX_CHECKS */
 	dt_probe(c, h, QUICK_PROBES);
 	h->score = score_of(h);
 	hl_add(l, h);
@@ -240,10 +284,11 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
-	if (!*budget || l->checks >= MAX_CHECKS)
+	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES)
 		return;
 	if (k == nu) {
 		(*budget)--;
+		l->leaves++;
 		finish(c, h, img_role, l);
 		return;
 	}
@@ -263,15 +308,21 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		if (q == no)
 			order[no++] = r;
 	}
+	struct offs mine = { { 0 }, 0 };   /* the image's own voted starts, then the shared ones */
+	for (uint32_t q = 0; q < NPREF && !c->hints.have_offset; q++)
+		if (pf->role[u[k]][q] >= 0)
+			offs_add(&mine, pf->off[u[k]][q]);
+	for (uint32_t q = 0; q < off->n; q++)
+		offs_add(&mine, off->v[q]);
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
 		if (h->role_img[r] >= 0)
 			continue;
-		for (uint32_t o = 0; o < off->n; o++) {
-			if (c->img[u[k]].size < off->v[o] + h->g.member_size)
+		for (uint32_t o = 0; o < mine.n; o++) {
+			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
 				continue;
 			h->role_img[r] = (int32_t)u[k];
-			h->off[r] = off->v[o];
+			h->off[r] = mine.v[o];
 			img_role[u[k]] = (int32_t)r;
 			complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);
 			h->role_img[r] = -1;
@@ -478,11 +529,11 @@ static void why_lost(const struct dt_hyp *b, const struct dt_hyp *a, char *buf, 
 		rk_strcatf(buf, len, "lower score %.1f (answer %.1f)", a->score, b->score);
 }
 
-struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key; struct offs vo; struct prefs pf; };
+struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key; int prior; struct offs vo; struct prefs pf; };
 
 /* How common a geometry is, for the order ties are tried in: md's default
  * chunk and rotation first. */
-static int prior(const struct dt_hyp *h)
+static int prior(const struct dt_hyp *h, uint32_t nimg)
 {
 	static const uint64_t ch[] = { 65536, 524288, 131072, 262144, 32768, 16384, 4096, 8192, 1 << 20, 2 << 20 };
 	int p = 20;
@@ -491,6 +542,7 @@ static int prior(const struct dt_hyp *h)
 			p = k;
 	if ((h->g.level == 5 || h->g.level == 6) && h->g.layout != RK_ALG_LEFT_SYMMETRIC)
 		p += 2;
+	p += 3 * (int)(h->g.nroles > nimg ? h->g.nroles - nimg : nimg - h->g.nroles);   /* every image used, none missing */
 	return p;
 }
 
@@ -499,7 +551,7 @@ static int s1_cmp(const void *x, const void *y)
 	const struct s1 *a = x, *b = y;
 	if (a->key != b->key)
 		return a->key > b->key ? -1 : 1;
-	return prior(&a->h) - prior(&b->h);
+	return a->prior - b->prior;
 }
 
 /* Stages 1 and 2 into L. */
@@ -519,29 +571,30 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		struct s1 *s = &keep[nk];
 		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
-		s->key = (double)s->pf.key + s->h.anc_ok - 2.0 * s->h.anc_bad;
+		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok / 4.0;
+		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
 	qsort(keep, nk, sizeof *keep, s1_cmp);
+	if (getenv("DT_TRACE"))
+		for (uint32_t k = 0; k < nk; k++)
+			if (k < 5 || (keep[k].h.g.level == 6 && keep[k].h.g.layout == 0 && keep[k].h.g.chunk == 65536 && keep[k].h.g.nroles == 5))
+				fprintf(stderr, "S1 %u: lv %d lay %u ch %llu n %u key %.1f prior %d ok %u bad %u\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior, keep[k].h.anc_ok, keep[k].h.anc_bad);
 	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
 	while (lim < nk && lim < 4 * KEEP1 && keep[lim].key == keep[lim - 1].key)
 		lim++;
 	for (uint32_t k = 0; k < lim; k++) {
 		struct s1 *s = &keep[k];
-		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_CHECKS / lim;
-		if (budget > MAX_COMPL)
-			budget = MAX_COMPL;
-		if (budget < 24)
-			budget = 24;
+		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_COMPL;
 		for (uint32_t i = 0; i < c->nimg; i++)
 			if (s->img_role[i] < 0)
 				u[nu++] = i;
 		struct offs off = { { common_off(c, &s->h) }, 1 };
+		struct offs wide = off;
 		for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
-			offs_add(&off, s->vo.v[q]);
+			offs_add(&wide, s->vo.v[q]);
 		if (!c->hints.have_offset)
-			offs_add(&off, 0);
-		struct offs wide = off;   /* few images left: md's usual data starts too */
+			offs_add(&wide, 0);   /* few images left: md's usual data starts too */
 		static const uint64_t usual[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
 		for (size_t q = 0; nu && nu <= 2 && !c->hints.have_offset && q < sizeof usual / sizeof usual[0]; q++)
 			offs_add(&wide, usual[q]);

@@ -90,6 +90,10 @@ static rk_err member_holds(rk_array *a, uint32_t r, uint64_t off, uint64_t size,
  * not know. */
 static rk_err check_writable(unsigned flags, const struct rk_sb *tmpl)
 {
+	if ((flags & RK_ARRAY_RDWR) && tmpl->origin == RK_ORIGIN_GEOMETRY)
+		return rk_fail(RK_E_NOTSUP, "array described by a geometry file: nothing on the images confirms the "
+		               "geometry, so raidkit never writes through one; raid-assemble --geometry FILE --export "
+		               "OUT makes a copy of the volume to work on");
 	if ((flags & RK_ARRAY_RDWR) && tmpl->origin != RK_ORIGIN_RAIDKIT)
 		return rk_fail(RK_E_NOTSUP, "%s array: raidkit reads arrays other software made but does not write to "
 		               "them; raid-assemble --export OUT makes a copy of the volume to work on",
@@ -295,6 +299,16 @@ static rk_err read_member_again(rk_dev *d, const struct rk_sb *seen, struct rk_s
 	if (seen->origin == RK_ORIGIN_RAIDKIT)
 		return rk_sb_read(d, rd);
 	rd->chosen = -1;
+	/* a geometry file's view: nothing on the member to read again (the
+	 * matching just checked its content) */
+	if (seen->origin == RK_ORIGIN_GEOMETRY) {
+		if (!(rd->copy[0].sb = malloc(sizeof *rd->copy[0].sb)))
+			return rk_fail(RK_E_NOMEM, "array: out of memory");
+		memcpy(rd->copy[0].sb, seen, sizeof *seen);
+		rd->copy[1].status = RK_COPY_ABSENT;
+		rd->chosen = 0;
+		return RK_OK;
+	}
 	struct rk_foreign_read f;
 	rk_err e = rk_foreign_read(d, rk_dev_path(d), &f);
 	for (uint32_t k = 0; e == RK_OK && k < f.nviews && rd->chosen < 0; k++) {

@@ -83,6 +83,7 @@ enum rk_origin {
 	RK_ORIGIN_MD1,
 	RK_ORIGIN_DDF,
 	RK_ORIGIN_IMSM,
+	RK_ORIGIN_GEOMETRY,   /* no metadata: a geometry file (rk_geometry.h), "geometry file" */
 };
 
 /* The foreign metadata of one member: the first foreign format of the

@@ -25,7 +25,7 @@ for src in engine/*.c libmeta/*.c; do
 done
 for h in fuzz/fuzz_*.c; do
 	name=$(basename "${h%.c}")
-	AFL_QUIET=1 $CC $CFLAGS -fsanitize=fuzzer "$h" "${objs[@]}" -o "$out/$name" -lz -luuid -lblkid -pthread
+	AFL_QUIET=1 $CC $CFLAGS -fsanitize=fuzzer "$h" "${objs[@]}" -o "$out/$name" -lz -luuid -lblkid -lcrypto -ljson-c -pthread
 	echo "built $out/$name"
 done
 if [ -n "${FUZZ_SECONDS:-}" ]; then

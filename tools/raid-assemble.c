@@ -21,6 +21,7 @@
 #include "rk_array.h"
 #include "rk_discover.h"
 #include "rk_geom.h"
+#include "rk_geometry.h"
 #include "rk_json.h"
 #include "rk_print.h"
 #include "rk_sb.h"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 	"  --mount DIR          serve the volume as the file DIR/volume (FUSE) until\n"
 	"                       unmounted (fusermount3 -u DIR) or interrupted\n"
 	"    --rw               ... read-write (default read-only)\n"
+	"  --geometry FILE      the array a geometry file describes (raid-recover\n"
+	"                       --save-geometry) over MEMBERs without metadata,\n"
+	"                       matched to roles by content or path; read-only\n"
 	"  --progress           progress on stderr even when not a terminal\n"
 	"  --help, --version\n"
 	"\n"
@@ -63,6 +67,7 @@ static void usage(FILE *f)
 struct assemble_args {
 	int force;
 	const char *export_to, *write_from, *mount_dir;
+	const char *geometry;       /* --geometry FILE */
 	int rw;
 	int have_at, have_len;
 	uint64_t at, len;
@@ -75,6 +80,7 @@ struct assembly {
 	struct rk_discovery *d;
 	int pick;                   /* the array the actions use, -1 none */
 	FILE *report;               /* the report in words: stderr when stdout carries the volume */
+	char mdadm[8192];           /* --geometry: the mdadm line that serves the same volume, or why not */
 };
 
 /* Opens array AI for an action (mid-reshape the added members are among
@@ -491,7 +497,7 @@ static int do_mount(const struct assembly *as, const struct rk_array_info *ai, s
 
 /* ---- command line ---- */
 
-enum { O_FORCE = 256, O_EXPORT, O_AT, O_LENGTH, O_WRITE, O_MOUNT, O_RW };
+enum { O_FORCE = 256, O_EXPORT, O_AT, O_LENGTH, O_WRITE, O_MOUNT, O_RW, O_GEOMETRY };
 
 /* A file name option given once and not empty. */
 static int set_once(const char **slot, const char *name, const char *what, const char *arg)
@@ -512,6 +518,7 @@ static int on_option(void *ctx, int opt, char *arg)
 	case O_EXPORT: return set_once(&o->export_to, "--export", "file", arg);
 	case O_WRITE: return set_once(&o->write_from, "--write", "file", arg);
 	case O_MOUNT: return set_once(&o->mount_dir, "--mount", "directory", arg);
+	case O_GEOMETRY: return set_once(&o->geometry, "--geometry", "file", arg);
 	case O_AT:
 		o->have_at = 1;
 		return cli_parse_offset_opt("--at", arg, &o->at);
@@ -549,6 +556,13 @@ static int check_actions(const struct assemble_args *o)
 		return cli_usage_error("--json with --export -: stdout cannot carry both the volume and the report");
 	if (o->export_to && !strcmp(o->export_to, "-") && o->write_from && !strcmp(o->write_from, "-"))
 		return cli_usage_error("--write -: stdin and stdout at once");
+	if (o->geometry && (o->common.have_uuid || o->force))
+		return cli_usage_error("%s: not with --geometry (the file names one array)", o->force ? "--force" : "--uuid");
+	if (o->geometry && (o->write_from || o->rw)) {
+		cli_err("%s: an array described by a geometry file is read-only: nothing on the images confirms "
+		        "the geometry, so raidkit never writes through one", o->rw ? "--rw" : "--write");
+		return EX_FAIL;
+	}
 	return CLI_GO_ON;
 }
 
@@ -703,12 +717,43 @@ static int report_json(const struct assembly *as, const struct action_result *re
 	const struct rk_array_info *ri = as->pick >= 0 ? &d->arrays[as->pick] : d->narrays == 1 ? &d->arrays[0] : NULL;
 	if (ri)
 		rk_print_reshape_json_key(j, ri->sb);
+	if (as->mdadm[0])
+		rk_json_kstr(j, "mdadm", as->mdadm);
 	if (res->kind)
 		action_json(j, &d->arrays[as->pick], res);
 	rk_json_ku64(j, "exit", (uint64_t)rc);
 	rk_json_obj_end(j);
 	rk_json_free(j);
 	return rc;
+}
+
+/* --geometry FILE: the discovery the file and the images make, and in
+ * MDADM the mdadm command line over the images matched (or why md cannot
+ * serve it); 0 or the exit status (said). */
+static int geometry_discover(const char *file, char **paths, int n, struct rk_discovery **d, char *mdadm, size_t cap)
+{
+	struct rk_geometry geo;
+	rk_err e = rk_geometry_load(file, &geo);
+	if (e) {
+		cli_err("--geometry: %s", rk_errmsg());
+		return e == RK_E_OPEN ? EX_USAGE : EX_FAIL;
+	}
+	e = rk_geometry_discover(d, &geo, paths, (uint32_t)n);
+	if (e) {
+		rk_geometry_free(&geo);
+		cli_err("--geometry: %s", rk_errmsg());
+		return EX_FAIL;
+	}
+	/* the line names the images given, `missing` for roles none took */
+	for (uint32_t r = 0; r < geo.nroles; r++) {
+		free(geo.roles[r].path);
+		const char *p = (*d)->arrays[0].roles[r].path;
+		geo.roles[r].path = p ? strdup(p) : NULL;
+	}
+	if (rk_geometry_mdadm_line(&geo, mdadm, cap))
+		snprintf(mdadm, cap, "not expressible: %s", rk_errmsg());
+	rk_geometry_free(&geo);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -723,6 +768,7 @@ int main(int argc, char **argv)
 		{ "write", required_argument, NULL, O_WRITE },
 		{ "mount", required_argument, NULL, O_MOUNT },
 		{ "rw", no_argument, NULL, O_RW },
+		{ "geometry", required_argument, NULL, O_GEOMETRY },
 		CLI_OPTION_JSON, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_PROGRESS, CLI_OPTION_HELP, CLI_OPTION_VERSION, CLI_OPTION_END,
 	};
 	struct assemble_args o;
@@ -738,8 +784,11 @@ int main(int argc, char **argv)
 	if ((rc = check_actions(&o)) != CLI_GO_ON || (rc = check_members(&o, paths, nmem)) != CLI_GO_ON)
 		return rc;
 
-	struct assembly as = { &o, NULL, -1, stdout };
-	if (rk_discover(&as.d, paths, (uint32_t)nmem, o.common.have_uuid ? o.common.uuid : NULL)) {
+	static struct assembly as;
+	as = (struct assembly){ &o, NULL, -1, stdout, "" };
+	if (o.geometry && (rc = geometry_discover(o.geometry, paths, nmem, &as.d, as.mdadm, sizeof as.mdadm)))
+		return rc;
+	if (!o.geometry && rk_discover(&as.d, paths, (uint32_t)nmem, o.common.have_uuid ? o.common.uuid : NULL)) {
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}
@@ -759,6 +808,8 @@ int main(int argc, char **argv)
 		for (uint32_t a = 0; a < d->narrays; a++)
 			if (as.pick < 0 || (uint32_t)as.pick == a)
 				rk_print_reshape_text(as.report, d->arrays[a].sb, "  ");
+		if (as.mdadm[0])
+			rk_esc_fprintf(as.report, "  md: %s\n", as.mdadm);
 		fflush(as.report);
 	}
 	struct action_result res;

@@ -19,6 +19,7 @@
 #include "rk_dev.h"
 #include "rk_discover.h"
 #include "rk_geom.h"
+#include "rk_geometry.h"
 #include "rk_json.h"
 #include "rk_scrub.h"
 #include "rk_scrub_array.h"
@@ -56,6 +57,9 @@ static void usage(FILE *f)
 	"  --resume             continue the scrub recorded in the checkpoint\n"
 	"  --stop-after BYTES   stop after checking about BYTES of volume (checkpoint\n"
 	"                       kept: continue later with --resume)\n"
+	"  --geometry FILE      the array a geometry file describes (raid-recover\n"
+	"                       --save-geometry) over MEMBERs without metadata, matched\n"
+	"                       to roles by content or path; never with --repair\n"
 	"  --json               one JSON document on stdout\n"
 	"  --progress           progress on stderr even when not a terminal\n"
 	"  --help, --version\n"
@@ -81,6 +85,7 @@ struct opts {
 	struct cli_common common;    /* --json, --progress, --uuid */
 	uint64_t at, len, stop_after;
 	const char *ckpt;
+	const char *geometry;        /* --geometry FILE */
 	char **paths;                /* the members */
 	int nmem;
 };
@@ -318,7 +323,7 @@ static void json_region(rk_json *j, const struct run *R, const struct kept *k)
 	rk_json_obj_end(j);
 }
 
-enum { O_REPAIR = 256, O_UNCONF, O_AT, O_LENGTH, O_CKPT, O_NOCKPT, O_RESUME, O_STOP };
+enum { O_REPAIR = 256, O_UNCONF, O_AT, O_LENGTH, O_CKPT, O_NOCKPT, O_RESUME, O_STOP, O_GEOMETRY };
 
 /* One of raid-scrub's own options into the struct opts CTX: CLI_GO_ON, or
  * the exit status. */
@@ -348,6 +353,11 @@ static int on_option(void *ctx, int opt, char *arg)
 			return cli_usage_error("--checkpoint: empty file name");
 		o->ckpt = arg;
 		break;
+	case O_GEOMETRY:
+		if (!*arg)
+			return cli_usage_error("--geometry: empty file name");
+		o->geometry = arg;
+		break;
 	}
 	return CLI_GO_ON;
 }
@@ -365,6 +375,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-checkpoint", no_argument, NULL, O_NOCKPT },
 		{ "resume", no_argument, NULL, O_RESUME },
 		{ "stop-after", required_argument, NULL, O_STOP },
+		{ "geometry", required_argument, NULL, O_GEOMETRY },
 		CLI_OPTION_JSON, CLI_OPTION_PROGRESS, CLI_OPTION_UUID, CLI_OPTION_DISK_SERIAL, CLI_OPTION_HELP, CLI_OPTION_VERSION,
 		CLI_OPTION_END,
 	};
@@ -386,7 +397,33 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	for (int i = 0; i < o->nmem; i++)
 		if (!*o->paths[i])
 			return cli_usage_error("empty MEMBER name");
+	if (o->geometry && o->common.have_uuid)
+		return cli_usage_error("--uuid: not with --geometry (the file names one array)");
+	if (o->geometry && o->repair) {
+		cli_err("--repair: an array described by a geometry file is read-only: nothing on the images "
+		        "confirms the geometry, so raidkit never writes through one");
+		return EX_FAIL;
+	}
 	return CLI_GO_ON;
+}
+
+/* --geometry FILE: the discovery the file and the images make; 0 or the
+ * exit status (said). */
+static int geometry_discover(const struct opts *o, struct rk_discovery **d)
+{
+	struct rk_geometry geo;
+	rk_err e = rk_geometry_load(o->geometry, &geo);
+	if (e) {
+		cli_err("--geometry: %s", rk_errmsg());
+		return e == RK_E_OPEN ? EX_USAGE : EX_FAIL;
+	}
+	e = rk_geometry_discover(d, &geo, o->paths, (uint32_t)o->nmem);
+	rk_geometry_free(&geo);
+	if (e) {
+		cli_err("--geometry: %s", rk_errmsg());
+		return EX_FAIL;
+	}
+	return 0;
 }
 
 /* Discovers the members and picks the array to scrub (*AI, its geometry
@@ -394,7 +431,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 static int find_array(const struct opts *o, struct rk_discovery **d, const struct rk_array_info **ai,
                       struct rk_geom *g, char *u)
 {
-	if (rk_discover(d, o->paths, (uint32_t)o->nmem, o->common.have_uuid ? o->common.uuid : NULL)) {
+	int grc;
+	if (o->geometry && (grc = geometry_discover(o, d)))
+		return grc;
+	if (!o->geometry && rk_discover(d, o->paths, (uint32_t)o->nmem, o->common.have_uuid ? o->common.uuid : NULL)) {
 		cli_err("%s", rk_errmsg());
 		return EX_FAIL;
 	}

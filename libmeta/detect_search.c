@@ -32,7 +32,8 @@
 struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
-struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key; };   /* votes per image */
+struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
+                uint32_t mask[DT_MAX_ROLES + 8]; };   /* votes per image; mask: the roles its anchors allow (0: any) */
 
 static void offs_add(struct offs *o, uint64_t v)
 {
@@ -111,6 +112,9 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 		}
 	}
 	qsort(vs, nv, sizeof *vs, vote_cmp);
+	if (getenv("DT_KEY") && h->g.level == 6 && h->g.layout == 9 && h->g.chunk == 65536 && h->g.nroles == 6)
+		for (uint32_t k = 0; k < nv; k++)
+			fprintf(stderr, "KEY img %u off %llu\n", vs[k].img, (unsigned long long)vs[k].off);
 	uint32_t key = 0, best = 0, run = 0;
 	for (uint32_t k = 0; k < nv; k++) {
 		run = k && vs[k].img == vs[k - 1].img && vs[k].off == vs[k - 1].off ? run + 1 : 1;
@@ -122,6 +126,65 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 			best = run;
 	}
 	return key + best;
+}
+
+/* The roles each image's anchors allow under H: an anchor that is volume
+ * byte v sits on v's data role, or on the P or Q role of v's stripe (a
+ * parity block equals the data when the row's other blocks are zero), or
+ * on any copy's role for mirrors; an image's mask is the intersection over
+ * its anchors that agree on its most common data start (PF->off[i][0]). */
+static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct prefs *pf)
+{
+	for (uint32_t i = 0; i < c->nimg && i < DT_MAX_ROLES + 8; i++)
+		pf->mask[i] = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->voff == DT_NONE || a->img >= DT_MAX_ROLES + 8 || pf->role[a->img][0] < 0)
+			continue;
+		uint32_t m = 0;
+		uint64_t vv[2] = { a->voff, a->voff2 };
+		for (int t = 0; t < 2; t++) {
+			struct rk_loc locs[8];
+			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
+			for (uint32_t j = 0; j < n; j++) {
+				if (a->ioff < locs[j].member_off || a->ioff - locs[j].member_off != pf->off[a->img][0])
+					continue;
+				m |= 1u << locs[j].role;
+				uint32_t vr[DT_MAX_ROLES];
+				struct rk_stripe_map sm = { .vol_role = vr };
+				if (h->g.nparity && !rk_geom_stripe_map(&h->g, locs[j].stripe, &sm)) {
+					m |= 1u << sm.p_role;
+					if (sm.q_role != RK_ROLE_NONE)
+						m |= 1u << sm.q_role;
+				}
+			}
+		}
+		if (m)
+			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
+		if (getenv("DT_KEY") && h->g.level == 6 && h->g.layout == 2 && h->g.chunk == 65536 && h->g.nroles == 6)
+			fprintf(stderr, "MASK anchor img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
+	}
+}
+
+/* Keeps only the placements the anchors leave no choice about: an image
+ * whose mask allows one role (the votes alone may name a data role where the
+ * anchor is a parity copy). */
+static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const struct prefs *pf)
+{
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h->role_img[r] = -1;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		img_role[i] = -1;
+		uint32_t m = pf->mask[i];
+		if (!m || (m & (m - 1)))
+			continue;
+		uint32_t r = (uint32_t)__builtin_ctz(m);
+		if (r >= h->g.nroles || h->role_img[r] >= 0)
+			continue;
+		h->role_img[r] = (int32_t)i;
+		h->off[r] = pf->off[i][0];
+		img_role[i] = (int32_t)r;
+	}
 }
 
 /* Stage 1 for one geometry: collects the votes and assigns roles greedily
@@ -267,10 +330,10 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 		return;
 	anchor_score(c, h, img_role);
 	dt_check_redundancy(c, h, QUICK_ROWS, 2);
-	if (getenv("DT_TRACE") && h->g.level == 6 && h->missing == 0) {
+	if (getenv("DT_TRACE") && h->g.level == 6 && h->g.layout == 2 && h->g.chunk == 65536 && h->g.nroles == 6) {
 		fprintf(stderr, "TRACE lay %u ch %llu:", h->g.layout, (unsigned long long)h->g.chunk);
 		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
-		fprintf(stderr, " rows %llu nz %llu ok %llu bad %llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok, (unsigned long long)h->rows_bad);
+		fprintf(stderr, " rows %llu nz %llu ok %llu bad %llu anc %u/%u\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok, (unsigned long long)h->rows_bad, h->anc_ok, h->anc_bad);
 	}
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
@@ -308,15 +371,16 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		if (q == no)
 			order[no++] = r;
 	}
-	struct offs mine = { { 0 }, 0 };   /* the image's own voted starts, then the shared ones */
-	for (uint32_t q = 0; q < NPREF && !c->hints.have_offset; q++)
-		if (pf->role[u[k]][q] >= 0)
-			offs_add(&mine, pf->off[u[k]][q]);
-	for (uint32_t q = 0; q < off->n; q++)
-		offs_add(&mine, off->v[q]);
+	struct offs mine = { { 0 }, 0 };   /* the image's own voted start, else the shared ones */
+	uint32_t mask = pf->mask[u[k]];
+	if (mask && !c->hints.have_offset)
+		offs_add(&mine, pf->off[u[k]][0]);
+	else
+		for (uint32_t q = 0; q < off->n; q++)
+			offs_add(&mine, off->v[q]);
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
-		if (h->role_img[r] >= 0)
+		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
 			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
@@ -426,6 +490,8 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 		if (!ms || rk_geom_init(&h->g, ge->level, ge->layout, ge->chunk, ge->nroles, ms))
 			return 0;
 		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf);
+		role_masks(c, h, pf);
+		pin_single(c, h, img_role, pf);
 		if (!na)
 			break;
 	}
@@ -571,21 +637,23 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		struct s1 *s = &keep[nk];
 		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
-		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok / 4.0;
+		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01;
 		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
 	qsort(keep, nk, sizeof *keep, s1_cmp);
 	if (getenv("DT_TRACE"))
 		for (uint32_t k = 0; k < nk; k++)
-			if (k < 5 || (keep[k].h.g.level == 6 && keep[k].h.g.layout == 0 && keep[k].h.g.chunk == 65536 && keep[k].h.g.nroles == 5))
+			if (k < 5 || (keep[k].h.g.level == 6 && keep[k].h.g.layout == 2 && keep[k].h.g.chunk == 65536 && keep[k].h.g.nroles == 6))
 				fprintf(stderr, "S1 %u: lv %d lay %u ch %llu n %u key %.1f prior %d ok %u bad %u\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior, keep[k].h.anc_ok, keep[k].h.anc_bad);
 	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
-	while (lim < nk && lim < 4 * KEEP1 && keep[lim].key == keep[lim - 1].key)
+	while (lim < nk && lim < 8 * KEEP1 && keep[lim].key >= keep[0].key - 0.5)
 		lim++;
 	for (uint32_t k = 0; k < lim; k++) {
 		struct s1 *s = &keep[k];
-		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_COMPL;
+		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;
+		if (budget > MAX_COMPL)
+			budget = MAX_COMPL;
 		for (uint32_t i = 0; i < c->nimg; i++)
 			if (s->img_role[i] < 0)
 				u[nu++] = i;

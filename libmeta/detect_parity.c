@@ -119,13 +119,17 @@ void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, u
 			break;
 		dt_cache_trim(c);
 		if (g->nparity) {
-			uint64_t s = g->nstripes / samples * k + (k * 7919u) % (g->nstripes / samples + 1);
+			/* every other row from the first stripes, where a file system
+			 * keeps its metadata; the others spread over the members */
+			uint64_t span = k % 2 ? (g->nstripes < 4096 ? g->nstripes : 4096) : g->nstripes;
+			uint64_t s = span / samples * k + (k * 7919u) % (span / samples + 1);
 			if (s >= g->nstripes)
 				s = g->nstripes - 1;
 			uint64_t j = g->chunk > len ? (uint64_t)(k * 31u) % (g->chunk / len) * len : 0;
 			parity_row(c, h, s, j, len);
 		} else if (g->level == 1 || g->level == 10) {
-			uint64_t step = g->volume_size / samples;
+			uint64_t span = k % 2 && g->volume_size > (256ull << 20) ? 256ull << 20 : g->volume_size;
+			uint64_t step = span / samples;
 			uint64_t v = (step * k + (uint64_t)(k * 7919u) * DT_BLK % (step + 1)) & ~(uint64_t)(DT_BLK - 1);
 			if (v + len <= g->volume_size)
 				mirror_row(c, h, v, len);

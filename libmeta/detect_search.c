@@ -773,7 +773,11 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (k != bi && l.h[k].score > -1e8 && !equivalent(&best, &l.h[k])) {
 			if (!ru)
 				ru = &l.h[k];
-			if (r->nalts < 8) {
+			int dup = 0;
+			for (uint32_t q = 0; q < r->nalts; q++)
+				dup |= r->alts[q].level == l.h[k].g.level && r->alts[q].layout == l.h[k].g.layout &&
+				       r->alts[q].chunk == l.h[k].g.chunk && r->alts[q].members_total == l.h[k].g.nroles;
+			if (!dup && r->nalts < 8) {
 				struct rk_detect_alt *a = &r->alts[r->nalts++];
 				a->level = l.h[k].g.level;
 				a->layout = l.h[k].g.layout;
@@ -787,7 +791,10 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	double ev = (double)best.anc_ok + best.probe_ok + (best.checked && best.rows_nz ? 8.0 * best.rows_ok / best.rows_nz : 0);
 	r->confidence = confidence_of(&best, margin);
 	r->ambiguous = ru && margin < 1;
-	r->found = !r->ambiguous && best.score > 0 && ev >= 2;
+	/* an answer needs evidence enough that chance cannot give it: redundancy
+	 * verified over non-zero rows, or a dozen predictions and anchors */
+	int enough = (best.checked && best.rows_nz >= 8) || best.anc_ok + best.probe_ok >= 12;
+	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.6;
 	e = fill(c, r, &best);
 	if (r->found)
 		snprintf(r->why, sizeof r->why, "the best of %llu hypotheses by a margin of %.1f",

@@ -500,8 +500,12 @@ static void detect_words(const struct rk_detect_result *r, char **images, const 
 			rk_esc_fprintf(stdout, "    %s: %s byte %" PRIu64 " = volume byte %" PRIu64 "\n", r->anchors[k].what,
 			               images[r->anchors[k].image], r->anchors[k].image_off, r->anchors[k].volume_off);
 		}
-	printf("  file system: %s%s%s%s%s\n", fc->type[0] ? fc->type : "none recognised", fc->tool[0] ? "; " : "",
-	       fc->tool, fc->tool[0] ? ": " : "", fc->tool[0] ? fc->result : (fc->type[0] ? fc->result : ""));
+	if (!fc->type[0])
+		printf("  file system: none recognised on the result\n");
+	else if (fc->tool[0])
+		printf("  file system: %s; %s: %s\n", fc->type, fc->tool, fc->result);
+	else
+		printf("  file system: %s; %s\n", fc->type, fc->result);
 	printf("  %" PRIu64 " hypotheses scored; at most %" PRIu64 " bytes read from one image\n", r->hypotheses, r->max_read);
 	for (uint32_t k = 0; k < r->nalts && k < 5; k++)
 		printf("  runner-up: RAID-%s %s chunk %" PRIu64 ", %u members: %s\n", rk_level_name(r->alts[k].level),

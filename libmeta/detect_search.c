@@ -112,9 +112,6 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 		}
 	}
 	qsort(vs, nv, sizeof *vs, vote_cmp);
-	if (getenv("DT_KEY") && h->g.level == 6 && h->g.layout == 9 && h->g.chunk == 65536 && h->g.nroles == 6)
-		for (uint32_t k = 0; k < nv; k++)
-			fprintf(stderr, "KEY img %u off %llu\n", vs[k].img, (unsigned long long)vs[k].off);
 	uint32_t key = 0, best = 0, run = 0;
 	for (uint32_t k = 0; k < nv; k++) {
 		run = k && vs[k].img == vs[k - 1].img && vs[k].off == vs[k - 1].off ? run + 1 : 1;
@@ -161,9 +158,11 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 		}
 		if (m)
 			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
-		if (getenv("DT_KEY") && h->g.level == 6 && h->g.layout == 2 && h->g.chunk == 65536 && h->g.nroles == 6)
-			fprintf(stderr, "MASK anchor img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
-	}
+#ifdef DT_DEBUG
+		if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 65536 && h->g.nroles == 4)
+			fprintf(stderr, "MASK img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
+#endif
+		}
 }
 
 /* Keeps only the placements the anchors leave no choice about: an image
@@ -330,13 +329,15 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 		return;
 	anchor_score(c, h, img_role);
 	dt_check_redundancy(c, h, QUICK_ROWS, 2);
-	if (getenv("DT_TRACE") && h->g.level == 6 && h->g.layout == 2 && h->g.chunk == 65536 && h->g.nroles == 6) {
-		fprintf(stderr, "TRACE lay %u ch %llu:", h->g.layout, (unsigned long long)h->g.chunk);
-		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
-		fprintf(stderr, " rows %llu nz %llu ok %llu bad %llu anc %u/%u\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok, (unsigned long long)h->rows_bad, h->anc_ok, h->anc_bad);
-	}
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
+#ifdef DT_DEBUG
+	if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 65536 && h->g.nroles == 4) {
+		fprintf(stderr, "FIN");
+		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
+		fprintf(stderr, " rows %llu/%llu/%llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok);
+	}
+#endif
 	l->checks++;   /* the costly part: counted against MAX_CHECKS */
 	dt_probe(c, h, QUICK_PROBES);
 	h->score = score_of(h);
@@ -484,8 +485,8 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 	uint64_t off0 = c->hints.have_offset ? c->hints.offset : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t ms = member_size_of(c, h, pass ? img_role : NULL, off0);
-		if (pass && ms == h->g.member_size)
-			break;
+		if (pass && (ms == h->g.member_size || !ms))
+			break;   /* the same, or no image placed: the first size stands */
 		rk_clearerr();
 		if (!ms || rk_geom_init(&h->g, ge->level, ge->layout, ge->chunk, ge->nroles, ms))
 			return 0;
@@ -642,10 +643,11 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		nk++;
 	}
 	qsort(keep, nk, sizeof *keep, s1_cmp);
-	if (getenv("DT_TRACE"))
-		for (uint32_t k = 0; k < nk; k++)
-			if (k < 5 || (keep[k].h.g.level == 6 && keep[k].h.g.layout == 2 && keep[k].h.g.chunk == 65536 && keep[k].h.g.nroles == 6))
-				fprintf(stderr, "S1 %u: lv %d lay %u ch %llu n %u key %.1f prior %d ok %u bad %u\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior, keep[k].h.anc_ok, keep[k].h.anc_bad);
+#ifdef DT_DEBUG
+	for (uint32_t k = 0; k < nk; k++)
+		if (k < 3 || (keep[k].h.g.level == 5 && keep[k].h.g.layout == 1 && keep[k].h.g.chunk == 65536 && keep[k].h.g.nroles == 4))
+			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
+#endif
 	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
 	while (lim < nk && lim < 8 * KEEP1 && keep[lim].key >= keep[0].key - 0.5)
 		lim++;
@@ -668,6 +670,10 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 			offs_add(&wide, usual[q]);
 		if (nu && nu <= 2)
 			off = wide;
+#ifdef DT_DEBUG
+		if (s->h.g.level == 5 && s->h.g.layout == 1 && s->h.g.chunk == 65536 && s->h.g.nroles == 4)
+			fprintf(stderr, "GEO k %u lim %u nu %u budget %u checks %llu leaves %llu\n", k, lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
+#endif
 		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
 	}
 	free(gs); free(vs); free(keep);

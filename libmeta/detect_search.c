@@ -160,7 +160,7 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 		if (m)
 			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
 #ifdef DT_DEBUG
-		if (h->g.level == 10 && h->g.layout == 0x201 && h->g.chunk == 65536 && h->g.nroles == 4)
+		if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4)
 			fprintf(stderr, "MASK img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
 #endif
 		}
@@ -333,7 +333,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
 #ifdef DT_DEBUG
-	if (h->g.level == 10 && h->g.layout == 0x201 && h->g.chunk == 65536 && h->g.nroles == 4) {
+	if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4) {
 		fprintf(stderr, "FIN");
 		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
 		fprintf(stderr, " rows %llu/%llu/%llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok);
@@ -646,7 +646,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	qsort(keep, nk, sizeof *keep, s1_cmp);
 #ifdef DT_DEBUG
 	for (uint32_t k = 0; k < nk; k++)
-		if (k < 3 || (keep[k].h.g.level == 10 && keep[k].h.g.layout == 0x201 && keep[k].h.g.chunk == 65536 && keep[k].h.g.nroles == 4))
+		if (k < 3 || (keep[k].h.g.level == 5 && keep[k].h.g.layout == 1 && keep[k].h.g.chunk == 16384 && keep[k].h.g.nroles == 4))
 			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
 #endif
 	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
@@ -661,6 +661,9 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 			if (s->img_role[i] < 0)
 				u[nu++] = i;
 		struct offs off = { { common_off(c, &s->h) }, 1 };
+		if (!c->hints.have_offset && s->vo.n)   /* nothing placed: the starts most anchors vote for */
+			for (uint32_t q = 0; q < s->vo.n && q < 2; q++)
+				offs_add(&off, s->vo.v[q]);
 		struct offs wide = off;
 		for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
 			offs_add(&wide, s->vo.v[q]);
@@ -672,7 +675,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (nu && nu <= 2)
 			off = wide;
 #ifdef DT_DEBUG
-		if (s->h.g.level == 10 && s->h.g.layout == 0x201 && s->h.g.chunk == 65536 && s->h.g.nroles == 4)
+		if (s->h.g.level == 5 && s->h.g.layout == 1 && s->h.g.chunk == 16384 && s->h.g.nroles == 4)
 			fprintf(stderr, "GEO k %u lim %u nu %u budget %u checks %llu leaves %llu\n", k, lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
 #endif
 		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);

@@ -94,7 +94,10 @@ static void probe_bitmaps(struct pr *p, uint64_t ngroups, uint32_t bpg, uint32_t
 static void probe_ext(struct pr *p, const uint8_t *sb)
 {
 	static const uint32_t grp[] = { 1, 3, 5, 7, 9, 25, 27, 49, 81, 125, 243, 343 };
-	uint32_t bs = 1024u << rk_get_le32(sb + 0x18), bpg = rk_get_le32(sb + 0x20), fdb = rk_get_le32(sb + 0x14);
+	uint32_t lbs = rk_get_le32(sb + 0x18);
+	if (lbs > 6)
+		return;   /* hostile or not ext: blocks of 1 to 64 KiB only */
+	uint32_t bs = 1024u << lbs, bpg = rk_get_le32(sb + 0x20), fdb = rk_get_le32(sb + 0x14);
 	uint32_t ipg = rk_get_le32(sb + 0x28), isz = rk_get_le16(sb + 0x58), inc = rk_get_le32(sb + 0x60);
 	uint64_t blocks = rk_get_le32(sb + 4) | ((inc & 0x80) ? (uint64_t)rk_get_le32(sb + 0x150) << 32 : 0);
 	uint32_t dsz = (inc & 0x80) ? rk_get_le16(sb + 0xFE) : 32;

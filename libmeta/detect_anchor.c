@@ -130,6 +130,27 @@ static int fat_boot(struct dt_fs *fs, const uint8_t *p, uint64_t *backup)
 	return 1;
 }
 
+/* See detect_int.h. */
+uint64_t dt_mbr_first(const uint8_t *p)
+{
+	if (p[510] != 0x55 || p[511] != 0xAA || p[0] == 0xEB || p[0] == 0xE9)
+		return 0;
+	uint64_t first = 0;
+	for (int k = 0; k < 4; k++) {
+		const uint8_t *e = p + 446 + 16 * k;
+		if (e[0] != 0 && e[0] != 0x80)
+			return 0;
+		uint32_t start = rk_get_le32(e + 8), n = rk_get_le32(e + 12);
+		if (!e[4])
+			continue;
+		if (e[4] == 0xEE || !start || !n)
+			return 0;   /* GPT's protective MBR, or nonsense */
+		if (!first || (uint64_t)start * 512 < first)
+			first = (uint64_t)start * 512;
+	}
+	return first;
+}
+
 /* Scans BUF (see detect_int.h). */
 void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf, size_t len)
 {
@@ -163,7 +184,11 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 			}
 		} else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
 			add(c, p[3] == 'F' ? DT_XFS_AGF : DT_XFS_AGI, i, at, rk_get_be32(p + 8));
-		else if (o + 0x48 <= len && !memcmp(p + 0x40, "_BHRfS_M", 8)) {
+		else if (dt_mbr_first(p)) {
+			if (!fs->part_base)
+				fs->part_base = dt_mbr_first(p);
+			add(c, DT_MBR, i, at, 0);
+		} else if (o + 0x48 <= len && !memcmp(p + 0x40, "_BHRfS_M", 8)) {
 			fs->btrfs = 1;
 			add(c, DT_BTRFS_SB, i, at, rk_get_le64(p + 0x30));
 		}
@@ -219,11 +244,26 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 		if (fs->xfs && a->raw < fs->xfs_agcount)
 			a->voff = a->raw * fs->xfs_agblocks * fs->xfs_bs + (a->kind == DT_XFS_AGF ? 1u : 2u) * fs->xfs_sect;
 		break;
+	case DT_MBR:
+		a->voff = 0;
+		break;
 	case DT_BTRFS_SB:
 		if (a->raw == (64ull << 10) || a->raw == (64ull << 20) || a->raw == (256ull << 30))
 			a->voff = a->raw;
 		break;
 	}
+}
+
+/* File-system anchors are relative to the file system's start: the first
+ * MBR partition when the volume has a partition table. */
+static void rebase(const struct dt_fs *fs, struct dt_anchor *a)
+{
+	if (a->kind == DT_GPT || a->kind == DT_MBR || !fs->part_base)
+		return;
+	if (a->voff != DT_NONE)
+		a->voff += fs->part_base;
+	if (a->voff2 != DT_NONE)
+		a->voff2 += fs->part_base;
 }
 
 /* Resolves and de-duplicates (see detect_int.h). */
@@ -238,6 +278,7 @@ void dt_resolve(struct dt_ctx *c)
 			continue;
 		c->anc[w] = c->anc[k];
 		resolve_one(&c->fs, &c->anc[w]);
+		rebase(&c->fs, &c->anc[w]);
 		w++;
 	}
 	c->nanc = w;
@@ -256,6 +297,7 @@ const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 	case DT_XFS_AGF: snprintf(buf, len, "XFS AGF of AG %llu", (unsigned long long)a->raw); break;
 	case DT_XFS_AGI: snprintf(buf, len, "XFS AGI of AG %llu", (unsigned long long)a->raw); break;
 	case DT_BTRFS_SB: snprintf(buf, len, "btrfs superblock at %llu", (unsigned long long)a->raw); break;
+	case DT_MBR: snprintf(buf, len, "MBR partition table"); break;
 	default: snprintf(buf, len, "anchor"); break;
 	}
 	return buf;

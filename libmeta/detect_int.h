@@ -24,6 +24,7 @@ enum dt_kind {
 	DT_XFS_AGF,         /* XFS AGF/AGI, raw = seqno (AG number); sub 1 AGF 2 AGI */
 	DT_XFS_AGI,
 	DT_BTRFS_SB,        /* btrfs superblock, raw = bytenr */
+	DT_MBR,             /* MBR partition table (volume byte 0) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -46,6 +47,7 @@ struct dt_fs {
 	int      exfat; uint32_t exfat_bps;
 	int      btrfs;
 	int      gpt;  uint64_t gpt_alt;
+	uint64_t part_base;   /* the first MBR partition's start: file-system anchors are relative to it */
 };
 
 struct dt_img {
@@ -102,6 +104,9 @@ void   dt_cache_trim(struct dt_ctx *c);
 rk_err dt_scan_all(struct dt_ctx *c);
 
 /* detect_anchor.c */
+/* An MBR partition table at P (not a boot sector): the first partition's
+ * start in bytes, 0 when P is none. */
+uint64_t dt_mbr_first(const uint8_t *p);
 /* Scans BUF (LEN bytes read at image offset BASE of image I) for anchors at
  * every 512-byte step, adding raw hits. */
 void   dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf, size_t len);

@@ -232,6 +232,16 @@ static void dt_probe_at(struct pr *p)
 				tally(p, !memcmp(b, "XAGF", 4) && rk_get_be32(b + 8) == a);
 	} else if (!memcmp(v + 512, "EFI PART", 8))
 		probe_gpt(p, v + 512);
+	else if (!p->base && dt_mbr_first(v)) {   /* the file systems of the partitions */
+		for (int k = 0; k < 4; k++) {
+			uint32_t start = rk_get_le32(v + 446 + 16 * k + 8);
+			if (!v[446 + 16 * k + 4] || !start)
+				continue;
+			struct pr q = { p->c, p->h, (uint64_t)start * 512, p->limit };
+			dt_probe_at(&q);
+		}
+		return;
+	}
 	uint8_t s[0x50];
 	if (!vr(p, 65536, s, sizeof s) && !memcmp(s + 0x40, "_BHRfS_M", 8)) {
 		if (!vr(p, 64ull << 20, s, sizeof s))

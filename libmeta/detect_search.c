@@ -328,6 +328,23 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 		h->missing += h->role_img[r] < 0;
 	if (h->g.level != 1 && h->missing > rk_geom_redundancy(&h->g))
 		return;
+	/* the data area must fit every image at its start: the member size
+	 * the images give (stage 1 guessed it before the starts were known) */
+	uint64_t ms = UINT64_MAX;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0) {
+			uint64_t sz = c->img[h->role_img[r]].size;
+			uint64_t left = sz > h->off[r] ? sz - h->off[r] : 0;
+			if (left < ms)
+				ms = left;
+		}
+	if (ms != UINT64_MAX && ms < h->g.member_size) {
+		struct rk_geom g;
+		rk_clearerr();
+		if (rk_geom_init(&g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, ms))
+			return;
+		h->g = g;
+	}
 	anchor_score(c, h, img_role);
 	dt_check_redundancy(c, h, QUICK_ROWS, 2);
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
@@ -804,7 +821,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	/* an answer needs evidence enough that chance cannot give it: redundancy
 	 * verified over non-zero rows, or a dozen predictions and anchors */
 	int enough = (best.checked && best.rows_nz >= 8) || best.anc_ok + best.probe_ok >= 12;
-	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.6;
+	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);
 	if (r->found)
 		snprintf(r->why, sizeof r->why, "the best of %llu hypotheses by a margin of %.1f",

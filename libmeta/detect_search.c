@@ -187,6 +187,28 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 	}
 }
 
+/* Per image: its voted roles and starts, best first (VS sorted by count). */
+static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
+{
+	memset(pf->role, 0xff, sizeof pf->role);
+	pf->key = 0;
+	for (uint32_t k = 0; k < w; k++) {
+		int32_t *pr = pf->role[vs[k].img];
+		int first = pr[0] < 0;
+		for (uint32_t q = 0; q < NPREF; q++) {
+			if (pr[q] == (int32_t)vs[k].role)
+				break;
+			if (pr[q] < 0) {
+				pr[q] = (int32_t)vs[k].role;
+				pf->off[vs[k].img][q] = vs[k].off;
+				break;
+			}
+		}
+		if (first)
+			pf->key += vs[k].n;
+	}
+}
+
 /* Stage 1 for one geometry: collects the votes and assigns roles greedily
  * by vote count.  Returns the number of images assigned. */
 static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, struct vote *vs, struct offs *vo,
@@ -221,25 +243,7 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 	vo->n = 0;
 	for (uint32_t k = 0; k < w && vo->n < 3; k++)
 		offs_add(vo, vs[k].off);
-	/* per image: its voted roles, best first; the key sums each image's
-	 * best-agreeing anchors (a wrong chunk scatters an image's votes) */
-	memset(pf->role, 0xff, sizeof pf->role);
-	pf->key = 0;
-	for (uint32_t k = 0; k < w; k++) {
-		int32_t *pr = pf->role[vs[k].img];
-		int first = pr[0] < 0;
-		for (uint32_t q = 0; q < NPREF; q++) {
-			if (pr[q] == (int32_t)vs[k].role)
-				break;
-			if (pr[q] < 0) {
-				pr[q] = (int32_t)vs[k].role;
-				pf->off[vs[k].img][q] = vs[k].off;
-				break;
-			}
-		}
-		if (first)
-			pf->key += vs[k].n;
-	}
+	vote_prefs(vs, w, pf);
 	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
 		h->role_img[r] = -1;
 	for (uint32_t i = 0; i < c->nimg; i++)
@@ -759,6 +763,34 @@ static rk_err fill(struct dt_ctx *c, struct rk_detect_result *r, struct dt_hyp *
 	return RK_OK;
 }
 
+/* The runner-ups not equivalent to the winner L->h[BI] into R->alts (one
+ * per name); returns the best of them, NULL when there is none. */
+static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct rk_detect_result *r)
+{
+	const struct dt_hyp *best = &l->h[bi], *ru = NULL;
+	for (uint32_t k = 0; k < l->n; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k == bi || h->score <= -1e8 || equivalent(best, h))
+			continue;
+		if (!ru)
+			ru = h;
+		int dup = 0;
+		for (uint32_t q = 0; q < r->nalts; q++)
+			dup |= r->alts[q].level == h->g.level && r->alts[q].layout == h->g.layout &&
+			       r->alts[q].chunk == h->g.chunk && r->alts[q].members_total == h->g.nroles;
+		if (dup || r->nalts >= 8)
+			continue;
+		struct rk_detect_alt *a = &r->alts[r->nalts++];
+		a->level = h->g.level;
+		a->layout = h->g.layout;
+		a->chunk = h->g.chunk;
+		a->members_total = h->g.nroles;
+		a->score = h->score;
+		why_lost(best, h, a->why_lost, sizeof a->why_lost);
+	}
+	return ru;
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -795,25 +827,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 			bi = k;
 	}
 	struct dt_hyp best = l.h[bi];
-	const struct dt_hyp *ru = NULL;
-	for (uint32_t k = 0; k < l.n; k++)
-		if (k != bi && l.h[k].score > -1e8 && !equivalent(&best, &l.h[k])) {
-			if (!ru)
-				ru = &l.h[k];
-			int dup = 0;
-			for (uint32_t q = 0; q < r->nalts; q++)
-				dup |= r->alts[q].level == l.h[k].g.level && r->alts[q].layout == l.h[k].g.layout &&
-				       r->alts[q].chunk == l.h[k].g.chunk && r->alts[q].members_total == l.h[k].g.nroles;
-			if (!dup && r->nalts < 8) {
-				struct rk_detect_alt *a = &r->alts[r->nalts++];
-				a->level = l.h[k].g.level;
-				a->layout = l.h[k].g.layout;
-				a->chunk = l.h[k].g.chunk;
-				a->members_total = l.h[k].g.nroles;
-				a->score = l.h[k].score;
-				why_lost(&best, &l.h[k], a->why_lost, sizeof a->why_lost);
-			}
-		}
+	const struct dt_hyp *ru = list_alts(&l, bi, r);
 	double margin = ru ? best.score - ru->score : best.score;
 	double ev = (double)best.anc_ok + best.probe_ok + (best.checked && best.rows_nz ? 8.0 * best.rows_ok / best.rows_nz : 0);
 	r->confidence = confidence_of(&best, margin);

@@ -392,19 +392,9 @@ static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, con
 	return rc;
 }
 
-static void detect_json(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
-                        const char *mdadm, FILE *f)
+/* The evidence object of --json. */
+static void evidence_json(rk_json *j, const struct rk_detect_result *r, char **images, const struct fs_check *fc)
 {
-	char lb[32];
-	rk_json *j = rk_json_new(f);
-	if (!j)
-		return;
-	rk_json_obj_begin(j);
-	rk_json_kbool(j, "found", r->found);
-	rk_json_key(j, "confidence");
-	rk_json_double(j, r->confidence);
-	if (r->geom.roles)
-		rk_geometry_json(j, &r->geom);
 	rk_json_key(j, "evidence");
 	rk_json_obj_begin(j);
 	CLI_JSON_U64S(j, { "rows_checked", r->rows_checked }, { "rows_nonzero", r->rows_nonzero },
@@ -440,6 +430,22 @@ static void detect_json(const struct rk_detect_result *r, char **images, const s
 	rk_json_obj_end(j);
 	rk_json_kstr(j, "why", r->why);
 	rk_json_obj_end(j);
+}
+
+static void detect_json(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+                        const char *mdadm, FILE *f)
+{
+	char lb[32];
+	rk_json *j = rk_json_new(f);
+	if (!j)
+		return;
+	rk_json_obj_begin(j);
+	rk_json_kbool(j, "found", r->found);
+	rk_json_key(j, "confidence");
+	rk_json_double(j, r->confidence);
+	if (r->geom.roles)
+		rk_geometry_json(j, &r->geom);
+	evidence_json(j, r, images, fc);
 	rk_json_key(j, "unused");
 	rk_json_arr_begin(j);
 	for (uint32_t i = 0; i < r->nimages; i++)

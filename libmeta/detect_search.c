@@ -625,7 +625,7 @@ struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key; int
 static int prior(const struct dt_hyp *h, uint32_t nimg)
 {
 	static const uint64_t ch[] = { 65536, 524288, 131072, 262144, 32768, 16384, 4096, 8192, 1 << 20, 2 << 20 };
-	int p = 20;
+	int p = h->g.level == 1 || h->g.level == RK_LEVEL_LINEAR ? 0 : 20;   /* no chunk to guess */
 	for (int k = 0; k < 10; k++)
 		if (h->g.chunk == ch[k])
 			p = k;

@@ -172,6 +172,16 @@ void rk_json_u64(rk_json *j, uint64_t v) { sep(j); fprintf(j->f, "%" PRIu64, v);
 void rk_json_i64(rk_json *j, int64_t v) { sep(j); fprintf(j->f, "%" PRId64, v); }
 void rk_json_bool(rk_json *j, int v) { sep(j); fputs(v ? "true" : "false", j->f); }
 void rk_json_null(rk_json *j) { sep(j); fputs("null", j->f); }
+/* A finite number with 4 decimals ("0.9731"); NaN and infinities, which
+ * JSON lacks, are written as null. */
+void rk_json_double(rk_json *j, double v)
+{
+	sep(j);
+	if (v != v || v > 1e300 || v < -1e300)
+		fputs("null", j->f);
+	else
+		fprintf(j->f, "%.4f", v);
+}
 
 void rk_json_uuid(rk_json *j, const uint8_t uuid[16])
 {

@@ -28,6 +28,7 @@ void rk_json_u64(rk_json *j, uint64_t v);
 void rk_json_i64(rk_json *j, int64_t v);
 void rk_json_bool(rk_json *j, int v);
 void rk_json_null(rk_json *j);
+void rk_json_double(rk_json *j, double v);   /* 4 decimals; NaN/inf as null */
 void rk_json_uuid(rk_json *j, const uint8_t uuid[16]);  /* canonical lower-case text */
 /* The N bytes at S (NULs included) as a string, escaped as rk_json_str. */
 void rk_json_strn(rk_json *j, const char *s, size_t n);

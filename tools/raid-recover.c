@@ -1,12 +1,16 @@
 /* raid-recover: rebuild a missing, failed or stale member; restore damaged
  * superblock copies.  Policy and presentation only: the work is
  * rk_recover_rebuild() and rk_recover_restore() (libmeta/rk_recover.h). */
+#include <blkid/blkid.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <uuid/uuid.h>
 
 #include "cli.h"
@@ -17,12 +21,17 @@
 #include "rk_json.h"
 #include "rk_print.h"
 #include "rk_recover.h"
+#include "rk_array.h"
+#include "rk_detect.h"
+#include "rk_geometry.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 	"Usage: raid-recover --rebuild NEW [--role N] [--force] [--json] [--progress] MEMBER...\n"
 	"       raid-recover --restore-superblock [--json] MEMBER...\n"
+	"       raid-recover --detect [--json] [--export OUT] [--save-geometry FILE]\n"
+	"                    [--level L] [--chunk C] [--members N] [--offset O] IMAGE...\n"
 	"\n"
 	"--rebuild NEW   finds the array among MEMBERs and reconstructs its missing,\n"
 	"                failed or stale role onto NEW: a new image file (created\n"
@@ -42,6 +51,15 @@ static void usage(FILE *f)
 	"                is certain (the only role without a member, a member's size,\n"
 	"                and its data agrees with the others').  Writes nothing when\n"
 	"                nothing needs it.\n"
+	"--detect        finds an array whose metadata is gone from the content of the\n"
+	"                IMAGEs (any order, unrelated images allowed): level, members,\n"
+	"                role of each image, chunk, layout, data start per image,\n"
+	"                missing roles; prints the evidence (parity rows, anchors,\n"
+	"                file-system check) and the runner-ups, and the mdadm line.\n"
+	"                Reads at most 1 GiB of any image; writes nothing to them.\n"
+	"  --export OUT  writes the volume to OUT (missing roles rebuilt)\n"
+	"  --save-geometry FILE  the answer as JSON, for raid-assemble --geometry\n"
+	"  --level L, --chunk C, --members N, --offset O  narrow the search\n"
 	"  --json        one JSON document on stdout\n"
 	"  --progress    progress (rate, ETA) on stderr even when not a terminal\n"
 	"  --hash ALG    with --detect: the ALG (sha256, sha1, md5) digest of each IMAGE\n"
@@ -50,6 +68,8 @@ static void usage(FILE *f)
 	"\n"
 	"Exit: 0 done, nothing wrong found; 1 done, something repaired;\n"
 	"2 could not do it (too few members, I/O error, place not certain);\n"
+	"--detect: 0 found; 1 found with something to report (a missing role, low\n"
+	"confidence, the file-system check complains); 2 nothing found or ambiguous;\n"
 	"64 bad usage.\n");
 }
 
@@ -239,16 +259,337 @@ static int do_restore(char **members, uint32_t n, int json)
 	return rc;
 }
 
+/* ---- --detect ---- */
+
+struct detect_opts {
+	struct rk_detect_hints h;
+	const char *export_to, *save_to;
+};
+
+/* The file system on the volume file PATH (libblkid) into TYPE; its
+ * read-only check into CHECK (tool, exit status, words): *RAN 1 when the
+ * checker ran, 0 when none is installed or known. */
+struct fs_check { char type[32], tool[64], result[96]; int ran, status; };
+
+static int have_cmd(const char *name)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+static void fs_identify_and_check(const char *path, int whole, struct fs_check *fc)
+{
+	memset(fc, 0, sizeof *fc);
+	blkid_probe pr = blkid_new_probe_from_filename(path);
+	const char *t = NULL;
+	if (pr && blkid_do_safeprobe(pr) == 0 && blkid_probe_lookup_value(pr, "TYPE", &t, NULL) == 0 && t)
+		snprintf(fc->type, sizeof fc->type, "%s", t);
+	if (pr)
+		blkid_free_probe(pr);
+	static const struct { const char *type, *tool, *args; } ck[] = {
+		{ "ext2", "e2fsck", "-fn" }, { "ext3", "e2fsck", "-fn" }, { "ext4", "e2fsck", "-fn" },
+		{ "vfat", "fsck.vfat", "-n" }, { "ntfs", "ntfsfix", "-n" }, { "xfs", "xfs_repair", "-n -f" },
+		{ "btrfs", "btrfs", "check --readonly" }, { "exfat", "fsck.exfat", "-n" },
+	};
+	if (!fc->type[0]) {
+		snprintf(fc->result, sizeof fc->result, "no file system recognised");
+		return;
+	}
+	if (!whole) {
+		snprintf(fc->result, sizeof fc->result, "not checked: only the start of the volume was exported");
+		return;
+	}
+	for (size_t k = 0; k < sizeof ck / sizeof ck[0]; k++) {
+		if (strcmp(ck[k].type, fc->type))
+			continue;
+		snprintf(fc->tool, sizeof fc->tool, "%s %s", ck[k].tool, ck[k].args);
+		if (!have_cmd(ck[k].tool)) {
+			snprintf(fc->result, sizeof fc->result, "not checked: %s is not installed", ck[k].tool);
+			return;
+		}
+		char cmd[4200], q[4096];
+		size_t w = 0;
+		for (const char *p = path; *p && w + 5 < sizeof q; p++) {   /* single-quoted */
+			if (*p == '\'') {
+				memcpy(q + w, "'\\''", 4);
+				w += 4;
+			} else
+				q[w++] = *p;
+		}
+		q[w] = 0;
+		snprintf(cmd, sizeof cmd, "%s %s '%s' </dev/null >/dev/null 2>&1", ck[k].tool, ck[k].args, q);
+		int st = system(cmd);
+		fc->ran = 1;
+		fc->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		snprintf(fc->result, sizeof fc->result, fc->status == 0 ? "clean" : "reported problems (exit %d)", fc->status);
+		return;
+	}
+	snprintf(fc->result, sizeof fc->result, "not checked: no read-only checker known for %s", fc->type);
+}
+
+/* Copies LEN volume bytes of ARR to the file TO (sparse where zero). */
+static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress, int json)
+{
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_err("%s: cannot open for writing: %s", to, strerror(errno));
+		return EX_FAIL;
+	}
+	size_t bsz = 4u << 20;
+	uint8_t *buf = malloc(bsz);
+	struct cli_progress *pg = cli_progress_start("raid-recover: export", len, progress, json);
+	int rc = buf ? EX_DONE : EX_FAIL;
+	for (uint64_t done = 0; rc == EX_DONE && done < len;) {
+		size_t n = len - done < bsz ? (size_t)(len - done) : bsz;
+		if (rk_array_read(arr, buf, n, done)) {
+			cli_err("reading volume bytes [%" PRIu64 ", +%zu): %s", done, n, rk_errmsg());
+			rc = EX_FAIL;
+		} else if (rk_buf_is_zero(buf, n) ? lseek(fd, (off_t)n, SEEK_CUR) < 0 : write(fd, buf, n) != (ssize_t)n) {
+			cli_err("%s: write failed: %s", to, strerror(errno));
+			rc = EX_FAIL;
+		}
+		done += n;
+		cli_progress_update(pg, done);
+	}
+	if (rc == EX_DONE && ftruncate(fd, (off_t)len))
+		rc = EX_FAIL;
+	if (pg)
+		cli_progress_end(pg);
+	free(buf);
+	if (close(fd) && rc == EX_DONE)
+		rc = EX_FAIL;
+	return rc;
+}
+
+#define TMP_WHOLE_MAX (4ull << 30)   /* volumes up to this are exported whole to a temporary file to be checked */
+#define TMP_HEAD (64ull << 20)
+
+/* Exports (to OUT, or a temporary file) and checks the file system found. */
+static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, const struct detect_opts *o,
+                      int progress, int json, struct fs_check *fc)
+{
+	rk_array *arr;
+	if (rk_geometry_open(&arr, &r->geom, images, n)) {
+		cli_err("opening the detected array: %s", rk_errmsg());
+		return EX_FAIL;
+	}
+	uint64_t vs = rk_array_size(arr);
+	int rc = EX_DONE;
+	if (o->export_to) {
+		rc = copy_volume(arr, o->export_to, vs, progress, json);
+		if (rc == EX_DONE)
+			fs_identify_and_check(o->export_to, 1, fc);
+	} else {
+		char tmp[] = "/tmp/raid-recover-detect.XXXXXX";
+		int fd = mkstemp(tmp);
+		if (fd >= 0) {
+			close(fd);
+			int whole = vs <= TMP_WHOLE_MAX;
+			if (copy_volume(arr, tmp, whole ? vs : TMP_HEAD, 0, 1) == EX_DONE)
+				fs_identify_and_check(tmp, whole, fc);
+			unlink(tmp);
+		}
+	}
+	rk_array_close(arr);
+	return rc;
+}
+
+/* The evidence object of --json. */
+static void evidence_json(rk_json *j, const struct rk_detect_result *r, char **images, const struct fs_check *fc)
+{
+	rk_json_key(j, "evidence");
+	rk_json_obj_begin(j);
+	CLI_JSON_U64S(j, { "rows_checked", r->rows_checked }, { "rows_nonzero", r->rows_nonzero },
+	              { "rows_consistent", r->rows_consistent });
+	rk_json_key(j, "consistent_share");
+	rk_json_double(j, r->rows_nonzero ? (double)r->rows_consistent / (double)r->rows_nonzero : 0);
+	rk_json_kbool(j, "redundancy_checked", r->redundancy_checked);
+	CLI_JSON_U64S(j, { "anchors_agree", r->anchors_agree }, { "anchors_total", r->anchors_total },
+	              { "probes_ok", r->probes_ok }, { "probes_failed", r->probes_bad },
+	              { "hypotheses", r->hypotheses }, { "max_read_per_image", r->max_read });
+	rk_json_key(j, "anchors");
+	rk_json_arr_begin(j);
+	for (uint32_t k = 0, shown = 0; k < r->nanchors && shown < 64; k++) {
+		const struct rk_detect_anchor *a = &r->anchors[k];
+		shown++;
+		rk_json_obj_begin(j);
+		rk_json_kstr(j, "what", a->what);
+		rk_json_kstr(j, "image", images[a->image]);
+		CLI_JSON_U64S(j, { "image_offset", a->image_off }, { "volume_offset", a->volume_off });
+		rk_json_kbool(j, "agrees", a->agrees);
+		rk_json_obj_end(j);
+	}
+	rk_json_arr_end(j);
+	rk_json_key(j, "filesystem");
+	rk_json_obj_begin(j);
+	if (rk_json_key_or_null(j, "type", fc->type[0] != 0))
+		rk_json_str(j, fc->type);
+	if (rk_json_key_or_null(j, "check", fc->tool[0] != 0))
+		rk_json_str(j, fc->tool);
+	if (rk_json_key_or_null(j, "check_exit", fc->ran))
+		rk_json_i64(j, fc->status);
+	rk_json_kstr(j, "result", fc->result);
+	rk_json_obj_end(j);
+	rk_json_kstr(j, "why", r->why);
+	rk_json_obj_end(j);
+}
+
+static void detect_json(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+                        const char *mdadm, FILE *f)
+{
+	char lb[32];
+	rk_json *j = rk_json_new(f);
+	if (!j)
+		return;
+	rk_json_obj_begin(j);
+	rk_json_kbool(j, "found", r->found);
+	rk_json_key(j, "confidence");
+	rk_json_double(j, r->confidence);
+	if (r->geom.roles)
+		rk_geometry_json(j, &r->geom);
+	evidence_json(j, r, images, fc);
+	rk_json_key(j, "unused");
+	rk_json_arr_begin(j);
+	for (uint32_t i = 0; i < r->nimages; i++)
+		if (r->image_role[i] < 0)
+			rk_json_str(j, images[i]);
+	rk_json_arr_end(j);
+	rk_json_key(j, "alternatives");
+	rk_json_arr_begin(j);
+	for (uint32_t k = 0; k < r->nalts; k++) {
+		const struct rk_detect_alt *a = &r->alts[k];
+		rk_json_obj_begin(j);
+		rk_json_kstr(j, "level", rk_level_name(a->level));
+		rk_json_kstr(j, "layout", rk_layout_name(a->level, a->layout, lb, sizeof lb));
+		CLI_JSON_U64S(j, { "chunk", a->chunk }, { "members_total", a->members_total });
+		rk_json_key(j, "score");
+		rk_json_double(j, a->score);
+		rk_json_kstr(j, "why_lost", a->why_lost);
+		rk_json_obj_end(j);
+	}
+	rk_json_arr_end(j);
+	if (rk_json_key_or_null(j, "mdadm", mdadm != NULL))
+		rk_json_str(j, mdadm);
+	rk_json_obj_end(j);
+	rk_json_free(j);
+}
+
+static void detect_words(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+                         const char *mdadm)
+{
+	char lb[32], sz[64];
+	const struct rk_geometry *g = &r->geom;
+	if (r->found) {
+		rk_size_words(g->volume_size, sz, sizeof sz);
+		printf("found: RAID-%s, layout %s, chunk %" PRIu64 ", %u members, volume %" PRIu64 " bytes (%s); confidence %.2f\n",
+		       rk_level_name(g->level), rk_layout_name(g->level, g->layout, lb, sizeof lb), g->chunk, g->nroles,
+		       g->volume_size, sz, r->confidence);
+		for (uint32_t k = 0; k < g->nroles; k++)
+			if (g->roles[k].path)
+				rk_esc_fprintf(stdout, "  role %u: %s, data from byte %" PRIu64 "\n", k, g->roles[k].path, g->roles[k].offset);
+			else
+				printf("  role %u: missing (rebuilt from the others on export)\n", k);
+	} else
+		printf("not found: %s\n", r->why);
+	for (uint32_t i = 0; i < r->nimages; i++)
+		if (r->image_role[i] < 0)
+			rk_esc_fprintf(stdout, "  not part of it: %s\n", images[i]);
+	printf("evidence:\n");
+	if (r->redundancy_checked)
+		printf("  parity/mirrors: %" PRIu64 " of %" PRIu64 " non-zero sampled rows consistent (%" PRIu64 " rows sampled over the whole members)\n",
+		       r->rows_consistent, r->rows_nonzero, r->rows_checked);
+	else
+		printf("  parity/mirrors: not checkable (no redundancy left with the roles present)\n");
+	printf("  anchors: %u of %u agree; file-system predictions: %u hold, %u fail\n", r->anchors_agree,
+	       r->anchors_total, r->probes_ok, r->probes_bad);
+	for (uint32_t k = 0, shown = 0; k < r->nanchors && shown < 8; k++)
+		if (r->anchors[k].agrees) {
+			shown++;
+			rk_esc_fprintf(stdout, "    %s: %s byte %" PRIu64 " = volume byte %" PRIu64 "\n", r->anchors[k].what,
+			               images[r->anchors[k].image], r->anchors[k].image_off, r->anchors[k].volume_off);
+		}
+	if (!fc->type[0])
+		printf("  file system: none recognised on the result\n");
+	else if (fc->tool[0])
+		printf("  file system: %s; %s: %s\n", fc->type, fc->tool, fc->result);
+	else
+		printf("  file system: %s; %s\n", fc->type, fc->result);
+	printf("  %" PRIu64 " hypotheses scored; at most %" PRIu64 " bytes read from one image\n", r->hypotheses, r->max_read);
+	for (uint32_t k = 0; k < r->nalts && k < 5; k++)
+		printf("  runner-up: RAID-%s %s chunk %" PRIu64 ", %u members: %s\n", rk_level_name(r->alts[k].level),
+		       rk_layout_name(r->alts[k].level, r->alts[k].layout, lb, sizeof lb), r->alts[k].chunk,
+		       r->alts[k].members_total, r->alts[k].why_lost);
+	if (mdadm)
+		printf("md can serve it (nothing is written by raid-recover; check the device names):\n  %s\n", mdadm);
+}
+
+/* Writes the geometry file: the --json document. */
+static int save_geometry(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+                         const char *mdadm, const char *to)
+{
+	FILE *f = fopen(to, "w");
+	if (!f) {
+		cli_err("%s: cannot open for writing: %s", to, strerror(errno));
+		return EX_FAIL;
+	}
+	detect_json(r, images, fc, mdadm, f);
+	if (fclose(f)) {
+		cli_err("%s: write failed: %s", to, strerror(errno));
+		return EX_FAIL;
+	}
+	return EX_DONE;
+}
+
+static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int json, int progress)
+{
+	struct rk_detect_result *r = NULL;
+	rk_err e = rk_detect_run(images, n, &o->h, &r);
+	if (e) {
+		cli_err("%s", rk_errmsg());
+		return cli_exit_for(e);
+	}
+	struct fs_check fc;
+	memset(&fc, 0, sizeof fc);
+	char mdbuf[4096];
+	const char *mdadm = NULL;
+	int rc = EX_DONE;
+	if (r->found) {
+		for (uint32_t k = 0; k < r->geom.nroles; k++)   /* lets --geometry find renamed images */
+			if (r->geom.roles[k].path &&
+			    rk_geometry_fingerprint(r->geom.roles[k].path, r->geom.roles[k].offset, r->geom.member_size,
+			                            r->geom.roles[k].fp) == RK_OK)
+				r->geom.roles[k].have_fp = 1;
+		r->geom.confidence = r->confidence;
+		rc = detect_use(r, images, n, o, progress, json, &fc);
+		if (rk_geometry_mdadm_line(&r->geom, mdbuf, sizeof mdbuf) == RK_OK)
+			mdadm = mdbuf;
+	} else if (o->export_to)
+		cli_err("--export: nothing written: %s", r->why);
+	if (json)
+		detect_json(r, images, &fc, mdadm, stdout);
+	else
+		detect_words(r, images, &fc, mdadm);
+	if (o->save_to && r->found && save_geometry(r, images, &fc, mdadm, o->save_to))
+		rc = EX_FAIL;
+	if (rc == EX_DONE)
+		rc = !r->found ? EX_FAIL : (r->missing || r->confidence < 0.9 || (fc.ran && fc.status)) ? EX_REPORT : EX_DONE;
+	rk_detect_free(r);
+	return rc;
+}
+
 /* The command line. */
 struct recover_args {
 	const char *newpath;
+	struct detect_opts det;
+	int detect_opt;   /* a --detect option was given */
 	int restore, detect, force;
 	int64_t role;
 	uint64_t checkpoint;
 	struct cli_common common;
 };
 
-enum { O_REBUILD = 256, O_RESTORE, O_DETECT, O_ROLE, O_FORCE, O_CKPT, O_EXPORT };
+enum { O_REBUILD = 256, O_RESTORE, O_DETECT, O_ROLE, O_FORCE, O_CKPT, O_EXPORT, O_SAVE, O_LEVEL, O_CHUNK, O_MEMBERS, O_OFFSET };
 
 static int on_option(void *ctx, int opt, char *arg)
 {
@@ -258,7 +599,42 @@ static int on_option(void *ctx, int opt, char *arg)
 	case O_REBUILD: a->newpath = arg; break;
 	case O_RESTORE: a->restore = 1; break;
 	case O_DETECT: a->detect = 1; break;
-	case O_EXPORT: break;
+	case O_EXPORT:
+		if (!*arg)
+			return cli_usage_error("--export: empty path");
+		a->det.export_to = arg;
+		a->detect_opt = 1;
+		break;
+	case O_SAVE:
+		if (!*arg)
+			return cli_usage_error("--save-geometry: empty path");
+		a->det.save_to = arg;
+		a->detect_opt = 1;
+		break;
+	case O_LEVEL:
+		if (rk_level_parse(arg, &a->det.h.level))
+			return cli_usage_error("--level: not a level: %s", arg);
+		a->det.h.have_level = 1;
+		a->detect_opt = 1;
+		break;
+	case O_CHUNK:
+		if (cli_parse_size(arg, &a->det.h.chunk) || !a->det.h.chunk || a->det.h.chunk % 512 ||
+		    a->det.h.chunk > RK_GEOM_MAX_CHUNK)
+			return cli_usage_error("--chunk: not a chunk size (a multiple of 512 up to 1G): %s", arg);
+		a->detect_opt = 1;
+		break;
+	case O_MEMBERS:
+		if (cli_parse_uint(arg, 2, 32, &v))
+			return cli_usage_error("--members: not a member count from 2 to 32: %s", arg);
+		a->det.h.members = (uint32_t)v;
+		a->detect_opt = 1;
+		break;
+	case O_OFFSET:
+		if (cli_parse_size(arg, &a->det.h.offset) || a->det.h.offset % 512)
+			return cli_usage_error("--offset: not a multiple of 512: %s", arg);
+		a->det.h.have_offset = 1;
+		a->detect_opt = 1;
+		break;
 	case O_ROLE:
 		if (cli_parse_uint(arg, 0, RK_SB_MAX_ROLES - 1, &v))
 			return cli_usage_error("--role: not a role number: %s", arg);
@@ -281,6 +657,11 @@ static int recover_main(int argc, char **argv)
 		{ "restore-superblock", no_argument, NULL, O_RESTORE },
 		{ "detect", no_argument, NULL, O_DETECT },
 		{ "export", required_argument, NULL, O_EXPORT },
+		{ "save-geometry", required_argument, NULL, O_SAVE },
+		{ "level", required_argument, NULL, O_LEVEL },
+		{ "chunk", required_argument, NULL, O_CHUNK },
+		{ "members", required_argument, NULL, O_MEMBERS },
+		{ "offset", required_argument, NULL, O_OFFSET },
 		{ "role", required_argument, NULL, O_ROLE },
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "checkpoint", required_argument, NULL, O_CKPT },
@@ -303,9 +684,12 @@ static int recover_main(int argc, char **argv)
 		return cli_usage_error("--hash: goes with --detect (--rebuild and --restore-superblock write)");
 	if (optind >= argc)
 		return cli_usage_error("no MEMBER given");
+	if (a.detect_opt && !a.detect)
+		return cli_usage_error("--export, --save-geometry, --level, --chunk, --members and --offset go with --detect");
 	if (a.detect) {
-		cli_err("--detect is not supported by this build yet");
-		return EX_FAIL;
+		if (a.role >= 0 || a.force || a.checkpoint)
+			return cli_usage_error("--role, --force and --checkpoint go with --rebuild");
+		return do_detect(argv + optind, (uint32_t)(argc - optind), &a.det, a.common.json, a.common.progress);
 	}
 	if (a.restore && (a.role >= 0 || a.force || a.checkpoint))
 		return cli_usage_error("--role, --force and --checkpoint go with --rebuild");

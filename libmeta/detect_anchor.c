@@ -1,0 +1,304 @@
+/* detect_anchor.c: metadata that records its own position.  Each hit ties
+ * an image offset to a volume offset: ext2/3/4 superblocks and their backups
+ * (s_block_group_nr), GPT headers (my_lba), NTFS boot sectors and MFT
+ * records (record number), FAT and exFAT boot sectors and their backups,
+ * XFS AGF/AGI headers (seqno), btrfs superblocks (bytenr).  Every field is
+ * checked before it is believed; spec/detect.md lists them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "detect_int.h"
+#include "rk_le.h"
+
+#define DT_MAX_ANCHORS 60000u
+
+static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint64_t raw)
+{
+	if (c->nanc >= DT_MAX_ANCHORS)
+		return;
+	if (c->nanc == c->canc) {
+		uint32_t nc = c->canc ? c->canc * 2 : 256;
+		struct dt_anchor *a = realloc(c->anc, nc * sizeof *a);
+		if (!a)
+			return;
+		c->anc = a;
+		c->canc = nc;
+	}
+	c->anc[c->nanc++] = (struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE };
+}
+
+/* An ext2/3/4 superblock at P (1024 bytes): the fields that must hold. */
+static int ext_sb(struct dt_fs *fs, const uint8_t *p)
+{
+	if (rk_get_le16(p + 0x38) != 0xEF53)
+		return 0;
+	uint32_t lbs = rk_get_le32(p + 0x18), bpg = rk_get_le32(p + 0x20), ipg = rk_get_le32(p + 0x28);
+	uint32_t fdb = rk_get_le32(p + 0x14), rev = rk_get_le32(p + 0x4C);
+	if (lbs > 6 || !bpg || bpg > (8192u << lbs) || !ipg || rev > 1 || rk_get_le16(p + 0x3A) > 7)
+		return 0;
+	if (fdb != (lbs == 0 ? 1u : 0u) || !rk_get_le32(p + 0x04))
+		return 0;
+	if (!fs->ext || rk_get_le16(p + 0x5A) == 0) {
+		fs->ext = 1;
+		fs->ext_bs = 1024u << lbs;
+		fs->ext_bpg = bpg;
+		fs->ext_fdb = fdb;
+		fs->ext_feat_incompat = rk_get_le32(p + 0x60);
+		fs->ext_feat_ro = rk_get_le32(p + 0x64);
+		fs->ext_blocks = rk_get_le32(p + 0x04);
+		if (fs->ext_feat_incompat & 0x80)
+			fs->ext_blocks |= (uint64_t)rk_get_le32(p + 0x150) << 32;
+		fs->ext_desc = (fs->ext_feat_incompat & 0x80) ? rk_get_le16(p + 0xFE) : 32;
+		if (fs->ext_desc < 32 || fs->ext_desc > 1024)
+			fs->ext_desc = 32;
+	}
+	return 1;
+}
+
+/* A GPT header at P (512 bytes) with a good CRC. */
+static int gpt_hdr(struct dt_fs *fs, const uint8_t *p)
+{
+	if (memcmp(p, "EFI PART", 8))
+		return 0;
+	uint32_t hs = rk_get_le32(p + 12);
+	if (hs < 92 || hs > 512)
+		return 0;
+	uint8_t h[512];
+	memcpy(h, p, hs);
+	memset(h + 16, 0, 4);
+	if ((uint32_t)crc32(0, h, hs) != rk_get_le32(p + 16))
+		return 0;
+	if (rk_get_le64(p + 24) == 1) {
+		fs->gpt = 1;
+		fs->gpt_alt = rk_get_le64(p + 32);
+	}
+	return 1;
+}
+
+static int pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+/* An NTFS boot sector at P; learns the MFT's place. */
+static int ntfs_boot(struct dt_fs *fs, const uint8_t *p)
+{
+	if (memcmp(p + 3, "NTFS    ", 8) || p[510] != 0x55 || p[511] != 0xAA)
+		return 0;
+	uint32_t bps = rk_get_le16(p + 0x0B), spc = p[0x0D];
+	if (!pow2(bps) || bps < 256 || bps > 4096)
+		return 0;
+	uint64_t clus = spc <= 0x80 ? (uint64_t)spc * bps : (spc >= 0xF4 ? (uint64_t)1 << (256 - spc) : 0);
+	int8_t cpr = (int8_t)p[0x40];
+	uint32_t rec = cpr < 0 ? (cpr >= -20 ? 1u << -cpr : 0) : (uint32_t)(cpr * clus);
+	if (!clus || !pow2(spc <= 0x80 ? spc : 1) || rec < 256 || rec > 65536)
+		return 0;
+	fs->ntfs = 1;
+	fs->ntfs_bps = bps;
+	fs->ntfs_clus = clus;
+	fs->ntfs_rec = rec;
+	fs->ntfs_sectors = rk_get_le64(p + 0x28);
+	fs->ntfs_mft_lcn = rk_get_le64(p + 0x30);
+	fs->ntfs_mirr_lcn = rk_get_le64(p + 0x38);
+	return 1;
+}
+
+/* A FAT12/16/32 boot sector at P: *backup = FAT32's backup sector (0 none). */
+static int fat_boot(struct dt_fs *fs, const uint8_t *p, uint64_t *backup)
+{
+	if (!((p[0] == 0xEB && p[2] == 0x90) || p[0] == 0xE9) || p[510] != 0x55 || p[511] != 0xAA)
+		return 0;
+	uint32_t bps = rk_get_le16(p + 0x0B), spc = p[0x0D], res = rk_get_le16(p + 0x0E), nf = p[0x10];
+	if (!pow2(bps) || bps < 512 || bps > 4096 || !pow2(spc) || !res || nf < 1 || nf > 2 || p[0x15] < 0xF0)
+		return 0;
+	if (!memcmp(p + 3, "NTFS", 4) || !memcmp(p + 3, "EXFAT", 5))
+		return 0;
+	uint32_t fsz = rk_get_le16(p + 0x16);
+	*backup = 0;
+	if (!fsz) {
+		fsz = rk_get_le32(p + 0x24);
+		*backup = rk_get_le16(p + 0x32);
+		if (*backup >= res)
+			*backup = 0;
+	}
+	if (!fsz)
+		return 0;
+	fs->fat = 1;
+	fs->fat_bps = bps;
+	fs->fat_res = res;
+	fs->fat_nfats = nf;
+	fs->fat_sz = fsz;
+	return 1;
+}
+
+/* See detect_int.h. */
+uint64_t dt_mbr_first(const uint8_t *p)
+{
+	if (p[510] != 0x55 || p[511] != 0xAA || p[0] == 0xEB || p[0] == 0xE9)
+		return 0;
+	uint64_t first = 0;
+	for (int k = 0; k < 4; k++) {
+		const uint8_t *e = p + 446 + 16 * k;
+		if (e[0] != 0 && e[0] != 0x80)
+			return 0;
+		uint32_t start = rk_get_le32(e + 8), n = rk_get_le32(e + 12);
+		if (!e[4])
+			continue;
+		if (e[4] == 0xEE || !start || !n)
+			return 0;   /* GPT's protective MBR, or nonsense */
+		if (!first || (uint64_t)start * 512 < first)
+			first = (uint64_t)start * 512;
+	}
+	return first;
+}
+
+/* Scans BUF (see detect_int.h). */
+void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf, size_t len)
+{
+	struct dt_fs *fs = &c->fs;
+	for (size_t o = 0; o + 512 <= len; o += 512) {
+		const uint8_t *p = buf + o;
+		uint64_t at = base + o, bk;
+		if (o + 1024 <= len && ext_sb(fs, p))
+			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
+		else if (gpt_hdr(fs, p))
+			add(c, DT_GPT, i, at, rk_get_le64(p + 24));
+		else if (ntfs_boot(fs, p))
+			add(c, DT_NTFS_BOOT, i, at, 0);
+		else if (!memcmp(p, "FILE", 4) && rk_get_le16(p + 4) == 0x30)
+			add(c, DT_NTFS_MFT, i, at, rk_get_le32(p + 0x2C));
+		else if (!memcmp(p + 3, "EXFAT   ", 8) && p[510] == 0x55 && p[511] == 0xAA && p[0x6C] >= 9 && p[0x6C] <= 12) {
+			fs->exfat = 1;
+			fs->exfat_bps = 1u << p[0x6C];
+			add(c, DT_EXFAT_BOOT, i, at, 0);
+		} else if (fat_boot(fs, p, &bk))
+			add(c, DT_FAT_BOOT, i, at, bk);
+		else if (!memcmp(p, "XFSB", 4)) {
+			uint32_t bs = rk_get_be32(p + 4), agb = rk_get_be32(p + 84), agc = rk_get_be32(p + 88);
+			uint16_t ss = rk_get_be16(p + 102);
+			if (pow2(bs) && bs >= 512 && bs <= 65536 && agb && agc && pow2(ss) && ss >= 512 && !fs->xfs) {
+				fs->xfs = 1;
+				fs->xfs_bs = bs;
+				fs->xfs_agblocks = agb;
+				fs->xfs_agcount = agc;
+				fs->xfs_sect = ss;
+			}
+		} else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
+			add(c, p[3] == 'F' ? DT_XFS_AGF : DT_XFS_AGI, i, at, rk_get_be32(p + 8));
+		else if (dt_mbr_first(p)) {
+			if (!fs->part_base)
+				fs->part_base = dt_mbr_first(p);
+			add(c, DT_MBR, i, at, 0);
+		} else if (o + 0x48 <= len && !memcmp(p + 0x40, "_BHRfS_M", 8)) {
+			fs->btrfs = 1;
+			add(c, DT_BTRFS_SB, i, at, rk_get_le64(p + 0x30));
+		}
+	}
+}
+
+static int anc_cmp(const void *a, const void *b)
+{
+	const struct dt_anchor *x = a, *y = b;
+	if (x->img != y->img)
+		return x->img < y->img ? -1 : 1;
+	if (x->ioff != y->ioff)
+		return x->ioff < y->ioff ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+/* The volume offsets of one hit (DT_NONE when the parameters it needs are
+ * unknown or the product overflows). */
+static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
+{
+	a->voff = a->voff2 = DT_NONE;
+	switch (a->kind) {
+	case DT_EXT_SB:
+		if (fs->ext)
+			a->voff = a->raw == 0 ? 1024 : (a->raw * fs->ext_bpg + fs->ext_fdb) * fs->ext_bs;
+		break;
+	case DT_GPT:
+		if (a->raw < (1ull << 50))
+			a->voff = a->raw * 512;
+		break;
+	case DT_NTFS_BOOT:
+		a->voff = 0;
+		if (fs->ntfs && fs->ntfs_sectors < (1ull << 48))
+			a->voff2 = fs->ntfs_sectors * fs->ntfs_bps;
+		break;
+	case DT_NTFS_MFT:
+		if (fs->ntfs && fs->ntfs_mft_lcn < (1ull << 40)) {
+			a->voff = fs->ntfs_mft_lcn * fs->ntfs_clus + a->raw * fs->ntfs_rec;
+			if (a->raw < 4 && fs->ntfs_mirr_lcn < (1ull << 40))
+				a->voff2 = fs->ntfs_mirr_lcn * fs->ntfs_clus + a->raw * fs->ntfs_rec;
+		}
+		break;
+	case DT_FAT_BOOT:
+		a->voff = 0;
+		if (a->raw && fs->fat)
+			a->voff2 = a->raw * fs->fat_bps;
+		break;
+	case DT_EXFAT_BOOT:
+		a->voff = 0;
+		a->voff2 = 12ull * (fs->exfat_bps ? fs->exfat_bps : 512);
+		break;
+	case DT_XFS_AGF: case DT_XFS_AGI:
+		if (fs->xfs && a->raw < fs->xfs_agcount)
+			a->voff = a->raw * fs->xfs_agblocks * fs->xfs_bs + (a->kind == DT_XFS_AGF ? 1u : 2u) * fs->xfs_sect;
+		break;
+	case DT_MBR:
+		a->voff = 0;
+		break;
+	case DT_BTRFS_SB:
+		if (a->raw == (64ull << 10) || a->raw == (64ull << 20) || a->raw == (256ull << 30))
+			a->voff = a->raw;
+		break;
+	}
+}
+
+/* File-system anchors are relative to the file system's start: the first
+ * MBR partition when the volume has a partition table. */
+static void rebase(const struct dt_fs *fs, struct dt_anchor *a)
+{
+	if (a->kind == DT_GPT || a->kind == DT_MBR || !fs->part_base)
+		return;
+	if (a->voff != DT_NONE)
+		a->voff += fs->part_base;
+	if (a->voff2 != DT_NONE)
+		a->voff2 += fs->part_base;
+}
+
+/* Resolves and de-duplicates (see detect_int.h). */
+void dt_resolve(struct dt_ctx *c)
+{
+	if (!c->nanc)
+		return;
+	qsort(c->anc, c->nanc, sizeof *c->anc, anc_cmp);
+	uint32_t w = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		if (w && !anc_cmp(&c->anc[w - 1], &c->anc[k]))
+			continue;
+		c->anc[w] = c->anc[k];
+		resolve_one(&c->fs, &c->anc[w]);
+		rebase(&c->fs, &c->anc[w]);
+		w++;
+	}
+	c->nanc = w;
+}
+
+/* Words for an anchor, e.g. "ext superblock of group 3". */
+const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
+{
+	switch (a->kind) {
+	case DT_EXT_SB: snprintf(buf, len, "ext superblock group %llu", (unsigned long long)a->raw); break;
+	case DT_GPT: snprintf(buf, len, "GPT header at LBA %llu", (unsigned long long)a->raw); break;
+	case DT_NTFS_BOOT: snprintf(buf, len, "NTFS boot sector"); break;
+	case DT_NTFS_MFT: snprintf(buf, len, "NTFS MFT record %llu", (unsigned long long)a->raw); break;
+	case DT_FAT_BOOT: snprintf(buf, len, "FAT boot sector"); break;
+	case DT_EXFAT_BOOT: snprintf(buf, len, "exFAT boot sector"); break;
+	case DT_XFS_AGF: snprintf(buf, len, "XFS AGF of AG %llu", (unsigned long long)a->raw); break;
+	case DT_XFS_AGI: snprintf(buf, len, "XFS AGI of AG %llu", (unsigned long long)a->raw); break;
+	case DT_BTRFS_SB: snprintf(buf, len, "btrfs superblock at %llu", (unsigned long long)a->raw); break;
+	case DT_MBR: snprintf(buf, len, "MBR partition table"); break;
+	default: snprintf(buf, len, "anchor"); break;
+	}
+	return buf;
+}

@@ -1,0 +1,142 @@
+/* detect_int.h: what the detection steps share (libmeta/detect_*.c).
+ * Not installed; spec/detect.md describes the method. */
+#ifndef DETECT_INT_H
+#define DETECT_INT_H
+
+#include <stdint.h>
+#include "rk_dev.h"
+#include "rk_detect.h"
+#include "rk_geom.h"
+
+#define DT_BLK 4096u                 /* the granule rows are checked in */
+#define DT_HEAD (64ull << 20)        /* bytes scanned for anchors at the start of each image */
+#define DT_MAX_ROLES 32u             /* the largest member count searched */
+#define DT_NONE UINT64_MAX
+
+/* Anchor kinds: metadata that records where it sits. */
+enum dt_kind {
+	DT_EXT_SB = 1,      /* ext2/3/4 superblock, raw = s_block_group_nr */
+	DT_GPT,             /* GPT header, raw = my_lba */
+	DT_NTFS_BOOT,       /* NTFS boot sector (primary or the backup at the end) */
+	DT_NTFS_MFT,        /* NTFS FILE record, raw = record number */
+	DT_FAT_BOOT,        /* FAT12/16/32 boot sector (raw = backup sector, 0 none) */
+	DT_EXFAT_BOOT,      /* exFAT boot sector (main at 0, backup at sector 12) */
+	DT_XFS_AGF,         /* XFS AGF/AGI, raw = seqno (AG number); sub 1 AGF 2 AGI */
+	DT_XFS_AGI,
+	DT_BTRFS_SB,        /* btrfs superblock, raw = bytenr */
+	DT_MBR,             /* MBR partition table (volume byte 0) */
+};
+
+/* A hit of the scan, resolved to volume offsets (voff2: another place the
+ * same bytes may be, e.g. a backup copy; DT_NONE when there is none). */
+struct dt_anchor {
+	uint8_t  kind;
+	uint32_t img;
+	uint64_t ioff;
+	uint64_t raw;
+	uint64_t voff, voff2;
+};
+
+/* File-system parameters learnt from the scan (what resolving anchors and
+ * probing need). */
+struct dt_fs {
+	int      ext;  uint32_t ext_bs, ext_bpg, ext_fdb; uint64_t ext_blocks; uint16_t ext_desc; uint32_t ext_feat_incompat, ext_feat_ro;
+	int      ntfs; uint64_t ntfs_clus, ntfs_mft_lcn, ntfs_mirr_lcn, ntfs_sectors; uint32_t ntfs_rec, ntfs_bps;
+	int      xfs;  uint32_t xfs_bs, xfs_agblocks, xfs_agcount; uint16_t xfs_sect;
+	int      fat;  uint32_t fat_bps, fat_res, fat_nfats, fat_sz;
+	int      exfat; uint32_t exfat_bps;
+	int      btrfs;
+	int      gpt;  uint64_t gpt_alt;
+	uint64_t part_base;   /* the first MBR partition's start: file-system anchors are relative to it */
+};
+
+struct dt_img {
+	rk_dev  *dev;
+	const char *path;
+	uint64_t size;
+	uint64_t nread;          /* bytes read so far (the budget) */
+};
+
+/* A cached 4 KiB block of an image. */
+struct dt_cblk { uint32_t img; uint64_t off; uint8_t *data; int ok; };
+
+struct dt_ctx {
+	struct dt_img *img;
+	uint32_t nimg;
+	struct rk_detect_hints hints;
+	struct dt_anchor *anc;
+	uint32_t nanc, canc;
+	struct dt_fs fs;
+	struct dt_cblk *cache;   /* open hash, ncache slots */
+	uint32_t ncache, ncached;
+	uint64_t hyps;
+};
+
+/* A complete hypothesis: a geometry, which image holds each role and where
+ * its data starts, and the scores. */
+struct dt_hyp {
+	struct rk_geom g;
+	int32_t  role_img[DT_MAX_ROLES];   /* image per role, -1 missing */
+	uint64_t off[DT_MAX_ROLES];        /* data start per role */
+	/* scores */
+	uint32_t anc_ok, anc_bad;
+	uint32_t probe_ok, probe_bad;
+	uint32_t bm_ok, bm_bad;            /* allocation bitmap: used blocks holding data / free blocks holding data */
+	uint64_t rows, rows_nz, rows_ok, rows_bad, place_bad;
+	int      checked;                  /* redundancy could be checked */
+	double   score;
+	uint32_t missing;
+};
+
+/* detect_sample.c */
+rk_err dt_open(struct dt_ctx *c, char *const *paths, uint32_t n);
+void   dt_close(struct dt_ctx *c);
+/* Reads LEN bytes at OFF of image I into BUF, counting them against the
+ * image's budget; -1 when out of range, over budget or failing. */
+int    dt_read(struct dt_ctx *c, uint32_t i, uint64_t off, void *buf, size_t len);
+/* The cached DT_BLK bytes at OFF of image I (OFF + DT_BLK within the image),
+ * NULL when unreadable. */
+const uint8_t *dt_block(struct dt_ctx *c, uint32_t i, uint64_t off);
+/* Frees the cached blocks when the cache is half full: call only where no
+ * pointer from dt_block is held (pointers stay valid until then). */
+void   dt_cache_trim(struct dt_ctx *c);
+/* Scans heads and spread windows of every image for anchors. */
+rk_err dt_scan_all(struct dt_ctx *c);
+
+/* detect_anchor.c */
+/* An MBR partition table at P (not a boot sector): the first partition's
+ * start in bytes, 0 when P is none. */
+uint64_t dt_mbr_first(const uint8_t *p);
+/* Scans BUF (LEN bytes read at image offset BASE of image I) for anchors at
+ * every 512-byte step, adding raw hits. */
+void   dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf, size_t len);
+/* Resolves raw hits to volume offsets with the learnt parameters; drops
+ * hits that cannot be resolved. */
+void   dt_resolve(struct dt_ctx *c);
+const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* detect_volread.c */
+/* Reads volume bytes [VOFF, VOFF+LEN) as hypothesis H maps them: 0 read,
+ * 1 not available (a missing role, out of range), -1 error. */
+int    dt_vread(struct dt_ctx *c, const struct dt_hyp *h, uint64_t voff, uint8_t *buf, size_t len);
+/* Where H puts volume byte VOFF: image and image offset of each copy
+ * (returns count, 0 when unmapped). */
+uint32_t dt_where(const struct dt_hyp *h, uint64_t voff, uint32_t *img, uint64_t *ioff, uint32_t max);
+
+/* detect_probe.c */
+/* Checks the file-system structures H predicts (superblock backups, inode
+ * tables, directories, MFT records, AG headers, backup boot sectors),
+ * into h->probe_ok / probe_bad and the bitmap counts; LIMIT > 0: a quick
+ * look, at most LIMIT predictions and no bitmaps. */
+void   dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit);
+
+/* detect_parity.c */
+/* Checks parity / mirror consistency of H over sampled rows spread over the
+ * members, filling rows, rows_nz, rows_ok, place_bad, checked; stops early
+ * after QUICK inconsistent rows (0: check all). */
+void   dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick);
+
+/* detect_search.c */
+rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r);
+
+#endif

@@ -1,0 +1,139 @@
+/* detect_parity.c: the algebra of redundancy as a test of a hypothesis.
+ * Over rows sampled across the whole members (DT_BLK bytes of every role at
+ * one member offset): RAID-4/5 rows XOR to zero, RAID-6 rows satisfy P and
+ * Q in the hypothesis's data order (md's or DDF's Q coefficients, so Q
+ * fixes the order of the data blocks), mirror copies are identical.  A
+ * parity block that is zero while a data block of its row is not tells the
+ * parity is not where the hypothesis puts it ("placement"): that is what
+ * fixes chunk and rotation when the volume is sparse. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_parity.h"
+#include "rk_util.h"
+
+static uint8_t zero_blk[DT_BLK];
+
+/* One RAID-4/5/6 row: stripe S, LEN bytes at in-chunk offset J.
+ * Returns 0 checked, 1 skipped (unreadable or not checkable). */
+static int parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len)
+{
+	const struct rk_geom *g = &h->g;
+	uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
+	struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };
+	if (rk_geom_stripe_map(g, s, &sm))
+		return 1;
+	uint8_t *rb[DT_MAX_ROLES], scratch[2][DT_BLK];
+	uint32_t miss[2], nmiss = 0;
+	int any_data = 0;
+	for (uint32_t r = 0; r < g->nroles; r++) {
+		if (h->role_img[r] < 0) {
+			if (nmiss == 2)
+				return 1;
+			miss[nmiss] = r;
+			rb[r] = scratch[nmiss++];
+			continue;
+		}
+		const uint8_t *b = dt_block(c, (uint32_t)h->role_img[r], h->off[r] + sm.member_off + j);
+		if (!b)
+			return 1;
+		rb[r] = (uint8_t *)(uintptr_t)b;
+		if (r != sm.p_role && r != sm.q_role && !rk_buf_is_zero(b, len))
+			any_data = 1;
+	}
+	if (nmiss >= g->nparity)
+		return 1;   /* nothing left to check with */
+	h->rows++;
+	int nz = any_data;
+	for (uint32_t r = 0; r < g->nroles && !nz; r++)
+		if (h->role_img[r] >= 0 && !rk_buf_is_zero(rb[r], len))
+			nz = 1;
+	if (!nz)
+		return 0;
+	h->rows_nz++;
+	int bad;
+	if (g->level != 6) {
+		void *ptrs[DT_MAX_ROLES];
+		for (uint32_t r = 0; r < g->nroles; r++)
+			ptrs[r] = rb[r];
+		bad = rk_parity()->xor_check((int)g->nroles, len, ptrs);
+	} else {
+		void *ptrs[RK_PARITY_MAX_DISKS];
+		uint32_t nslots = g->q_slots + 2;
+		rk_parity_stripe_ptrs(ptrs, nslots, slot, g->nroles, rb, 0, zero_blk);
+		if (nmiss) {
+			int fa = (int)slot[miss[0]];
+			rk_parity_recover((int)nslots, len, fa, -1, ptrs);
+			/* the rebuilt block came from P (or the data for P/Q): Q or P checks it */
+		}
+		bad = rk_parity()->check((int)nslots, len, ptrs);
+	}
+	if (bad)
+		h->rows_bad++;
+	else
+		h->rows_ok++;
+	if (!bad && any_data && h->role_img[sm.p_role] >= 0 && rk_buf_is_zero(rb[sm.p_role], len))
+		h->place_bad++;
+	return 0;
+}
+
+/* Mirror rows: every present copy of volume byte V equal. */
+static void mirror_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t v, size_t len)
+{
+	uint32_t img[8];
+	uint64_t ioff[8];
+	uint32_t n = dt_where(h, v, img, ioff, 8);
+	if (n < 2)
+		return;
+	const uint8_t *b0 = dt_block(c, img[0], ioff[0]);
+	if (!b0)
+		return;
+	h->rows++;
+	int nz = !rk_buf_is_zero(b0, len), bad = 0;
+	for (uint32_t k = 1; k < n; k++) {
+		const uint8_t *b = dt_block(c, img[k], ioff[k]);
+		if (!b)
+			return;
+		nz |= !rk_buf_is_zero(b, len);
+		bad |= memcmp(b0, b, len) != 0;
+	}
+	if (!nz)
+		return;
+	h->rows_nz++;
+	if (bad)
+		h->rows_bad++;
+	else
+		h->rows_ok++;
+}
+
+/* See detect_int.h. */
+void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick)
+{
+	const struct rk_geom *g = &h->g;
+	h->rows = h->rows_nz = h->rows_ok = h->rows_bad = h->place_bad = 0;
+	h->checked = 0;
+	size_t len = g->chunk && g->chunk < DT_BLK ? (size_t)g->chunk : DT_BLK;
+	for (uint32_t k = 0; k < samples; k++) {
+		if (quick && h->rows_bad >= quick)
+			break;
+		dt_cache_trim(c);
+		if (g->nparity) {
+			/* every other row from the first stripes, where a file system
+			 * keeps its metadata; the others spread over the members */
+			uint64_t span = k % 2 ? (g->nstripes < 4096 ? g->nstripes : 4096) : g->nstripes;
+			uint64_t s = span / samples * k + (k * 7919u) % (span / samples + 1);
+			if (s >= g->nstripes)
+				s = g->nstripes - 1;
+			uint64_t j = g->chunk > len ? (uint64_t)(k * 31u) % (g->chunk / len) * len : 0;
+			parity_row(c, h, s, j, len);
+		} else if (g->level == 1 || g->level == 10) {
+			uint64_t span = k % 2 && g->volume_size > (256ull << 20) ? 256ull << 20 : g->volume_size;
+			uint64_t step = span / samples;
+			uint64_t v = (step * k + (uint64_t)(k * 7919u) * DT_BLK % (step + 1)) & ~(uint64_t)(DT_BLK - 1);
+			if (v + len <= g->volume_size)
+				mirror_row(c, h, v, len);
+		}
+	}
+	h->checked = h->rows > 0;
+}

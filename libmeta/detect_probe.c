@@ -1,0 +1,258 @@
+/* detect_probe.c: predictions a hypothesis makes about the file system it
+ * puts together, checked by reading the volume through it: ext superblock
+ * backups where their group says, inode tables where the group descriptors
+ * say (plausible inodes), directories whose first entry "." names their own
+ * inode, NTFS MFT records whose number matches their place, FAT's second
+ * FAT and backup boot sector, exFAT's backup boot region, XFS AGF headers,
+ * the btrfs superblock mirror, the GPT backup header.  Each prediction that
+ * holds is a probe_ok, each that fails a probe_bad; places a hypothesis
+ * cannot read (a role missing beyond repair) count as neither. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_le.h"
+#include "rk_util.h"
+
+#define PROBE_MAX 48u    /* predictions checked per kind */
+
+struct pr { struct dt_ctx *c; struct dt_hyp *h; uint64_t base; uint32_t limit; };
+static void dt_probe_at(struct pr *p);
+
+static int vr(struct pr *p, uint64_t v, uint8_t *buf, size_t len)
+{
+	if (v > UINT64_MAX - p->base)
+		return 1;
+	if (p->limit && p->h->probe_ok + p->h->probe_bad >= p->limit)
+		return 1;   /* a quick look only */
+	return dt_vread(p->c, p->h, p->base + v, buf, len);
+}
+
+static void tally(struct pr *p, int ok) { if (ok) p->h->probe_ok++; else p->h->probe_bad++; }
+
+/* An inode (SZ bytes) that a file system in use could hold: 1 plausible,
+ * 0 all zero, -1 not an inode. */
+static int inode_ok(const uint8_t *in, size_t sz)
+{
+	if (rk_buf_is_zero(in, sz))
+		return 0;
+	uint16_t mode = rk_get_le16(in), t = mode >> 12;
+	if (!(t == 1 || t == 2 || t == 4 || t == 6 || t == 8 || t == 0xA || t == 0xC))
+		return mode == 0 ? 0 : -1;   /* a freed inode keeps its times */
+	if ((rk_get_le32(in + 0x20) & 0x80000) && rk_get_le16(in + 0x28) != 0xF30A)
+		return -1;
+	return 1;
+}
+
+/* Directory DIR_INO's first block (extent-mapped, depth 0) must start with
+ * "." naming DIR_INO. */
+static void probe_dir(struct pr *p, const uint8_t *in, uint32_t ino, uint32_t bs)
+{
+	if ((rk_get_le16(in) >> 12) != 4 || !(rk_get_le32(in + 0x20) & 0x80000) || rk_get_le16(in + 0x28) != 0xF30A ||
+	    rk_get_le16(in + 0x2E) != 0 || rk_get_le16(in + 0x2A) == 0)
+		return;
+	const uint8_t *e = in + 0x28 + 12;
+	uint64_t blk = (uint64_t)rk_get_le16(e + 6) << 32 | rk_get_le32(e + 8);
+	uint8_t d[16];
+	if (blk > UINT64_MAX / bs || vr(p, blk * bs, d, sizeof d))
+		return;
+	tally(p, rk_get_le32(d) == ino && rk_get_le16(d + 4) >= 12 && d[6] == 1 && d[8] == '.');
+}
+
+/* The allocation bitmaps against the blocks: sampled blocks of sampled
+ * groups that hold data where the bitmap says used (bm_ok) or free (bm_bad:
+ * a fresh or lightly used file system keeps free blocks zero; a wrong
+ * geometry puts data where the bitmap has none).  BLK: DT_BLK scratch. */
+static void probe_bitmaps(struct pr *p, uint64_t ngroups, uint32_t bpg, uint32_t fdb, uint32_t bs, uint32_t dsz,
+                          uint64_t blocks, uint8_t *blk)
+{
+	uint64_t gstep = ngroups > 16 ? ngroups / 16 : 1;
+	for (uint64_t g = 0; g < ngroups; g += gstep) {
+		uint8_t d[64];
+		if (vr(p, (uint64_t)(fdb + 1) * bs + g * dsz, d, dsz < 64 ? 32 : 64))
+			continue;
+		uint64_t bb = rk_get_le32(d) | (dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x20) << 32 : 0);
+		uint32_t len = bs < DT_BLK ? bs : DT_BLK;
+		if (!bb || bb >= blocks || (rk_get_le16(d + 0x12) & 2) || vr(p, bb * bs, blk, len))
+			continue;   /* BLOCK_UNINIT: nothing written */
+		uint32_t nb = bpg < len * 8 ? bpg : len * 8;
+		for (uint32_t k = 0; k < 64; k++) {
+			uint32_t j = (uint32_t)(((uint64_t)k * nb + (k * 37u) % 61u) / 64);
+			uint64_t b = g * bpg + fdb + j;
+			uint8_t x[256];
+			if (j >= nb || b >= blocks || vr(p, b * bs, x, sizeof x) || rk_buf_is_zero(x, sizeof x))
+				continue;
+			if (blk[j / 8] & (1u << (j % 8)))
+				p->h->bm_ok++;
+			else
+				p->h->bm_bad++;
+		}
+	}
+}
+
+/* ext2/3/4 at volume offset base: superblock backups, inode tables, dirs. */
+static void probe_ext(struct pr *p, const uint8_t *sb)
+{
+	static const uint32_t grp[] = { 1, 3, 5, 7, 9, 25, 27, 49, 81, 125, 243, 343 };
+	uint32_t lbs = rk_get_le32(sb + 0x18);
+	if (lbs > 6)
+		return;   /* hostile or not ext: blocks of 1 to 64 KiB only */
+	uint32_t bs = 1024u << lbs, bpg = rk_get_le32(sb + 0x20), fdb = rk_get_le32(sb + 0x14);
+	uint32_t ipg = rk_get_le32(sb + 0x28), isz = rk_get_le16(sb + 0x58), inc = rk_get_le32(sb + 0x60);
+	uint64_t blocks = rk_get_le32(sb + 4) | ((inc & 0x80) ? (uint64_t)rk_get_le32(sb + 0x150) << 32 : 0);
+	uint32_t dsz = (inc & 0x80) ? rk_get_le16(sb + 0xFE) : 32;
+	if (!bpg || !ipg || bs > 65536 || dsz < 32 || dsz > 1024 || rk_get_le32(sb + 0x4C) == 0)
+		isz = 128;
+	if (!bpg || !ipg || bs > 65536 || dsz < 32 || dsz > 1024 || isz < 128 || isz > bs)
+		return;
+	uint64_t ngroups = (blocks + bpg - 1) / bpg;
+	uint8_t b[1024];
+	for (uint32_t k = 0; k < sizeof grp / sizeof grp[0] && grp[k] < ngroups; k++)
+		if (!vr(p, ((uint64_t)grp[k] * bpg + fdb) * bs, b, 1024))
+			tally(p, rk_get_le16(b + 0x38) == 0xEF53 && rk_get_le16(b + 0x5A) == grp[k]);
+	uint8_t *blk = malloc(DT_BLK);
+	if (!blk)
+		return;
+	if (!p->limit)
+		probe_bitmaps(p, ngroups, bpg, fdb, bs, dsz, blocks, blk);
+	uint32_t step = ngroups > PROBE_MAX ? (uint32_t)(ngroups / PROBE_MAX) : 1;
+	for (uint64_t g = 0; g < ngroups; g += step) {
+		uint8_t d[64];
+		if (vr(p, (uint64_t)(fdb + 1) * bs + g * dsz, d, dsz < 64 ? 32 : 64))
+			continue;
+		uint64_t it = rk_get_le32(d + 8) | (dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x28) << 32 : 0);
+		if (!it || it >= blocks || (rk_get_le16(d + 0x12) & 1))
+			continue;   /* INODE_UNINIT groups hold nothing to check */
+		uint32_t per = DT_BLK / isz, nblk = (uint32_t)(((uint64_t)ipg * isz + DT_BLK - 1) / DT_BLK);
+		for (uint32_t t = 0; t < nblk && t < 16; t++) {
+			if (vr(p, it * bs + (uint64_t)t * DT_BLK, blk, DT_BLK))
+				break;
+			int good = 0, badi = 0;
+			for (uint32_t k = 0; k < per; k++) {
+				int r = inode_ok(blk + k * isz, isz);
+				good += r > 0;
+				badi += r < 0;
+				if (r > 0)
+					probe_dir(p, blk + k * isz, (uint32_t)(g * ipg + t * per + k + 1), bs);
+			}
+			if (good || badi)
+				tally(p, badi == 0);
+			if (!good && !badi)
+				break;   /* the used inodes come first */
+		}
+	}
+	free(blk);
+}
+
+/* NTFS: MFT records numbered where they sit; the backup boot sector. */
+static void probe_ntfs(struct pr *p, const uint8_t *bt)
+{
+	uint32_t bps = rk_get_le16(bt + 0x0B), spc = bt[0x0D];
+	uint64_t clus = spc <= 0x80 ? (uint64_t)spc * bps : 0;
+	int8_t cpr = (int8_t)bt[0x40];
+	uint64_t rec = cpr < 0 ? (cpr >= -20 ? 1ull << -cpr : 0) : (uint64_t)cpr * clus;
+	uint64_t mft = rk_get_le64(bt + 0x30), secs = rk_get_le64(bt + 0x28);
+	if (!clus || rec < 256 || rec > 65536 || mft > (1ull << 40))
+		return;
+	uint8_t r[64];
+	for (uint32_t k = 0; k < PROBE_MAX; k++) {
+		uint32_t n = k < 16 ? k : 16 + (k - 16) * 7;
+		if (vr(p, mft * clus + n * rec, r, sizeof r) || rk_buf_is_zero(r, sizeof r))
+			continue;
+		tally(p, !memcmp(r, "FILE", 4) && rk_get_le32(r + 0x2C) == n);
+	}
+	uint8_t b[512];
+	if (secs < (1ull << 48) && !vr(p, secs * bps, b, 512))
+		tally(p, !memcmp(b, bt, 512));
+}
+
+/* FAT: the second FAT starts as the first; FAT32's backup boot sector. */
+static void probe_fat(struct pr *p, const uint8_t *bt)
+{
+	uint32_t bps = rk_get_le16(bt + 0x0B), res = rk_get_le16(bt + 0x0E), nf = bt[0x10];
+	uint32_t fsz = rk_get_le16(bt + 0x16) ? rk_get_le16(bt + 0x16) : rk_get_le32(bt + 0x24);
+	uint8_t a[512], b[512];
+	if (nf == 2 && fsz && !vr(p, (uint64_t)res * bps, a, 512) && !vr(p, ((uint64_t)res + fsz) * bps, b, 512))
+		tally(p, !memcmp(a, b, 512));
+	if (!rk_get_le16(bt + 0x16)) {
+		uint32_t bk = rk_get_le16(bt + 0x32);
+		if (bk && bk < res && !vr(p, (uint64_t)bk * bps, a, 512))
+			tally(p, !memcmp(a, bt, 90));
+	}
+}
+
+/* GPT: the backup header where the primary says; the file systems in the
+ * first partitions (probed at their start). */
+static void probe_gpt(struct pr *p, const uint8_t *hdr)
+{
+	uint64_t alt = rk_get_le64(hdr + 32), ents = rk_get_le64(hdr + 72);
+	uint8_t b[512];
+	if (alt < (1ull << 50) && !vr(p, alt * 512, b, 512))
+		tally(p, !memcmp(b, "EFI PART", 8) && rk_get_le64(b + 24) == alt);
+	uint8_t e[512];
+	if (ents > (1ull << 40) || vr(p, ents * 512, e, 512))
+		return;
+	for (int k = 0; k < 4; k++) {
+		uint64_t first = rk_get_le64(e + k * 128 + 32);
+		if (!first || first > (1ull << 48) || p->base)
+			continue;
+		struct pr q = { p->c, p->h, first * 512, p->limit };
+		dt_probe_at(&q);
+	}
+}
+
+/* Everything predicted by what sits at volume offset P->base. */
+static void dt_probe_at(struct pr *p)
+{
+	uint8_t v[4096];
+	if (vr(p, 0, v, sizeof v))
+		return;
+	if (rk_get_le16(v + 1024 + 0x38) == 0xEF53)
+		probe_ext(p, v + 1024);
+	else if (!memcmp(v + 3, "NTFS    ", 8))
+		probe_ntfs(p, v);
+	else if (!memcmp(v + 3, "EXFAT   ", 8)) {
+		uint32_t bps = 1u << (v[0x6C] >= 9 && v[0x6C] <= 12 ? v[0x6C] : 9);
+		uint8_t b[512];
+		if (!vr(p, 12ull * bps, b, 512)) {
+			memset(b + 0x6A, 0, 2); b[0x70] = 0;
+			uint8_t m[512];
+			memcpy(m, v, 512);
+			memset(m + 0x6A, 0, 2); m[0x70] = 0;
+			tally(p, !memcmp(m, b, 512));
+		}
+	} else if (v[510] == 0x55 && v[511] == 0xAA && (v[0] == 0xEB || v[0] == 0xE9) && v[0x0B] == 0 && v[0x10] && v[0x10] <= 2)
+		probe_fat(p, v);
+	else if (!memcmp(v, "XFSB", 4)) {
+		uint32_t bs = rk_get_be32(v + 4), agb = rk_get_be32(v + 84), agc = rk_get_be32(v + 88);
+		uint16_t ss = rk_get_be16(v + 102);
+		uint8_t b[16];
+		for (uint32_t a = 1; a < agc && a <= PROBE_MAX && bs && bs <= 65536 && ss; a++)
+			if (!vr(p, (uint64_t)a * agb * bs + ss, b, sizeof b))
+				tally(p, !memcmp(b, "XAGF", 4) && rk_get_be32(b + 8) == a);
+	} else if (!memcmp(v + 512, "EFI PART", 8))
+		probe_gpt(p, v + 512);
+	else if (!p->base && dt_mbr_first(v)) {   /* the file systems of the partitions */
+		for (int k = 0; k < 4; k++) {
+			uint32_t start = rk_get_le32(v + 446 + 16 * k + 8);
+			if (!v[446 + 16 * k + 4] || !start)
+				continue;
+			struct pr q = { p->c, p->h, (uint64_t)start * 512, p->limit };
+			dt_probe_at(&q);
+		}
+		return;
+	}
+	uint8_t s[0x50];
+	if (!vr(p, 65536, s, sizeof s) && !memcmp(s + 0x40, "_BHRfS_M", 8)) {
+		if (!vr(p, 64ull << 20, s, sizeof s))
+			tally(p, !memcmp(s + 0x40, "_BHRfS_M", 8) && rk_get_le64(s + 0x30) == (64ull << 20));
+	}
+}
+
+/* See detect_int.h. */
+void dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit)
+{
+	h->probe_ok = h->probe_bad = h->bm_ok = h->bm_bad = 0;
+	struct pr p = { c, h, 0, limit };
+	dt_probe_at(&p);
+}

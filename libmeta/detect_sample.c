@@ -1,0 +1,182 @@
+/* detect_sample.c: opening the images read-only, the read budget, the
+ * block cache, and the sampling plan of the anchor scan: the head of every
+ * image, windows spread over the whole image, and windows where the file
+ * system found in the head predicts its own copies (spec/detect.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_util.h"
+
+#define DT_WIN (1ull << 20)        /* a spread window */
+#define DT_NSPREAD 48u             /* spread windows per image */
+#define DT_TWIN (4ull << 20)       /* a targeted window */
+
+/* Opens every image read-only; RK_E_OPEN names the one that fails. */
+rk_err dt_open(struct dt_ctx *c, char *const *paths, uint32_t n)
+{
+	c->img = calloc(n ? n : 1, sizeof *c->img);
+	if (!c->img)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	c->nimg = n;
+	for (uint32_t i = 0; i < n; i++) {
+		rk_err e = rk_dev_open(&c->img[i].dev, paths[i], RK_DEV_RDONLY);
+		if (e)
+			return e;
+		c->img[i].path = paths[i];
+		c->img[i].size = rk_dev_size(c->img[i].dev);
+	}
+	c->ncache = 1u << 15;
+	c->cache = calloc(c->ncache, sizeof *c->cache);
+	if (!c->cache)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	return RK_OK;
+}
+
+static void cache_clear(struct dt_ctx *c)
+{
+	for (uint32_t k = 0; k < c->ncache; k++) {
+		free(c->cache[k].data);
+		c->cache[k].data = NULL;
+	}
+	c->ncached = 0;
+}
+
+/* Closes the images and frees the cache and anchors. */
+void dt_close(struct dt_ctx *c)
+{
+	if (c->cache)
+		cache_clear(c);
+	free(c->cache);
+	for (uint32_t i = 0; c->img && i < c->nimg; i++)
+		rk_dev_close(c->img[i].dev);
+	free(c->img);
+	free(c->anc);
+	memset(c, 0, sizeof *c);
+}
+
+/* Budgeted read (see detect_int.h). */
+int dt_read(struct dt_ctx *c, uint32_t i, uint64_t off, void *buf, size_t len)
+{
+	struct dt_img *m = &c->img[i];
+	if (off > m->size || len > m->size - off)
+		return -1;
+	if (m->nread + len > RK_DETECT_READ_MAX)
+		return -1;
+	m->nread += len;
+	return rk_dev_pread(m->dev, buf, len, off) == RK_OK ? 0 : -1;
+}
+
+/* Cached block (see detect_int.h). */
+const uint8_t *dt_block(struct dt_ctx *c, uint32_t i, uint64_t off)
+{
+	uint64_t h = (off / 512 * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)i * 0xC2B2AE3D27D4EB4Full);
+	uint32_t k = (uint32_t)(h >> 40) & (c->ncache - 1);
+	for (;; k = (k + 1) & (c->ncache - 1)) {
+		struct dt_cblk *b = &c->cache[k];
+		if (!b->data)
+			break;
+		if (b->img == i && b->off == off)
+			return b->ok ? b->data : NULL;
+	}
+	if (c->ncached >= c->ncache / 4 * 3)
+		return NULL;   /* full until the next dt_cache_trim */
+	struct dt_cblk *b = &c->cache[k];
+	b->data = malloc(DT_BLK);
+	if (!b->data)
+		return NULL;
+	b->img = i;
+	b->off = off;
+	b->ok = dt_read(c, i, off, b->data, DT_BLK) == 0;
+	c->ncached++;
+	return b->ok ? b->data : NULL;
+}
+
+/* Empties the cache when half full; only where no block pointer is held. */
+void dt_cache_trim(struct dt_ctx *c)
+{
+	if (c->ncached >= c->ncache / 2)
+		cache_clear(c);
+}
+
+/* Reads [OFF, OFF+LEN) of image I (clipped to the image) in pieces and
+ * scans it for anchors. */
+static void scan_range(struct dt_ctx *c, uint32_t i, uint64_t off, uint64_t len, uint8_t *buf, size_t bufsz)
+{
+	uint64_t size = c->img[i].size;
+	off &= ~511ull;
+	if (off >= size)
+		return;
+	if (len > size - off)
+		len = size - off;
+	while (len) {
+		size_t n = len < bufsz ? (size_t)len : bufsz;
+		n &= ~(size_t)511;
+		if (!n || dt_read(c, i, off, buf, n))
+			return;
+		dt_scan_buf(c, i, off, buf, n);
+		off += n;
+		len -= n;
+	}
+}
+
+/* Volume offsets where the file system found so far keeps copies of its
+ * own metadata, far from the start: where targeted windows go.  Returns
+ * how many were written to V (at most MAX). */
+static uint32_t predicted_far(const struct dt_fs *fs, uint64_t *v, uint32_t max)
+{
+	static const uint32_t grp[] = { 1, 3, 5, 7, 9, 25, 27, 49, 81, 125, 243, 343, 625, 729, 2187, 2401 };
+	uint32_t n = 0;
+	if (fs->ext) {
+		uint64_t gsz = (uint64_t)fs->ext_bpg * fs->ext_bs;
+		uint64_t ngroups = gsz ? (fs->ext_blocks + fs->ext_bpg - 1) / fs->ext_bpg : 0;
+		for (uint32_t k = 0; k < sizeof grp / sizeof grp[0] && n < max; k++)
+			if (grp[k] < ngroups)
+				v[n++] = ((uint64_t)grp[k] * fs->ext_bpg + fs->ext_fdb) * fs->ext_bs;
+	}
+	if (fs->xfs)
+		for (uint32_t a = 1; a < fs->xfs_agcount && a < 16 && n < max; a++)
+			v[n++] = (uint64_t)a * fs->xfs_agblocks * fs->xfs_bs;
+	if (fs->btrfs && n + 2 <= max) {
+		v[n++] = 64ull << 20;
+		v[n++] = 256ull << 30;
+	}
+	if (fs->ntfs && n < max)
+		v[n++] = fs->ntfs_sectors * fs->ntfs_bps;
+	if (fs->gpt && n < max)
+		v[n++] = fs->gpt_alt * 512;
+	return n;
+}
+
+/* The scan plan (see detect_int.h): head, spread windows, then targeted
+ * windows at v/k for every predicted copy v and every data-member count k. */
+rk_err dt_scan_all(struct dt_ctx *c)
+{
+	size_t bufsz = 4u << 20;
+	uint8_t *buf = malloc(bufsz);
+	if (!buf)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		uint64_t size = c->img[i].size;
+		scan_range(c, i, 0, DT_HEAD, buf, bufsz);
+		if (size > DT_HEAD + DT_WIN)
+			for (uint32_t w = 1; w <= DT_NSPREAD; w++)
+				scan_range(c, i, DT_HEAD + (size - DT_HEAD - DT_WIN) / DT_NSPREAD * w, DT_WIN, buf, bufsz);
+	}
+	dt_resolve(c);
+	uint64_t v[40];
+	uint32_t nv = predicted_far(&c->fs, v, 40);
+	uint32_t kmax = c->nimg + 2 > DT_MAX_ROLES ? DT_MAX_ROLES : c->nimg + 2;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		for (uint32_t a = 0; a < nv; a++)
+			for (uint32_t k = 1; k <= kmax; k++) {
+				uint64_t m = v[a] / k;
+				if (m + DT_TWIN / 2 <= DT_HEAD)
+					continue;   /* inside the head: scanned */
+				m = m > DT_TWIN / 2 ? m - DT_TWIN / 2 : 0;
+				scan_range(c, i, m, DT_TWIN, buf, bufsz);
+			}
+	free(buf);
+	dt_resolve(c);
+	return RK_OK;
+}

@@ -1,0 +1,851 @@
+/* detect_search.c: hypothesis generation and scoring.
+ *
+ * Stage 1: for every geometry (level, layout, member count, chunk) the
+ * anchors vote: an anchor on image i at image byte a that says it is
+ * volume byte v maps, through the geometry, to (role r, member byte m), a
+ * vote "image i is role r with its data starting at a - m".  The votes give
+ * each image a role and a data start (different per image when they say
+ * so); the geometries whose votes agree best go on.
+ * Stage 2: images left without a role are tried in the roles left free (or
+ * left out, as unrelated), each completion checked by parity / mirrors over
+ * rows sampled over the whole members and by the file-system predictions
+ * (detect_probe.c).
+ * Stage 3: the best hypothesis wins when no hypothesis that maps the volume
+ * differently scores as well; otherwise the answer is ambiguous.  Scores
+ * and confidence are defined in spec/detect.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_util.h"
+
+#define KEEP1 48u          /* geometries kept after stage 1 */
+#define MAX_COMPL 5040u    /* completions tried per geometry */
+#define MAX_LEAVES 300000u /* completions tried in all */
+#define MAX_CHECKS 30000u  /* completions checked in all */
+#define QUICK_ROWS 16u
+#define QUICK_PROBES 12u   /* predictions checked for every hypothesis; the best get all */
+#define FULL_PROBE 64u     /* hypotheses probed in full */
+#define FULL_ROWS 256u
+
+struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
+struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
+#define NPREF 3
+struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
+                uint32_t mask[DT_MAX_ROLES + 8]; };   /* votes per image; mask: the roles its anchors allow (0: any) */
+
+static void offs_add(struct offs *o, uint64_t v)
+{
+	for (uint32_t k = 0; k < o->n; k++)
+		if (o->v[k] == v)
+			return;
+	if (o->n < 12)
+		o->v[o->n++] = v;
+}
+
+static int vote_cmp(const void *a, const void *b)
+{
+	const struct vote *x = a, *y = b;
+	if (x->img != y->img) return x->img < y->img ? -1 : 1;
+	if (x->role != y->role) return x->role < y->role ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int vote_cnt_cmp(const void *a, const void *b)
+{
+	const struct vote *x = a, *y = b;
+	if (x->n != y->n) return x->n > y->n ? -1 : 1;
+	if (x->off != y->off) return x->off < y->off ? -1 : 1;   /* ties: the earlier data start (a far copy votes a later one) */
+	return vote_cmp(a, b);
+}
+
+/* Counts the anchors on assigned images that H maps where they say
+ * (anc_ok) or elsewhere as data (anc_bad); hits on parity are neutral
+ * (a parity block equals a data block when the row's others are zero). */
+static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role)
+{
+	h->anc_ok = h->anc_bad = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->voff == DT_NONE || img_role[a->img] < 0)
+			continue;
+		uint32_t r = (uint32_t)img_role[a->img];
+		if (a->ioff < h->off[r] || a->ioff - h->off[r] >= h->g.member_size)
+			continue;
+		uint64_t v;
+		enum rk_blk_kind kind;
+		if (rk_geom_unmap(&h->g, r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_DATA)
+			continue;
+		if (v == a->voff || v == a->voff2)
+			h->anc_ok++;
+		else
+			h->anc_bad++;
+	}
+}
+
+/* The geometry's stage-1 key: per image, the most anchors that agree on
+ * one data start, summed.  Role-free on purpose: a parity block that
+ * copies an anchor sits at the same member offset as the data it copies,
+ * so it agrees on the start while it would vote for a wrong role. */
+static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct vote *vs)
+{
+	uint32_t nv = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint64_t vv[2] = { a->voff, a->voff2 }, seen[16];
+		uint32_t ns = 0;
+		for (int t = 0; t < 2; t++) {
+			struct rk_loc locs[8];
+			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
+			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
+				if (a->ioff < locs[j].member_off || ((a->ioff - locs[j].member_off) & 511))
+					continue;
+				uint64_t o = a->ioff - locs[j].member_off;
+				uint32_t q = 0;
+				while (q < ns && seen[q] != o)
+					q++;
+				if (q < ns || ns == 16)
+					continue;
+				seen[ns++] = o;
+				vs[nv++] = (struct vote){ a->img, 0, o, 1 };
+			}
+		}
+	}
+	qsort(vs, nv, sizeof *vs, vote_cmp);
+	uint32_t key = 0, best = 0, run = 0;
+	for (uint32_t k = 0; k < nv; k++) {
+		run = k && vs[k].img == vs[k - 1].img && vs[k].off == vs[k - 1].off ? run + 1 : 1;
+		if (k && vs[k].img != vs[k - 1].img) {
+			key += best;
+			best = 0;
+		}
+		if (run > best)
+			best = run;
+	}
+	return key + best;
+}
+
+/* The roles each image's anchors allow under H: an anchor that is volume
+ * byte v sits on v's data role, or on the P or Q role of v's stripe (a
+ * parity block equals the data when the row's other blocks are zero), or
+ * on any copy's role for mirrors; an image's mask is the intersection over
+ * its anchors that agree on its most common data start (PF->off[i][0]). */
+static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct prefs *pf)
+{
+	for (uint32_t i = 0; i < c->nimg && i < DT_MAX_ROLES + 8; i++)
+		pf->mask[i] = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->voff == DT_NONE || a->img >= DT_MAX_ROLES + 8 || pf->role[a->img][0] < 0)
+			continue;
+		uint32_t m = 0;
+		uint64_t vv[2] = { a->voff, a->voff2 };
+		for (int t = 0; t < 2; t++) {
+			struct rk_loc locs[8];
+			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
+			for (uint32_t j = 0; j < n; j++) {
+				if (a->ioff < locs[j].member_off || a->ioff - locs[j].member_off != pf->off[a->img][0])
+					continue;
+				m |= 1u << locs[j].role;
+				uint32_t vr[DT_MAX_ROLES];
+				struct rk_stripe_map sm = { .vol_role = vr };
+				if (h->g.nparity && !rk_geom_stripe_map(&h->g, locs[j].stripe, &sm)) {
+					m |= 1u << sm.p_role;
+					if (sm.q_role != RK_ROLE_NONE)
+						m |= 1u << sm.q_role;
+				}
+			}
+		}
+		if (m)
+			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
+#ifdef DT_DEBUG
+		if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4)
+			fprintf(stderr, "MASK img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
+#endif
+		}
+}
+
+/* Keeps only the placements the anchors leave no choice about: an image
+ * whose mask allows one role (the votes alone may name a data role where the
+ * anchor is a parity copy). */
+static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const struct prefs *pf)
+{
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h->role_img[r] = -1;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		img_role[i] = -1;
+		uint32_t m = pf->mask[i];
+		if (!m || (m & (m - 1)))
+			continue;
+		uint32_t r = (uint32_t)__builtin_ctz(m);
+		if (r >= h->g.nroles || h->role_img[r] >= 0)
+			continue;
+		h->role_img[r] = (int32_t)i;
+		h->off[r] = pf->off[i][0];
+		img_role[i] = (int32_t)r;
+	}
+}
+
+/* Per image: its voted roles and starts, best first (VS sorted by count). */
+static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
+{
+	memset(pf->role, 0xff, sizeof pf->role);
+	pf->key = 0;
+	for (uint32_t k = 0; k < w; k++) {
+		int32_t *pr = pf->role[vs[k].img];
+		int first = pr[0] < 0;
+		for (uint32_t q = 0; q < NPREF; q++) {
+			if (pr[q] == (int32_t)vs[k].role)
+				break;
+			if (pr[q] < 0) {
+				pr[q] = (int32_t)vs[k].role;
+				pf->off[vs[k].img][q] = vs[k].off;
+				break;
+			}
+		}
+		if (first)
+			pf->key += vs[k].n;
+	}
+}
+
+/* Stage 1 for one geometry: collects the votes and assigns roles greedily
+ * by vote count.  Returns the number of images assigned. */
+static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, struct vote *vs, struct offs *vo,
+                            struct prefs *pf)
+{
+	uint32_t nv = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint64_t vv[2] = { a->voff, a->voff2 };
+		for (int t = 0; t < 2; t++) {
+			struct rk_loc locs[8];
+			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
+			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
+				if (a->ioff < locs[j].member_off)
+					continue;
+				uint64_t o = a->ioff - locs[j].member_off;
+				if ((o & 511) || (c->hints.have_offset && o != c->hints.offset))
+					continue;
+				vs[nv++] = (struct vote){ a->img, locs[j].role, o, 1 };
+			}
+		}
+	}
+	qsort(vs, nv, sizeof *vs, vote_cmp);
+	uint32_t w = 0;
+	for (uint32_t k = 0; k < nv; k++) {
+		if (w && !vote_cmp(&vs[w - 1], &vs[k]))
+			vs[w - 1].n++;
+		else
+			vs[w++] = vs[k];
+	}
+	qsort(vs, w, sizeof *vs, vote_cnt_cmp);
+	vo->n = 0;
+	for (uint32_t k = 0; k < w && vo->n < 3; k++)
+		offs_add(vo, vs[k].off);
+	vote_prefs(vs, w, pf);
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h->role_img[r] = -1;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		img_role[i] = -1;
+	uint32_t assigned = 0;
+	for (uint32_t k = 0; k < w; k++) {
+		if (img_role[vs[k].img] >= 0 || h->role_img[vs[k].role] >= 0)
+			continue;
+		int contested = 0;   /* e.g. a parity block that copies an anchor: left to stage 2 */
+		for (uint32_t q = 0; q < w && !contested; q++)
+			contested = q != k && vs[q].n >= vs[k].n &&
+			            ((vs[q].role == vs[k].role && vs[q].img != vs[k].img && img_role[vs[q].img] < 0) ||
+			             (vs[q].img == vs[k].img && (vs[q].role != vs[k].role || vs[q].off != vs[k].off) &&
+			              h->role_img[vs[q].role] < 0));
+		if (contested)
+			continue;
+		img_role[vs[k].img] = (int32_t)vs[k].role;
+		h->role_img[vs[k].role] = (int32_t)vs[k].img;
+		h->off[vs[k].role] = vs[k].off;
+		assigned++;
+	}
+	return assigned;
+}
+
+/* The data start given to roles no anchor placed: the hint, else the most
+ * common start among placed roles, else 0. */
+static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
+{
+	if (c->hints.have_offset)
+		return c->hints.offset;
+	uint64_t best = 0;
+	uint32_t bn = 0;
+	for (uint32_t r = 0; r < h->g.nroles; r++) {
+		if (h->role_img[r] < 0)
+			continue;
+		uint32_t n = 0;
+		for (uint32_t q = 0; q < h->g.nroles; q++)
+			n += h->role_img[q] >= 0 && h->off[q] == h->off[r];
+		if (n > bn) {
+			bn = n;
+			best = h->off[r];
+		}
+	}
+	return best;
+}
+
+/* ---- the scored list ---- */
+
+struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves; };
+
+static void hl_add(struct hlist *l, const struct dt_hyp *h)
+{
+	if (l->n == l->cap) {
+		uint32_t nc = l->cap ? l->cap * 2 : 256;
+		struct dt_hyp *p = realloc(l->h, nc * sizeof *p);
+		if (!p)
+			return;
+		l->h = p;
+		l->cap = nc;
+	}
+	l->h[l->n++] = *h;
+}
+
+/* The score of a checked hypothesis (spec/detect.md); -1e9 when parity or
+ * mirrors contradict it. */
+static double score_of(const struct dt_hyp *h)
+{
+	double s = (double)h->anc_ok - 2.0 * h->anc_bad + (double)h->probe_ok - 2.0 * h->probe_bad;
+	s += h->bm_ok / 32.0 - h->bm_bad / 2.0;
+	if (h->checked && h->rows_nz) {
+		if (h->rows_bad * 50 > h->rows_nz)
+			return -1e9;
+		s += 8.0 * (double)h->rows_ok / (double)h->rows_nz * (h->rows_nz >= 8 ? 1.0 : 0.5);
+		s -= 4.0 * (double)h->place_bad / (double)h->rows_nz * 8.0;
+	}
+	s -= 0.5 * h->missing;
+	return s;
+}
+
+/* Scores one complete hypothesis and adds it to L. */
+static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, struct hlist *l)
+{
+	c->hyps++;
+	h->missing = 0;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		h->missing += h->role_img[r] < 0;
+	if (h->g.level != 1 && h->missing > rk_geom_redundancy(&h->g))
+		return;
+	/* the data area must fit every image at its start: the member size
+	 * the images give (stage 1 guessed it before the starts were known) */
+	uint64_t ms = UINT64_MAX;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0) {
+			uint64_t sz = c->img[h->role_img[r]].size;
+			uint64_t left = sz > h->off[r] ? sz - h->off[r] : 0;
+			if (left < ms)
+				ms = left;
+		}
+	if (ms != UINT64_MAX && ms < h->g.member_size) {
+		struct rk_geom g;
+		rk_clearerr();
+		if (rk_geom_init(&g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, ms))
+			return;
+		h->g = g;
+	}
+	anchor_score(c, h, img_role);
+	dt_check_redundancy(c, h, QUICK_ROWS, 2);
+	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
+		return;
+#ifdef DT_DEBUG
+	if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4) {
+		fprintf(stderr, "FIN");
+		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
+		fprintf(stderr, " rows %llu/%llu/%llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok);
+	}
+#endif
+	l->checks++;   /* the costly part: counted against MAX_CHECKS */
+	dt_probe(c, h, QUICK_PROBES);
+	h->score = score_of(h);
+	hl_add(l, h);
+}
+
+/* Stage 2: tries images U[k..] in the free roles (or left out). */
+static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
+                     uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
+{
+	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES)
+		return;
+	if (k == nu) {
+		(*budget)--;
+		l->leaves++;
+		finish(c, h, img_role, l);
+		return;
+	}
+	uint32_t free_roles = 0;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		free_roles += h->role_img[r] < 0;
+	if (h->g.level != 1 && free_roles > nu - k + rk_geom_redundancy(&h->g))
+		return;   /* too many roles would stay missing */
+	uint32_t order[DT_MAX_ROLES], no = 0;   /* the image's voted roles first */
+	for (uint32_t q = 0; q < NPREF; q++)
+		if (pf->role[u[k]][q] >= 0 && (uint32_t)pf->role[u[k]][q] < h->g.nroles)
+			order[no++] = (uint32_t)pf->role[u[k]][q];
+	for (uint32_t r = 0; r < h->g.nroles; r++) {
+		uint32_t q = 0;
+		while (q < no && order[q] != r)
+			q++;
+		if (q == no)
+			order[no++] = r;
+	}
+	struct offs mine = { { 0 }, 0 };   /* the image's own voted start, else the shared ones */
+	uint32_t mask = pf->mask[u[k]];
+	if (mask && !c->hints.have_offset)
+		offs_add(&mine, pf->off[u[k]][0]);
+	else
+		for (uint32_t q = 0; q < off->n; q++)
+			offs_add(&mine, off->v[q]);
+	for (uint32_t q = 0; q < no; q++) {
+		uint32_t r = order[q];
+		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
+			continue;
+		for (uint32_t o = 0; o < mine.n; o++) {
+			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
+				continue;
+			h->role_img[r] = (int32_t)u[k];
+			h->off[r] = mine.v[o];
+			img_role[u[k]] = (int32_t)r;
+			complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);
+			h->role_img[r] = -1;
+			img_role[u[k]] = -1;
+		}
+	}
+	complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);   /* left out: unrelated */
+}
+
+/* ---- stage 1: the geometries ---- */
+
+struct geo { int32_t level; uint32_t layout; uint64_t chunk; uint32_t nroles; };
+
+static const int32_t all_levels[] = { 5, 4, 6, 1, 10, 0, RK_LEVEL_LINEAR };
+static const uint32_t r10_layouts[] = { 0x102, 0x201, 0x10201, 0x103, 0x301, 0x10301 };
+
+/* Every geometry the hints allow, into *OUT (allocated). */
+static uint32_t geometries(const struct dt_ctx *c, struct geo **out)
+{
+	uint32_t cap = 16384, n = 0;
+	struct geo *g = malloc(cap * sizeof *g);
+	if (!g)
+		return 0;
+	const struct rk_detect_hints *hi = &c->hints;
+	for (size_t li = 0; li < sizeof all_levels / sizeof all_levels[0]; li++) {
+		int32_t lv = all_levels[li];
+		if (hi->have_level && hi->level != lv)
+			continue;
+		uint32_t lays[24], nl = 0;
+		if (lv == 10)
+			for (size_t k = 0; k < 6; k++)
+				lays[nl++] = r10_layouts[k];
+		else if (lv == 5 || lv == 6) {
+			for (uint32_t k = 0; k <= 20; k++)
+				if (rk_layout_valid(lv, k) && !(lv == 5 && k == RK_ALG_PARITY_N))
+					lays[nl++] = k;
+		} else
+			lays[nl++] = rk_layout_default(lv);
+		uint32_t extra = lv == 6 ? 2 : (lv == 4 || lv == 5 || lv == 10) ? 1 : 0;
+		uint32_t lo = rk_level_min_roles(lv) < 2 ? 2 : rk_level_min_roles(lv);
+		uint32_t hiN = c->nimg + extra > DT_MAX_ROLES ? DT_MAX_ROLES : c->nimg + extra;
+		for (uint32_t nr = lo; nr <= hiN; nr++) {
+			if (hi->members && nr != hi->members)
+				continue;
+			for (uint32_t k = 0; k < nl; k++)
+				for (uint64_t ch = 512; ch <= (16u << 20); ch *= 2) {
+					int chunky = lv != 1 && lv != RK_LEVEL_LINEAR;
+					if (hi->chunk ? ch != (chunky ? hi->chunk : 512) : (!chunky && ch != 512))
+						continue;
+					if (n == cap)
+						break;
+					g[n++] = (struct geo){ lv, lays[k], chunky ? ch : 0, nr };
+				}
+		}
+	}
+	*out = g;
+	return n;
+}
+
+/* The data bytes per member a geometry gets: the smallest image holding
+ * a role (all images before roles are known), less its data start. */
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role, uint64_t off)
+{
+	if (!img_role) {   /* before any role is known: the median image */
+		uint64_t sz[DT_MAX_ROLES + 2];
+		uint32_t n = c->nimg < DT_MAX_ROLES + 2 ? c->nimg : DT_MAX_ROLES + 2;
+		for (uint32_t i = 0; i < n; i++)
+			sz[i] = c->img[i].size;
+		qsort(sz, n, sizeof sz[0], u64_cmp);
+		return n && sz[n / 2] > off ? sz[n / 2] - off : 0;
+	}
+	uint64_t m = UINT64_MAX;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		if (img_role && img_role[i] < 0)
+			continue;
+		uint64_t o = img_role ? h->off[img_role[i]] : off;
+		if (c->img[i].size > o && c->img[i].size - o < m)
+			m = c->img[i].size - o;
+	}
+	return m == UINT64_MAX ? 0 : m;
+}
+
+/* Stage 1 for one geometry: votes twice (the second time with the member
+ * size the placed images give).  0 when the geometry cannot exist. */
+static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int32_t *img_role, struct vote *vs,
+                  struct offs *vo, struct prefs *pf)
+{
+	memset(h, 0, sizeof *h);
+	uint64_t off0 = c->hints.have_offset ? c->hints.offset : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t ms = member_size_of(c, h, pass ? img_role : NULL, off0);
+		if (pass && (ms == h->g.member_size || !ms))
+			break;   /* the same, or no image placed: the first size stands */
+		rk_clearerr();
+		if (!ms || rk_geom_init(&h->g, ge->level, ge->layout, ge->chunk, ge->nroles, ms))
+			return 0;
+		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf);
+		role_masks(c, h, pf);
+		pin_single(c, h, img_role, pf);
+		if (!na)
+			break;
+	}
+	anchor_score(c, h, img_role);
+	return 1;
+}
+
+/* ---- stage 3: the answer ---- */
+
+/* Mirror-like: every image holds the whole volume (RAID-1, 2-member
+ * RAID-4/5, RAID-10 with as many copies as members). */
+static int mirror_like(const struct dt_hyp *h)
+{
+	return h->g.level == 1 || (h->g.nparity == 1 && h->g.nroles == 2) ||
+	       (h->g.level == 10 && h->g.copies == h->g.nroles);
+}
+
+/* Whether A and B read every sampled volume byte from the same image byte
+ * where both have it (hypotheses that differ only in name or in a role one
+ * leaves missing: RAID-1 and a 2-member RAID-5). */
+static int equivalent(const struct dt_hyp *a, const struct dt_hyp *b)
+{
+	uint64_t vs = a->g.volume_size < b->g.volume_size ? a->g.volume_size : b->g.volume_size;
+	uint64_t d = a->g.volume_size ^ b->g.volume_size ? (a->g.volume_size > b->g.volume_size ?
+	             a->g.volume_size - b->g.volume_size : b->g.volume_size - a->g.volume_size) : 0;
+	int mirrors = mirror_like(a) && mirror_like(b);
+	if (d > (mirrors ? (16ull << 20) : 0))
+		return 0;
+	for (uint32_t k = 0; k < 512; k++) {
+		uint64_t v = k < 256 ? (uint64_t)k * 4096 * 17 % vs : vs / 256 * (k - 256) + k * 512;
+		if (v >= vs)
+			continue;
+		uint32_t ia[8], ib[8];
+		uint64_t oa[8], ob[8];
+		uint32_t na = dt_where(a, v, ia, oa, 8), nb = dt_where(b, v, ib, ob, 8);
+		if (!na || !nb)
+			continue;   /* a role missing in one: nothing to compare */
+		int same = 0;
+		for (uint32_t x = 0; x < na && !same; x++)
+			for (uint32_t y = 0; y < nb && !same; y++)
+				same = oa[x] == ob[y] && (mirrors || ia[x] == ib[y]);
+		if (!same)
+			return 0;
+	}
+	return 1;
+}
+
+static int hyp_cmp(const void *x, const void *y)
+{
+	const struct dt_hyp *a = x, *b = y;
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	return 0;
+}
+
+/* Simpler names first among equivalent hypotheses. */
+static int level_rank(int32_t lv)
+{
+	switch (lv) {
+	case 1: return 0;
+	case RK_LEVEL_LINEAR: return 1;
+	case 0: return 2;
+	case 10: return 3;
+	case 5: return 4;
+	case 4: return 5;
+	default: return 6;
+	}
+}
+
+static double confidence_of(const struct dt_hyp *b, double margin)
+{
+	double e = (double)b->anc_ok + b->probe_ok + (b->checked && b->rows_nz ? 8.0 * b->rows_ok / b->rows_nz : 0);
+	double ok = (double)b->anc_ok + b->probe_ok, bad = (double)b->anc_bad + b->probe_bad;
+	double conf = margin > 0 ? margin / (margin + 1) * (e / (e + 2)) : 0;
+	if (ok + bad > 0)
+		conf *= (ok + 1) / (ok + bad + 1);
+	return conf < 0 ? 0 : conf > 1 ? 1 : conf;
+}
+
+static void why_lost(const struct dt_hyp *b, const struct dt_hyp *a, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (a->score >= b->score - 1e-9) {
+		rk_strcatf(buf, len, "explains the data as well as the answer: ambiguous");
+		return;
+	}
+	if (a->anc_ok < b->anc_ok || a->anc_bad > b->anc_bad)
+		rk_strcatf(buf, len, "anchors agree %u / disagree %u (answer %u / %u); ", a->anc_ok, a->anc_bad, b->anc_ok, b->anc_bad);
+	if (a->probe_ok < b->probe_ok || a->probe_bad > b->probe_bad)
+		rk_strcatf(buf, len, "file-system probes ok %u / failed %u (answer %u / %u); ", a->probe_ok, a->probe_bad,
+		           b->probe_ok, b->probe_bad);
+	if (a->bm_bad > b->bm_bad)
+		rk_strcatf(buf, len, "data where the allocation bitmap says free in %u sampled blocks (answer %u); ", a->bm_bad, b->bm_bad);
+	if (a->place_bad > b->place_bad)
+		rk_strcatf(buf, len, "parity placed on a zero block in %llu sampled rows; ", (unsigned long long)a->place_bad);
+	if (!a->checked && b->checked)
+		rk_strcatf(buf, len, "redundancy not checkable (roles left missing); ");
+	if (a->missing > b->missing)
+		rk_strcatf(buf, len, "%u role(s) missing; ", a->missing);
+	if (!buf[0])
+		rk_strcatf(buf, len, "lower score %.1f (answer %.1f)", a->score, b->score);
+}
+
+struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key; int prior; struct offs vo; struct prefs pf; };
+
+/* How common a geometry is, for the order ties are tried in: md's default
+ * chunk and rotation first. */
+static int prior(const struct dt_hyp *h, uint32_t nimg)
+{
+	static const uint64_t ch[] = { 65536, 524288, 131072, 262144, 32768, 16384, 4096, 8192, 1 << 20, 2 << 20 };
+	int p = h->g.level == 1 || h->g.level == RK_LEVEL_LINEAR ? 0 : 20;   /* no chunk to guess */
+	for (int k = 0; k < 10; k++)
+		if (h->g.chunk == ch[k])
+			p = k;
+	if ((h->g.level == 5 || h->g.level == 6) && h->g.layout != RK_ALG_LEFT_SYMMETRIC)
+		p += 2;
+	p += 3 * (int)(h->g.nroles > nimg ? h->g.nroles - nimg : nimg - h->g.nroles);   /* every image used, none missing */
+	return p;
+}
+
+static int s1_cmp(const void *x, const void *y)
+{
+	const struct s1 *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return a->prior - b->prior;
+}
+
+/* Stages 1 and 2 into L. */
+static rk_err generate(struct dt_ctx *c, struct hlist *l)
+{
+	struct geo *gs = NULL;
+	uint32_t ng = geometries(c, &gs);
+	struct vote *vs = malloc(((size_t)4 * c->nanc + 64) * sizeof *vs);
+	struct s1 *keep = calloc(ng ? ng : 1, sizeof *keep);
+	if (!gs || !vs || !keep || c->nimg > DT_MAX_ROLES + 8) {
+		free(gs); free(vs); free(keep);
+		return rk_fail(c->nimg > DT_MAX_ROLES + 8 ? RK_E_INVAL : RK_E_NOMEM,
+		               c->nimg > DT_MAX_ROLES + 8 ? "too many images (at most %u)" : "out of memory", DT_MAX_ROLES + 8);
+	}
+	uint32_t nk = 0;
+	for (uint32_t k = 0; k < ng; k++) {
+		struct s1 *s = &keep[nk];
+		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
+			continue;
+		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01;
+		s->prior = prior(&s->h, c->nimg);
+		nk++;
+	}
+	qsort(keep, nk, sizeof *keep, s1_cmp);
+#ifdef DT_DEBUG
+	for (uint32_t k = 0; k < nk; k++)
+		if (k < 3 || (keep[k].h.g.level == 5 && keep[k].h.g.layout == 1 && keep[k].h.g.chunk == 16384 && keep[k].h.g.nroles == 4))
+			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
+#endif
+	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
+	while (lim < nk && lim < 8 * KEEP1 && keep[lim].key >= keep[0].key - 0.5)
+		lim++;
+	for (uint32_t k = 0; k < lim; k++) {
+		struct s1 *s = &keep[k];
+		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;
+		if (budget > MAX_COMPL)
+			budget = MAX_COMPL;
+		for (uint32_t i = 0; i < c->nimg; i++)
+			if (s->img_role[i] < 0)
+				u[nu++] = i;
+		struct offs off = { { common_off(c, &s->h) }, 1 };
+		if (!c->hints.have_offset && s->vo.n)   /* nothing placed: the starts most anchors vote for */
+			for (uint32_t q = 0; q < s->vo.n && q < 2; q++)
+				offs_add(&off, s->vo.v[q]);
+		struct offs wide = off;
+		for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
+			offs_add(&wide, s->vo.v[q]);
+		if (!c->hints.have_offset)
+			offs_add(&wide, 0);   /* few images left: md's usual data starts too */
+		static const uint64_t usual[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
+		for (size_t q = 0; nu && nu <= 2 && !c->hints.have_offset && q < sizeof usual / sizeof usual[0]; q++)
+			offs_add(&wide, usual[q]);
+		if (nu && nu <= 2)
+			off = wide;
+#ifdef DT_DEBUG
+		if (s->h.g.level == 5 && s->h.g.layout == 1 && s->h.g.chunk == 16384 && s->h.g.nroles == 4)
+			fprintf(stderr, "GEO k %u lim %u nu %u budget %u checks %llu leaves %llu\n", k, lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
+#endif
+		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
+	}
+	free(gs); free(vs); free(keep);
+	return RK_OK;
+}
+
+/* Fills R from the winner B and the list (see rk_detect.h). */
+static rk_err fill(struct dt_ctx *c, struct rk_detect_result *r, struct dt_hyp *b)
+{
+	struct rk_geometry *g = &r->geom;
+	g->level = b->g.level;
+	g->layout = b->g.layout;
+	g->chunk = b->g.chunk;
+	g->nroles = b->g.nroles;
+	g->member_size = b->g.member_size;
+	g->volume_size = b->g.volume_size;
+	g->roles = calloc(b->g.nroles, sizeof *g->roles);
+	if (!g->roles)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	for (uint32_t k = 0; k < b->g.nroles; k++) {
+		int32_t i = b->role_img[k];
+		g->roles[k].offset = b->off[k];
+		if (i < 0) {
+			r->missing++;
+			continue;
+		}
+		g->roles[k].path = strdup(c->img[i].path);
+		if (!g->roles[k].path)
+			return rk_fail(RK_E_NOMEM, "out of memory");
+		r->image_role[i] = (int32_t)k;
+	}
+	r->rows_checked = b->rows;
+	r->rows_nonzero = b->rows_nz;
+	r->rows_consistent = b->rows_ok;
+	r->redundancy_checked = b->checked;
+	r->probes_ok = b->probe_ok;
+	r->probes_bad = b->probe_bad;
+	r->anchors_agree = b->anc_ok;
+	r->anchors_total = b->anc_ok + b->anc_bad;
+	r->anchors = calloc(c->nanc ? c->nanc : 1, sizeof *r->anchors);
+	if (!r->anchors)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->voff == DT_NONE)
+			continue;
+		struct rk_detect_anchor *o = &r->anchors[r->nanchors++];
+		dt_kind_name(a, o->what, sizeof o->what);
+		o->image = a->img;
+		o->image_off = a->ioff;
+		o->volume_off = a->voff;
+		int32_t role = r->image_role[a->img];
+		uint64_t v;
+		enum rk_blk_kind kind;
+		if (role >= 0 && a->ioff >= b->off[role] && a->ioff - b->off[role] < b->g.member_size &&
+		    !rk_geom_unmap(&b->g, (uint32_t)role, a->ioff - b->off[role], &v, &kind) && kind == RK_BLK_DATA &&
+		    (v == a->voff || v == a->voff2)) {
+			o->agrees = 1;
+			o->volume_off = v;
+		}
+	}
+	return RK_OK;
+}
+
+/* The runner-ups not equivalent to the winner L->h[BI] into R->alts (one
+ * per name); returns the best of them, NULL when there is none. */
+static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct rk_detect_result *r)
+{
+	const struct dt_hyp *best = &l->h[bi], *ru = NULL;
+	for (uint32_t k = 0; k < l->n; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k == bi || h->score <= -1e8 || equivalent(best, h))
+			continue;
+		if (!ru)
+			ru = h;
+		int dup = 0;
+		for (uint32_t q = 0; q < r->nalts; q++)
+			dup |= r->alts[q].level == h->g.level && r->alts[q].layout == h->g.layout &&
+			       r->alts[q].chunk == h->g.chunk && r->alts[q].members_total == h->g.nroles;
+		if (dup || r->nalts >= 8)
+			continue;
+		struct rk_detect_alt *a = &r->alts[r->nalts++];
+		a->level = h->g.level;
+		a->layout = h->g.layout;
+		a->chunk = h->g.chunk;
+		a->members_total = h->g.nroles;
+		a->score = h->score;
+		why_lost(best, h, a->why_lost, sizeof a->why_lost);
+	}
+	return ru;
+}
+
+/* Stage 3 (see the top). */
+rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
+{
+	struct hlist l = { 0 };
+	rk_err e = generate(c, &l);
+	if (e)
+		return e;
+	r->hypotheses = c->hyps;
+	if (!l.n) {
+		snprintf(r->why, sizeof r->why, "no hypothesis explains the images: no anchors agree and no parity or mirror relation holds");
+		free(l.h);
+		return RK_OK;
+	}
+	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	/* the best get every prediction checked, the close ones more rows */
+	for (uint32_t k = 0; k < l.n && k < FULL_PROBE; k++) {
+		dt_probe(c, &l.h[k], 0);
+		l.h[k].score = score_of(&l.h[k]);
+	}
+	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	for (uint32_t k = 0; k < l.n && k < 12; k++) {
+		if (l.h[k].score < l.h[0].score - 6)
+			break;
+		dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
+		l.h[k].score = score_of(&l.h[k]);
+	}
+	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	/* the best name among the winner's equivalents */
+	uint32_t bi = 0;
+	for (uint32_t k = 1; k < l.n && l.h[k].score >= l.h[0].score - 3; k++) {
+		const struct dt_hyp *x = &l.h[k], *y = &l.h[bi];
+		uint32_t px = x->g.nroles - x->missing, py = y->g.nroles - y->missing;
+		if (equivalent(&l.h[0], x) && (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level))))
+			bi = k;
+	}
+	struct dt_hyp best = l.h[bi];
+	const struct dt_hyp *ru = list_alts(&l, bi, r);
+	double margin = ru ? best.score - ru->score : best.score;
+	double ev = (double)best.anc_ok + best.probe_ok + (best.checked && best.rows_nz ? 8.0 * best.rows_ok / best.rows_nz : 0);
+	r->confidence = confidence_of(&best, margin);
+	r->ambiguous = ru && margin < 1;
+	/* an answer needs evidence enough that chance cannot give it: redundancy
+	 * verified over non-zero rows, or a dozen predictions and anchors */
+	int enough = (best.checked && best.rows_nz >= 8) || best.anc_ok + best.probe_ok >= 12;
+	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
+	e = fill(c, r, &best);
+	if (r->found)
+		snprintf(r->why, sizeof r->why, "the best of %llu hypotheses by a margin of %.1f",
+		         (unsigned long long)c->hyps, margin);
+	else if (r->ambiguous)
+		snprintf(r->why, sizeof r->why, "ambiguous: %u hypotheses that map the volume differently explain the data equally well",
+		         1 + (uint32_t)(r->nalts && r->alts[0].score >= best.score - 1 ? 1 : 0));
+	else
+		snprintf(r->why, sizeof r->why, "too little evidence: %u anchors, %u probes, %llu non-zero rows",
+		         best.anc_ok, best.probe_ok, (unsigned long long)best.rows_nz);
+	free(l.h);
+	return e;
+}

@@ -328,8 +328,9 @@ static void fs_identify_and_check(const char *path, int whole, struct fs_check *
 	snprintf(fc->result, sizeof fc->result, "not checked: no read-only checker known for %s", fc->type);
 }
 
-/* Copies LEN volume bytes of ARR to the file TO (sparse where zero). */
-static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress, int json)
+/* Copies LEN volume bytes of ARR to the file TO (sparse where zero); with
+ * HASHED the bytes also feed --hash's export digest. */
+static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress, int json, int hashed)
 {
 	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -345,7 +346,11 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 		if (rk_array_read(arr, buf, n, done)) {
 			cli_err("reading volume bytes [%" PRIu64 ", +%zu): %s", done, n, rk_errmsg());
 			rc = EX_FAIL;
-		} else if (rk_buf_is_zero(buf, n) ? lseek(fd, (off_t)n, SEEK_CUR) < 0 : write(fd, buf, n) != (ssize_t)n) {
+			break;
+		}
+		if (hashed)
+			cli_hash_export_update(buf, n);
+		if (rk_buf_is_zero(buf, n) ? lseek(fd, (off_t)n, SEEK_CUR) < 0 : write(fd, buf, n) != (ssize_t)n) {
 			cli_err("%s: write failed: %s", to, strerror(errno));
 			rc = EX_FAIL;
 		}
@@ -377,7 +382,10 @@ static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, con
 	uint64_t vs = rk_array_size(arr);
 	int rc = EX_DONE;
 	if (o->export_to) {
-		rc = copy_volume(arr, o->export_to, vs, progress, json);
+		rc = cli_hash_export_start(o->export_to) ? EX_FAIL : copy_volume(arr, o->export_to, vs, progress, json, 1);
+		if (rc == EX_DONE && cli_hash_export_end())
+			rc = EX_FAIL;
+		cli_audit_written("export", o->export_to, 0, rc == EX_DONE ? vs : 0, cli_hash_export());
 		if (rc == EX_DONE)
 			fs_identify_and_check(o->export_to, 1, fc);
 	} else {
@@ -386,7 +394,7 @@ static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, con
 		if (fd >= 0) {
 			close(fd);
 			int whole = vs <= TMP_WHOLE_MAX;
-			if (copy_volume(arr, tmp, whole ? vs : TMP_HEAD, 0, 1) == EX_DONE)
+			if (copy_volume(arr, tmp, whole ? vs : TMP_HEAD, 0, 1, 0) == EX_DONE)
 				fs_identify_and_check(tmp, whole, fc);
 			unlink(tmp);
 		}
@@ -471,6 +479,8 @@ static void detect_json(const struct rk_detect_result *r, char **images, const s
 	rk_json_arr_end(j);
 	if (rk_json_key_or_null(j, "mdadm", mdadm != NULL))
 		rk_json_str(j, mdadm);
+	if (f == stdout)   /* the report, not the saved geometry */
+		cli_hash_json(j);
 	rk_json_obj_end(j);
 	rk_json_free(j);
 }
@@ -541,6 +551,14 @@ static int save_geometry(const struct rk_detect_result *r, char **images, const 
 	return EX_DONE;
 }
 
+/* The "decided" of the audit line: the geometry found. */
+static void audit_geometry(rk_json *j, const void *ctx)
+{
+	rk_json_obj_begin(j);
+	rk_geometry_json(j, ctx);
+	rk_json_obj_end(j);
+}
+
 static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int json, int progress)
 {
 	struct rk_detect_result *r = NULL;
@@ -566,10 +584,17 @@ static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int
 			mdadm = mdbuf;
 	} else if (o->export_to)
 		cli_err("--export: nothing written: %s", r->why);
+	/* detect reads samples: the images' digests need a pass of their own */
+	if (cli_hash_finish() && rc == EX_DONE)
+		rc = EX_REPORT;
+	if (r->found)
+		cli_audit_decided(audit_geometry, &r->geom);
 	if (json)
 		detect_json(r, images, &fc, mdadm, stdout);
-	else
+	else {
 		detect_words(r, images, &fc, mdadm);
+		cli_hash_print_text(stdout);
+	}
 	if (o->save_to && r->found && save_geometry(r, images, &fc, mdadm, o->save_to))
 		rc = EX_FAIL;
 	if (rc == EX_DONE)

@@ -305,3 +305,139 @@ class Writer:
                 q = ((q & m7) << 1) ^ (((q >> 7) & m1) * 0x1d)
                 q ^= by_slot.get(j, 0)
             self.put(qd, s * c, q.to_bytes(c, "little"))
+
+
+# ---------------------------------------------------------------- reading
+# The inverse, for tests/detect/oracle (the scorer's self-test): reads the
+# volume back from members, rebuilding missing ones from P and Q.
+
+def gf_mul_int(x, c, m7, m1):
+    """The chunk-integer X (bytes little-endian) times the GF(2^8) constant C."""
+    out = 0
+    while c:
+        if c & 1:
+            out ^= x
+        c >>= 1
+        x = ((x & m7) << 1) ^ (((x >> 7) & m1) * 0x1d)
+    return out
+
+
+def gf_scalar_tables():
+    """(exp, log) tables of GF(2^8) with polynomial 0x11d, generator 2."""
+    exp, log = [0] * 512, [0] * 256
+    v = 1
+    for i in range(255):
+        exp[i] = v
+        log[v] = i
+        v <<= 1
+        if v & 0x100:
+            v ^= 0x11d
+    for i in range(255, 512):
+        exp[i] = exp[i - 255]
+    return exp, log
+
+
+class Reader:
+    """Reads volume chunks from members: ins[role] an fd or None."""
+
+    def __init__(self, level, layout, n, chunk, data_size, ins, offs):
+        self.level, self.layout, self.n, self.chunk = level, layout, n, chunk
+        self.ds, self.ins, self.offs = data_size, ins, offs
+        self.code = layout_code(level, layout)
+        c = chunk or 4096
+        self.m7 = int.from_bytes(b"\x7f" * c, "little")
+        self.m1 = int.from_bytes(b"\x01" * c, "little")
+        self.exp, self.log = gf_scalar_tables()
+
+    def get(self, role, moff, ln):
+        """LN bytes at data-area offset MOFF of ROLE, None if it is missing."""
+        fd = self.ins[role]
+        if fd is None:
+            return None
+        b = os.pread(fd, ln, self.offs[role] + moff)
+        return b + bytes(ln - len(b))
+
+    def read_all(self, out_fd, vsize):
+        """Writes the whole volume to OUT_FD; False if it cannot be read."""
+        lv, c, n = self.level, self.chunk, self.n
+        if lv == "linear":
+            base = 0
+            for r in range(n):
+                for p in range(0, self.ds, 1 << 20):
+                    b = self.get(r, p, min(1 << 20, self.ds - p))
+                    if b is None:
+                        return False
+                    os.pwrite(out_fd, b, base + p)
+                base += self.ds
+            return True
+        if lv == "1":
+            r = next((r for r in range(n) if self.ins[r] is not None), None)
+            if r is None:
+                return False
+            for p in range(0, vsize, 1 << 20):
+                os.pwrite(out_fd, self.get(r, p, min(1 << 20, vsize - p)), p)
+            return True
+        if lv in ("4", "5", "6"):
+            return self._parity(out_fd, vsize)
+        stride = None
+        if lv == "10":
+            near, far, off = r10_parse(self.layout)
+            stride = r10_geometry(near, far, off, n, self.ds // c)[1]
+        for m in range(vsize // c):
+            if lv == "0":
+                b = self.get(m % n, (m // n) * c, c)
+            else:
+                b = next((self.get(r, row * c, c) for r, row in
+                          r10_copies(near, far, off, n, stride, m) if self.ins[r] is not None), None)
+            if b is None:
+                return False
+            os.pwrite(out_fd, b, m * c)
+        return True
+
+    def _parity(self, out_fd, vsize):
+        c, n = self.chunk, self.n
+        k = n - 1 if self.level in ("4", "5") else n - 2
+        for s in range(vsize // (k * c)):
+            pd, qd, data = parity_roles(self.level, self.code, n, s)
+            blk = {r: self.get(r, s * c, c) for r in data + [pd] + ([qd] if qd is not None else [])}
+            val = {r: int.from_bytes(b, "little") for r, b in blk.items() if b is not None}
+            lost = [r for r in data if r not in val]
+            if lost and not self._rebuild(val, lost, pd, qd):
+                return False
+            row = b"".join(val[r].to_bytes(c, "little") for r in data)
+            if row.strip(b"\0"):
+                os.pwrite(out_fd, row, s * k * c)
+        return True
+
+    def _rebuild(self, val, lost, pd, qd):
+        """Fills VAL[r] for the LOST data roles from P and Q; False if it
+        cannot."""
+        px = 0
+        for r, v in val.items():
+            if r != qd:
+                px ^= v          # P xor the data present (P itself included)
+        if len(lost) == 1 and pd in val:
+            val[lost[0]] = px
+            return True
+        if qd is None or qd not in val:
+            return False
+        slots = q_slots(self.code, self.n, pd, qd)
+        qx = val[qd]
+        for r, j in slots.items():
+            if r in val:
+                qx ^= gf_mul_int(val[r], self.exp[j], self.m7, self.m1)
+        exp, log = self.exp, self.log
+        if len(lost) == 1:        # P gone too: D = Q' / g^x
+            x = slots[lost[0]]
+            val[lost[0]] = gf_mul_int(qx, exp[(255 - x) % 255], self.m7, self.m1)
+            return True
+        if pd not in val:
+            return False
+        a, b = lost
+        xa, xb = slots[a], slots[b]
+        # D_a ^ D_b = P', g^xa D_a ^ g^xb D_b = Q'
+        denom = exp[xa] ^ exp[xb]
+        inv = exp[(255 - log[denom]) % 255]
+        da = gf_mul_int(qx ^ gf_mul_int(px, exp[xb], self.m7, self.m1), inv, self.m7, self.m1)
+        val[a], val[b] = da, da ^ px
+        return True

@@ -16,6 +16,7 @@
 
 #include "rk_le.h"
 #include "rk_probe.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 
 /* Longest PATH of a PATH:pN name handled. */
@@ -137,7 +138,7 @@ rk_err rk_part_table_read(const char *path, struct rk_part_table *t)
 	if (!path)
 		return RK_OK;
 	/* An image (E01, split raw) shows libblkid its media, not the container. */
-	int fd = rk_dev_table_fd(path);
+	int fd = rk_member_plain(path, NULL, 0) ? -1 : rk_dev_table_fd(path);
 	/* O_NONBLOCK: a FIFO must not hang the open; files and disks ignore it. */
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -252,6 +253,21 @@ static rk_err find_part(const char *name, const char *path, uint32_t number, str
 	return e;
 }
 
+/* PATH as rk_dev_open opens it, except that a file named like a segment
+ * of a split raw image whose set holds separate members (rk_segnames.h)
+ * opens as itself, read-only: what a writing command would write to is
+ * evidence named as an image. */
+static rk_err open_path(rk_dev **out, const char *path, unsigned flags)
+{
+	char why[400];
+	if (!path || !rk_member_plain(path, why, sizeof why))
+		return rk_dev_open(out, path, flags);
+	if (flags & RK_DEV_RDWR)
+		return rk_fail(RK_E_NOTSUP, "%s is named like a segment of a split raw image (%s): raidkit reads it "
+		               "but never writes to it; give it another name to write to it", path, why);
+	return rk_dev_open(out, path, flags | RK_DEV_PLAIN);
+}
+
 rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 {
 	char path[PART_PATH_MAX];
@@ -260,8 +276,8 @@ rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 		*out = NULL;
 	if (!out || !name || name_exists(name) || !rk_part_name_parse(name, path, sizeof path, &number) ||
 	    !name_exists(path))
-		return rk_dev_open(out, name, flags);
-	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT))
+		return open_path(out, name, flags);
+	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT | RK_DEV_PLAIN))
 		return rk_fail(RK_E_INVAL, "%s: invalid open flags 0x%x", name, flags);
 	struct rk_part p;
 	rk_err e = find_part(name, path, number, &p);
@@ -271,7 +287,8 @@ rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 		return rk_fail(RK_E_NOTSUP, "%s: a partition of a whole disk is read only; "
 		               "export the volume for a writable copy", name);
 	rk_dev *disk = NULL;
-	if ((e = rk_dev_open(&disk, path, flags & RK_DEV_DIRECT))) {
+	unsigned plain = rk_member_plain(path, NULL, 0) ? RK_DEV_PLAIN : 0;
+	if ((e = rk_dev_open(&disk, path, (flags & RK_DEV_DIRECT) | plain))) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", rk_errmsg());
 		return rk_fail(e, "%s: %s", name, why);

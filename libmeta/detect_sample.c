@@ -22,8 +22,7 @@ rk_err dt_open(struct dt_ctx *c, char *const *paths, uint32_t n)
 	c->nimg = n;
 	for (uint32_t i = 0; i < n; i++) {
 		/* split-named disks with a GPT each: opened as the geometry file's opens do */
-		unsigned plain = rk_member_plain(paths[i], NULL, 0) ? RK_DEV_PLAIN : 0;
-		rk_err e = rk_dev_open(&c->img[i].dev, paths[i], RK_DEV_RDONLY | plain);
+		rk_err e = rk_member_open_path(&c->img[i].dev, paths[i], RK_DEV_RDONLY);
 		if (e)
 			return e;
 		c->img[i].path = paths[i];

@@ -253,21 +253,6 @@ static rk_err find_part(const char *name, const char *path, uint32_t number, str
 	return e;
 }
 
-/* PATH as rk_dev_open opens it, except that a file named like a segment
- * of a split raw image whose set holds separate members (rk_segnames.h)
- * opens as itself, read-only: what a writing command would write to is
- * evidence named as an image. */
-static rk_err open_path(rk_dev **out, const char *path, unsigned flags)
-{
-	char why[400];
-	if (!path || !rk_member_plain(path, why, sizeof why))
-		return rk_dev_open(out, path, flags);
-	if (flags & RK_DEV_RDWR)
-		return rk_fail(RK_E_NOTSUP, "%s is named like a segment of a split raw image (%s): raidkit reads it "
-		               "but never writes to it; give it another name to write to it", path, why);
-	return rk_dev_open(out, path, flags | RK_DEV_PLAIN);
-}
-
 rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 {
 	char path[PART_PATH_MAX];
@@ -276,7 +261,7 @@ rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 		*out = NULL;
 	if (!out || !name || name_exists(name) || !rk_part_name_parse(name, path, sizeof path, &number) ||
 	    !name_exists(path))
-		return open_path(out, name, flags);
+		return rk_member_open_path(out, name, flags);
 	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT | RK_DEV_PLAIN))
 		return rk_fail(RK_E_INVAL, "%s: invalid open flags 0x%x", name, flags);
 	struct rk_part p;

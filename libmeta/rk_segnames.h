@@ -39,4 +39,11 @@ int rk_member_plain(const char *path, char *why, size_t cap);
  * files is never folded into its "first segment". */
 int rk_member_segment_given(char *const *paths, uint32_t n, uint32_t i);
 
+/* rk_dev_open, except that PATH of a set rk_member_plain reads as
+ * separate files opens as itself (RK_DEV_PLAIN), read-only: they are
+ * evidence named as images, and RK_DEV_RDWR is refused (RK_E_NOTSUP,
+ * "case.002 is named like a segment of a split raw image (...): raidkit
+ * reads it but never writes to it").  rk_member_open opens paths so. */
+rk_err rk_member_open_path(rk_dev **out, const char *path, unsigned flags);
+
 #endif

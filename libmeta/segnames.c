@@ -173,3 +173,16 @@ int rk_member_segment_given(char *const *paths, uint32_t n, uint32_t i)
 		return 0;
 	return !rk_member_plain(paths[i], NULL, 0);
 }
+
+rk_err rk_member_open_path(rk_dev **out, const char *path, unsigned flags)
+{
+	char why[400];
+	if (out)
+		*out = NULL;
+	if (!path || !rk_member_plain(path, why, sizeof why))
+		return rk_dev_open(out, path, flags);
+	if (flags & RK_DEV_RDWR)
+		return rk_fail(RK_E_NOTSUP, "%s is named like a segment of a split raw image (%s): raidkit reads it "
+		               "but never writes to it; give it another name to write to it", path, why);
+	return rk_dev_open(out, path, flags | RK_DEV_PLAIN);
+}

@@ -18,7 +18,7 @@
  * header at LBA 1 names D's last LBA for its backup (or that backup
  * naming LBA 1); WHAT (CAP bytes) says which ("md 1.2 superblock").
  * 0 when none (I/O errors count as none). */
-int rk_dev_carries_own(rk_dev *d, char *what, size_t cap);
+int rk_member_carries_own(rk_dev *d, char *what, size_t cap);
 
 /* Whether the files of the split series whose first segment is FIRST are
  * separate members: 1 when a later one (up to the 65th name; a few missing

@@ -73,7 +73,7 @@ static int gpt_own(rk_dev *d)
 	return 0;
 }
 
-int rk_dev_carries_own(rk_dev *d, char *what, size_t cap)
+int rk_member_carries_own(rk_dev *d, char *what, size_t cap)
 {
 	struct rk_sb_read rd;
 	rk_err e = rk_sb_read(d, &rd);
@@ -107,11 +107,11 @@ static int set_is_one_image(const char *first)
 	char what[128];
 	if (rk_dev_open(&one, first, RK_DEV_RDONLY | RK_DEV_PLAIN) != RK_OK)
 		return 1;
-	int own1 = rk_dev_carries_own(one, what, sizeof what);
+	int own1 = rk_member_carries_own(one, what, sizeof what);
 	rk_dev_close(one);
 	if (own1 || rk_dev_open(&set, first, RK_DEV_RDONLY) != RK_OK)
 		return 0;
-	int ownset = rk_dev_carries_own(set, what, sizeof what);
+	int ownset = rk_member_carries_own(set, what, sizeof what);
 	rk_dev_close(set);
 	return ownset;
 }
@@ -124,7 +124,7 @@ static int later_own(const char *name, const char *first, char *why, size_t cap)
 	char what[128];
 	if (rk_dev_open(&d, name, RK_DEV_RDONLY | RK_DEV_PLAIN) != RK_OK)
 		return 0;
-	int own = rk_dev_carries_own(d, what, sizeof what);
+	int own = rk_member_carries_own(d, what, sizeof what);
 	rk_dev_close(d);
 	if (own && why && cap)
 		snprintf(why, cap, "%s carries its own %s: read as a separate file, not a segment of %s", name, what,

@@ -130,10 +130,10 @@ START_TEST(real_splits)
 	rk_dev *d;
 	char what[128];
 	ck_assert_int_eq(rk_dev_open(&d, rk_test_path("t.002"), RK_DEV_RDONLY | RK_DEV_PLAIN), RK_OK);
-	ck_assert_int_eq(rk_dev_carries_own(d, what, sizeof what), 0);
+	ck_assert_int_eq(rk_member_carries_own(d, what, sizeof what), 0);
 	rk_dev_close(d);
 	ck_assert_int_eq(rk_dev_open(&d, rk_test_path("t.001"), RK_DEV_RDONLY | RK_DEV_PLAIN), RK_OK);
-	ck_assert_int_eq(rk_dev_carries_own(d, what, sizeof what), 0);
+	ck_assert_int_eq(rk_member_carries_own(d, what, sizeof what), 0);
 	rk_dev_close(d);
 	snprintf(g0, sizeof g0, "%s", rk_test_path("t.001"));
 	snprintf(g1, sizeof g1, "%s", rk_test_path("t.002"));

@@ -452,14 +452,22 @@ static rk_err examine_paths(struct cand_vec *v, char *const *paths, uint32_t npa
 }
 
 /* M, a file named like a segment of a split raw image read as a separate
- * file (spec/images.md): its reason says why. */
+ * file (spec/images.md): its reason says why; the first segment of a set
+ * read as one image that carries nothing a member would: the reason says
+ * how separate disks so named are read apart. */
 static void note_separate(struct rk_member *m)
 {
-	char why[400];
-	if (!m->path || !rk_member_plain(m->path, why, sizeof why))
-		return;
+	char why[400], first[4096];
+	uint32_t num;
 	size_t l = strlen(m->reason);
-	snprintf(m->reason + l, sizeof m->reason - l, "%s%s", l ? "; " : "", why);
+	if (!m->path)
+		return;
+	if (rk_member_plain(m->path, why, sizeof why))
+		snprintf(m->reason + l, sizeof m->reason - l, "%s%s", l ? "; " : "", why);
+	else if (m->cls == RK_MEMBER_UNKNOWN && rk_dev_split_of(m->path, first, sizeof first, &num) && num == 1)
+		/* nothing tells: the name made one image of the files */
+		snprintf(m->reason + l, sizeof m->reason - l, "%sread as one split raw image by its name: if its "
+		         "files are separate disks, give them other names", l ? "; " : "");
 }
 
 rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npaths, const uint8_t *uuid)

@@ -275,6 +275,24 @@ int rk_dev_segment_of(const char *path, char *first, size_t cap, uint32_t *numbe
 	return 1;
 }
 
+int rk_dev_split_of(const char *path, char *first, size_t cap, uint32_t *number)
+{
+	char f[4096];
+	uint32_t n = 1;
+	if (!path || image_kind(path, f, sizeof f, &n) != IMG_SPLIT)
+		return 0;
+	if (first && cap)
+		snprintf(first, cap, "%s", f);
+	if (number)
+		*number = n;
+	return 1;
+}
+
+int rk_dev_split_segment_name(const char *first, uint32_t number, char *out, size_t cap)
+{
+	return dev_split_segment_name(first, number, out, cap);
+}
+
 int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i)
 {
 	char first[4096];
@@ -296,8 +314,10 @@ rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)
 	char first[4096];
 	uint32_t n = 1;
 	enum image_kind k = image_kind(path, first, sizeof first, &n);
-	if (k == IMG_PLAIN)
-		return rk_dev_open_file(out, path, flags);
+	/* PLAIN: the caller knows the name says nothing (separate members) */
+	if (k == IMG_PLAIN || (k == IMG_SPLIT && (flags & RK_DEV_PLAIN)))
+		return rk_dev_open_file(out, path, flags & ~RK_DEV_PLAIN);
+	flags &= ~RK_DEV_PLAIN;
 	const char *what = k == IMG_SPLIT ? "a split raw image"
 	                 : k == IMG_EWF ? "an E01 image" : "an L01 logical evidence file";
 	if (k == IMG_LOGICAL)
@@ -311,8 +331,11 @@ rk_err rk_dev_open(rk_dev **out, const char *path, unsigned flags)
 		if (stat(first, &st) != 0)
 			return rk_fail(RK_E_OPEN, "%s is segment %u of %s whose first segment %s is missing", path, n,
 			               what, first);
-		return rk_fail(RK_E_OPEN, "%s is segment %u of %s: give its first segment %s as the member", path, n,
-		               what, first);
+		return rk_fail(RK_E_OPEN, "%s is segment %u of %s: give its first segment %s as the member%s", path, n,
+		               what, first,
+		               k == IMG_SPLIT ? " (separate disks named like segments are read as one split image "
+		                                "unless they carry RAID metadata of their own: give them other names)"
+		                              : "");
 	}
 	return k == IMG_EWF ? dev_ewf_open(out, path) : dev_split_open(out, path);
 }

@@ -13,6 +13,7 @@
 #include "rk_le.h"
 #include "rk_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libewf.h>
@@ -243,6 +244,31 @@ static rk_err list_segments(struct ewf *w, const char *path)
 	return RK_OK;
 }
 
+/* The name libewf looks for after segment file SEG (disk.E01 -> disk.E02,
+ * disk.E99 -> disk.EAA, Ex01 -> Ex02), into OUT: the extension's last two
+ * characters counted on (digits to 99, then letters), or "NAME.E02 ..."
+ * when they are neither. */
+static void next_segment_name(const char *seg, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", seg);
+	size_t n = strlen(out);
+	if (n < 3 || !strrchr(out, '.') || strrchr(out, '.') > out + n - 3)
+		return;
+	char *a = out + n - 2, *b = out + n - 1;
+	int up = isupper((unsigned char)strrchr(out, '.')[1]);   /* E01 -> EAA, e01 -> eaa */
+	if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+		int v = (*a - '0') * 10 + (*b - '0') + 1;
+		if (v <= 99) {
+			*a = (char)('0' + v / 10);
+			*b = (char)('0' + v % 10);
+		} else {
+			*a = up ? 'A' : 'a';
+			*b = up ? 'A' : 'a';
+		}
+	} else if (isalpha((unsigned char)*b) && *b != 'z' && *b != 'Z')
+		(*b)++;
+}
+
 /* Finds the segments of PATH and checks each (precheck, numbering): the
  * segments before the last end in a "next" section, the last in "done";
  * a set ending in "next" lacks its later segments. */
@@ -272,9 +298,14 @@ static rk_err glob_segments(struct ewf *w, const char *path)
 			e = rk_fail(RK_E_CORRUPT, "%s: segment %s ends the image, yet %s follows it: the set is mixed",
 			            path, w->names[i], w->names[i + 1]);
 	}
-	if (!e && last_done == 0)
+	if (!e && last_done == 0) {
+		char next[4096];
+		next_segment_name(w->names[w->nnames - 1], next, sizeof next);
 		e = rk_fail(RK_E_CORRUPT, "%s: truncated E01 image: its last segment found, %s, says more follow "
-		            "(segment %d is missing)", path, w->names[w->nnames - 1], w->nnames + 1);
+		            "(segment %d is missing; looked for as %s next to the name given: a set keeps the names "
+		            "it was made with, and a link or a renamed first segment finds no others)", path,
+		            w->names[w->nnames - 1], w->nnames + 1, next);
+	}
 	return e;
 }
 

@@ -34,6 +34,10 @@ extern const struct rk_dev_ops dev_ewf_ops;
  * and *NUMBER PATH's place in the set (from 1).  0 otherwise (a lone
  * NAME.001 is a plain file). */
 int    dev_split_name(const char *path, char *first, size_t cap, uint32_t *number);
+/* The name of segment NUMBER (from 1) of the series whose first segment
+ * is FIRST into OUT (CAP bytes); 0 when FIRST is no split name or the
+ * number does not fit the suffix. */
+int    dev_split_segment_name(const char *first, uint32_t number, char *out, size_t cap);
 /* Opens the split image whose first segment is PATH (read-only). */
 rk_err dev_split_open(rk_dev **out, const char *path);
 uint32_t    dev_split_segments(const rk_dev *d);

@@ -108,6 +108,14 @@ int dev_split_name(const char *path, char *first, size_t cap, uint32_t *number)
 	return 1;
 }
 
+int dev_split_segment_name(const char *first, uint32_t number, char *out, size_t cap)
+{
+	struct split_name sn;
+	if (!first || !number || !parse_name(first, &sn))
+		return 0;
+	return make_name(first, &sn, sn.value + number - 1, out, cap);
+}
+
 struct segment {
 	char    *path;
 	uint64_t start, size;   /* bytes of the image it holds */

@@ -31,6 +31,10 @@ typedef struct rk_dev rk_dev;
 #define RK_DEV_RDWR     0x1u  /* read-write: O_EXCL on block devices, flock(LOCK_EX|LOCK_NB) on files */
 #define RK_DEV_CREATE   0x2u  /* with RDWR: create a missing file (see rk_dev_create) */
 #define RK_DEV_DIRECT   0x4u  /* try O_DIRECT (callers must align buffers to the sector size) */
+#define RK_DEV_PLAIN    0x8u  /* the name is not looked at: a file named like a split raw image's
+                                 segment (disk.001, disk.aa) opens as the one file it is (the
+                                 bytes still are: an E01 stays an E01).  For members named like
+                                 segments that are whole members each (libmeta decides) */
 
 /* Backend operations.  Implementations see only in-range, non-empty requests. */
 struct rk_dev_ops {
@@ -53,7 +57,8 @@ struct rk_dev_ops {
  * naming rules); a name NAME.001 (any digit count >= 3, or .000 first),
  * NAME.aa or NAME.aaa whose next segment exists opens the split raw image
  * (segments in order, sizes summed, a gap an error naming the missing
- * segment); anything else is the file backend below.  Images are
+ * segment; with RK_DEV_PLAIN the name is not looked at and such a file
+ * opens as itself); anything else is the file backend below.  Images are
  * read-only: RDWR fails with RK_E_NOTSUP and "disk.E01 is an E01 image:
  * raidkit reads it but never writes to it", before any file is opened.
  * A later segment (disk.E02, disk.002) given alone is refused (RK_E_OPEN)
@@ -159,6 +164,16 @@ int rk_dev_segment_of(const char *path, char *first, size_t cap, uint32_t *numbe
  * the N PATHS too (the same file, under any name): the set is read
  * through its first segment, and PATHS[I] is folded into it. */
 int rk_dev_segment_given(char *const *paths, uint32_t n, uint32_t i);
+/* 1 when PATH is a segment (the first or a later one) of a split raw
+ * image by its name (spec/images.md), whose first segment is FIRST (CAP
+ * bytes) and PATH's place in it *NUMBER (from 1); else 0 (also for E01
+ * segments).  For the caller that decides whether such files are
+ * separate members instead (libmeta/segnames.c). */
+int rk_dev_split_of(const char *path, char *first, size_t cap, uint32_t *number);
+/* The name of segment NUMBER (from 1) of the split series whose first
+ * segment is FIRST, into OUT (CAP bytes), whether it exists or not; 0
+ * when FIRST is no split name or NUMBER does not fit its suffix. */
+int rk_dev_split_segment_name(const char *first, uint32_t number, char *out, size_t cap);
 /* The segment files D reads, in order: 1 and D's path for other backends
  * (0 and NULL for a NULL D or I out of range). */
 uint32_t    rk_dev_segments(const rk_dev *d);

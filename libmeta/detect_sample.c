@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "detect_int.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 
 #define DT_WIN (1ull << 20)        /* a spread window */
@@ -20,7 +21,8 @@ rk_err dt_open(struct dt_ctx *c, char *const *paths, uint32_t n)
 		return rk_fail(RK_E_NOMEM, "out of memory");
 	c->nimg = n;
 	for (uint32_t i = 0; i < n; i++) {
-		rk_err e = rk_dev_open(&c->img[i].dev, paths[i], RK_DEV_RDONLY);
+		/* split-named disks with a GPT each: opened as the geometry file's opens do */
+		rk_err e = rk_member_open_path(&c->img[i].dev, paths[i], RK_DEV_RDONLY);
 		if (e)
 			return e;
 		c->img[i].path = paths[i];

@@ -5,6 +5,8 @@
  * Order of decisions (each path gets exactly one class):
  *   0. a later segment of an image (disk.E02, disk.002) given beside its
  *      first segment is folded into it: no candidate (spec/images.md);
+ *      files named like split segments that carry metadata of their own
+ *      are separate members instead (rk_segnames.h; their reason says so);
  *   1. cannot open / no valid copy -> unknown (or foreign when libblkid sees
  *      another RAID format); the same file under a second name -> duplicate;
  *   2. --uuid given and another array's member -> foreign;
@@ -33,6 +35,7 @@
 #include "rk_geom.h"
 #include "rk_le.h"
 #include "rk_probe.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 
 const char *rk_member_class_name(enum rk_member_class c)
@@ -436,7 +439,7 @@ static rk_err examine_paths(struct cand_vec *v, char *const *paths, uint32_t npa
 {
 	for (uint32_t i = 0; i < npaths; i++) {
 		/* disk.E02 beside disk.E01: read as part of it (spec/images.md) */
-		if (rk_dev_segment_given(paths, npaths, i))
+		if (rk_member_segment_given(paths, npaths, i))
 			continue;
 		int64_t at = cand_new(v, paths[i], (int32_t)i);
 		if (at < 0)
@@ -446,6 +449,25 @@ static rk_err examine_paths(struct cand_vec *v, char *const *paths, uint32_t npa
 			return e;
 	}
 	return RK_OK;
+}
+
+/* M, a file named like a segment of a split raw image read as a separate
+ * file (spec/images.md): its reason says why; the first segment of a set
+ * read as one image that carries nothing a member would: the reason says
+ * how separate disks so named are read apart. */
+static void note_separate(struct rk_member *m)
+{
+	char why[400], first[4096];
+	uint32_t num;
+	size_t l = strlen(m->reason);
+	if (!m->path)
+		return;
+	if (rk_member_plain(m->path, why, sizeof why))
+		snprintf(m->reason + l, sizeof m->reason - l, "%s%s", l ? "; " : "", why);
+	else if (m->cls == RK_MEMBER_UNKNOWN && rk_dev_split_of(m->path, first, sizeof first, &num) && num == 1)
+		/* nothing tells: the name made one image of the files */
+		snprintf(m->reason + l, sizeof m->reason - l, "%sread as one split raw image by its name: if its "
+		         "files are separate disks, give them other names", l ? "; " : "");
 }
 
 rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npaths, const uint8_t *uuid)
@@ -478,6 +500,11 @@ rk_err rk_discover(struct rk_discovery **out, char *const *paths, uint32_t npath
 	e = collect_left(d, c, n);
 	if (e)
 		goto fail;
+	for (uint32_t a = 0; a < d->narrays; a++)
+		for (uint32_t r = 0; r < d->arrays[a].nroles; r++)
+			note_separate(&d->arrays[a].roles[r]);
+	for (uint32_t i = 0; i < d->nleft; i++)
+		note_separate(&d->left[i]);
 	free(c);
 	*out = d;
 	return RK_OK;

@@ -16,6 +16,7 @@
 
 #include "rk_le.h"
 #include "rk_probe.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 
 /* Longest PATH of a PATH:pN name handled. */
@@ -137,7 +138,7 @@ rk_err rk_part_table_read(const char *path, struct rk_part_table *t)
 	if (!path)
 		return RK_OK;
 	/* An image (E01, split raw) shows libblkid its media, not the container. */
-	int fd = rk_dev_table_fd(path);
+	int fd = rk_member_plain(path, NULL, 0) ? -1 : rk_dev_table_fd(path);
 	/* O_NONBLOCK: a FIFO must not hang the open; files and disks ignore it. */
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -260,8 +261,8 @@ rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 		*out = NULL;
 	if (!out || !name || name_exists(name) || !rk_part_name_parse(name, path, sizeof path, &number) ||
 	    !name_exists(path))
-		return rk_dev_open(out, name, flags);
-	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT))
+		return rk_member_open_path(out, name, flags);
+	if (flags & ~(RK_DEV_RDWR | RK_DEV_CREATE | RK_DEV_DIRECT | RK_DEV_PLAIN))
 		return rk_fail(RK_E_INVAL, "%s: invalid open flags 0x%x", name, flags);
 	struct rk_part p;
 	rk_err e = find_part(name, path, number, &p);
@@ -271,7 +272,8 @@ rk_err rk_member_open(rk_dev **out, const char *name, unsigned flags)
 		return rk_fail(RK_E_NOTSUP, "%s: a partition of a whole disk is read only; "
 		               "export the volume for a writable copy", name);
 	rk_dev *disk = NULL;
-	if ((e = rk_dev_open(&disk, path, flags & RK_DEV_DIRECT))) {
+	unsigned plain = rk_member_plain(path, NULL, 0) ? RK_DEV_PLAIN : 0;
+	if ((e = rk_dev_open(&disk, path, (flags & RK_DEV_DIRECT) | plain))) {
 		char why[512];
 		snprintf(why, sizeof why, "%s", rk_errmsg());
 		return rk_fail(e, "%s: %s", name, why);

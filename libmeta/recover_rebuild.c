@@ -16,6 +16,7 @@
 #include "rk_le.h"
 #include "rk_parity.h"
 #include "rk_probe.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 #include "rk_vol.h"
 
@@ -117,7 +118,7 @@ static rk_err rebuild_plan(struct rebuild *b, const char *newpath, int *create, 
 		         (unsigned long long)f->dev_size);
 	} else {
 		rk_dev *d = NULL;
-		rk_err e = rk_dev_open(&d, newpath, RK_DEV_RDONLY);
+		rk_err e = rk_member_open_path(&d, newpath, RK_DEV_RDONLY);
 		if (e)
 			return e;
 		e = rk_sb_read(d, nrd);
@@ -208,7 +209,7 @@ static rk_err rebuild_open(struct rebuild *b, const char *newpath, int create, c
 		const struct rk_member *m = &a->roles[r];
 		if (m->cls != RK_MEMBER_ACTIVE || !m->path)
 			continue;
-		if ((e = rk_dev_open(&b->devs[r], m->path, RK_DEV_RDWR)))
+		if ((e = rk_member_open_path(&b->devs[r], m->path, RK_DEV_RDWR)))
 			return e;
 		if (b->o->wrap_dev && (e = b->o->wrap_dev(b->o->wrap_ctx, r, &b->devs[r])))
 			return e;

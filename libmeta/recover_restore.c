@@ -16,6 +16,7 @@
 #include "rk_le.h"
 #include "rk_parity.h"
 #include "rk_probe.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 #include "rk_vol.h"
 
@@ -226,7 +227,7 @@ void rk_restore_result_free(struct rk_restore_result *r)
 /* Opens PATH read-write through the test hook. */
 static rk_err open_rw(const struct rk_restore_opts *o, uint32_t idx, const char *path, rk_dev **d)
 {
-	rk_err e = rk_dev_open(d, path, RK_DEV_RDWR);
+	rk_err e = rk_member_open_path(d, path, RK_DEV_RDWR);
 	if (!e && o && o->wrap_dev)
 		e = o->wrap_dev(o->wrap_ctx, idx, d);
 	return e;
@@ -240,7 +241,7 @@ static void restore_copies(const struct rk_restore_opts *o, uint32_t i, struct r
 	struct rk_sb_read rd;
 	memset(&rd, 0, sizeof rd);
 	rd.chosen = -1;
-	rk_err e = rk_dev_open(&d, m->path, RK_DEV_RDONLY);
+	rk_err e = rk_member_open_path(&d, m->path, RK_DEV_RDONLY);
 	if (e) {
 		m->action = RK_RESTORE_CANNOT;
 		snprintf(m->what, sizeof m->what, "cannot open: %s", rk_errmsg());
@@ -393,7 +394,7 @@ static uint32_t size_matches(char *const *paths, uint32_t npaths, const struct r
 		res->m[i].action = RK_RESTORE_CANNOT;
 		rk_dev *dv = NULL;
 		uint64_t size = 0;
-		if (rk_dev_open(&dv, paths[i], RK_DEV_RDONLY) == RK_OK)
+		if (rk_member_open_path(&dv, paths[i], RK_DEV_RDONLY) == RK_OK)
 			size = rk_dev_size(dv);
 		rk_dev_close(dv);
 		int match = 0;
@@ -429,7 +430,7 @@ static int check_place(const struct rk_array_info *a, uint32_t role, const char 
 		const char *p = r == role ? path : a->roles[r].path;
 		if (!p)
 			continue;
-		e = rk_dev_open(&devs[r], p, RK_DEV_RDONLY);
+		e = rk_member_open_path(&devs[r], p, RK_DEV_RDONLY);
 		doff[r] = r == role ? a->sb->data_offset : rk_sb_member_data_offset(a->sb, a->roles[r].sb);
 	}
 	if (e) {

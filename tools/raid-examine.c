@@ -23,6 +23,7 @@
 #include "rk_print.h"
 #include "rk_probe.h"
 #include "rk_sb.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 
 static void usage(FILE *f)
@@ -555,7 +556,7 @@ static int do_examine(char **paths, uint32_t n, int json)
 		rk_json_arr_begin(j);
 	}
 	for (uint32_t i = 0; i < n; i++)
-		if (!rk_dev_segment_given(paths, n, i))   /* shown with its first segment */
+		if (!rk_member_segment_given(paths, n, i))   /* shown with its first segment */
 			examine_one(paths[i], path_member(d, (int32_t)i, paths[i]), d, j, &ex);
 	for (uint32_t a = 0; a < d->narrays; a++)
 		if (d->arrays[a].state == RK_ASTATE_CONFLICT)

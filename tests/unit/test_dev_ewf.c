@@ -165,6 +165,13 @@ START_TEST(ewf_refusals)
 	snprintf(want, sizeof want, "segment 2 of an E01 image: give its first segment %s", seg_path("w", 1));
 	ck_assert_ptr_nonnull(strstr(rk_errmsg(), want));
 	ck_assert_uint_eq(rk_test_file_crc(seg_path("w", 1)), crc);
+	/* the first segment of a set linked under another base name: no
+	 * further segment found, and the sentence says where it looked */
+	ck_assert_int_eq(symlink(seg_path("w", 1), rk_test_path("evidence.E01")), 0);
+	ck_assert_int_eq(rk_dev_open(&d, rk_test_path("evidence.E01"), RK_DEV_RDONLY), RK_E_CORRUPT);
+	snprintf(want, sizeof want, "segment 2 is missing; looked for as %s next to the name given",
+	         rk_test_path("evidence.E02"));
+	ck_assert_msg(strstr(rk_errmsg(), want), "%s", rk_errmsg());
 	free(make_e01("s", 0, 4));
 	ck_assert_int_eq(rename(seg_path("s", 1), rk_test_path("renamed.img")), 0);
 	ck_assert_int_eq(rk_dev_open(&d, rk_test_path("renamed.img"), RK_DEV_RDONLY), RK_OK);

@@ -6,6 +6,7 @@
  * The export's digest is of the bytes written. */
 #include "cli.h"
 #include "rk_part.h"
+#include "rk_segnames.h"
 #include "rk_util.h"
 
 #include <inttypes.h>
@@ -41,7 +42,7 @@ int cli_hash_begin(const char *alg, char *const *paths, int n)
 	for (int i = 0; i < n; i++) {
 		/* a later segment given beside its first is read (and hashed)
 		 * as part of that member, as discovery folds it */
-		int dup = rk_dev_segment_given(paths, (uint32_t)n, (uint32_t)i);
+		int dup = rk_member_segment_given(paths, (uint32_t)n, (uint32_t)i);
 		for (int k = 0; k < H.n && !dup; k++)
 			dup = !strcmp(H.e[k].path, paths[i]);
 		if (!dup)

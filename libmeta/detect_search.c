@@ -349,6 +349,11 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 			return;
 		h->g = g;
 	}
+	/* a volume shorter than the file system it starts with leaves part of
+	 * the array out (too few members, a chunk that cuts the end off) */
+	uint64_t claim = dt_fs_claim(c, h);
+	if (claim > h->g.volume_size)
+		return;
 	anchor_score(c, h, img_role);
 	dt_check_redundancy(c, h, QUICK_ROWS, 2);
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)

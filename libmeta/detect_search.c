@@ -332,8 +332,8 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 		h->missing += h->role_img[r] < 0;
 	if (h->g.level != 1 && h->missing > rk_geom_redundancy(&h->g))
 		return;
-	/* the data area must fit every image at its start: the member size
-	 * the images give (stage 1 guessed it before the starts were known) */
+	/* the data area is what the smallest image holding a role gives at its
+	 * start (stage 1 guessed it before the roles and starts were known) */
 	uint64_t ms = UINT64_MAX;
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		if (h->role_img[r] >= 0) {
@@ -342,7 +342,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 			if (left < ms)
 				ms = left;
 		}
-	if (ms != UINT64_MAX && ms < h->g.member_size) {
+	if (ms != UINT64_MAX && ms != h->g.member_size) {
 		struct rk_geom g;
 		rk_clearerr();
 		if (rk_geom_init(&g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, ms))
@@ -352,10 +352,20 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	/* a volume shorter than the file system it starts with leaves part of
 	 * the array out (too few members, a chunk that cuts the end off) */
 	uint64_t claim = dt_fs_claim(c, h);
+#ifdef DT_DEBUG
+	{
+		fprintf(stderr, "FIN lv %d lay %u ch %llu n %u ms %llu claim %llu:", h->g.level, h->g.layout, (unsigned long long)h->g.chunk, h->g.nroles, (unsigned long long)h->g.member_size, (unsigned long long)claim);
+		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
+		fprintf(stderr, "\n");
+	}
+#endif
 	if (claim > h->g.volume_size)
 		return;
 	anchor_score(c, h, img_role);
 	dt_check_redundancy(c, h, QUICK_ROWS, 2);
+#ifdef DT_DEBUG
+	fprintf(stderr, "  rows %llu nz %llu ok %llu bad %llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok, (unsigned long long)h->rows_bad);
+#endif
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
 #ifdef DT_DEBUG
@@ -411,7 +421,10 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
-			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
+			/* an image shorter than the data area guessed so far is no
+			 * reason to leave it out: finish() takes the smallest image's
+			 * data area (a placed image may carry junk behind it) */
+			if (c->img[u[k]].size <= mine.v[o] + DT_BLK)
 				continue;
 			h->role_img[r] = (int32_t)u[k];
 			h->off[r] = mine.v[o];
@@ -828,7 +841,14 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	for (uint32_t k = 1; k < l.n && l.h[k].score >= l.h[0].score - 3; k++) {
 		const struct dt_hyp *x = &l.h[k], *y = &l.h[bi];
 		uint32_t px = x->g.nroles - x->missing, py = y->g.nroles - y->missing;
-		if (equivalent(&l.h[0], x) && (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level))))
+		if (!equivalent(&l.h[0], x))
+			continue;
+		if (x->g.volume_size != y->g.volume_size) {   /* the one that leaves none of the array out */
+			if (x->g.volume_size > y->g.volume_size)
+				bi = k;
+			continue;
+		}
+		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}
 	struct dt_hyp best = l.h[bi];

@@ -351,6 +351,9 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	}
 	/* a volume shorter than the file system it starts with leaves part of
 	 * the array out (too few members, a chunk that cuts the end off) */
+	uint8_t v0[512];   /* what cannot read its own volume start cannot be exported */
+	if (dt_vread(c, h, 0, v0, sizeof v0))
+		return;
 	uint64_t claim = dt_fs_claim(c, h);
 #ifdef DT_DEBUG
 	{
@@ -468,6 +471,8 @@ static uint32_t geometries(const struct dt_ctx *c, struct geo **out)
 			lays[nl++] = rk_layout_default(lv);
 		uint32_t extra = lv == 6 ? 2 : (lv == 4 || lv == 5 || lv == 10) ? 1 : 0;
 		uint32_t lo = rk_level_min_roles(lv) < 2 ? 2 : rk_level_min_roles(lv);
+		if (lv == 6)
+			lo = 4;   /* md's least: a RAID-6 of 3 is a mirror in disguise */
 		uint32_t hiN = c->nimg + extra > DT_MAX_ROLES ? DT_MAX_ROLES : c->nimg + extra;
 		for (uint32_t nr = lo; nr <= hiN; nr++) {
 			if (hi->members && nr != hi->members)

@@ -814,6 +814,19 @@ static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct
 	return ru;
 }
 
+/* Anchors on images H leaves out. */
+static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		int used = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
+			used = h->role_img[r] == (int32_t)c->anc[k].img;
+		n += !used && c->anc[k].voff != DT_NONE;
+	}
+	return n;
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -865,6 +878,10 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	/* an answer needs evidence enough that chance cannot give it: redundancy
 	 * verified over non-zero rows, or a dozen predictions and anchors */
 	int enough = (best.checked && best.rows_nz >= 8) || best.anc_ok + best.probe_ok >= 12;
+	/* one image alone is a plain disk: it names the array only when no
+	 * other image holds anchors it leaves unexplained */
+	if (best.g.nroles - best.missing < 2 && unexplained(c, &best))
+		enough = 0;
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);
 	if (r->found)

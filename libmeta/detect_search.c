@@ -424,10 +424,7 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
-			/* an image shorter than the data area guessed so far is no
-			 * reason to leave it out: finish() takes the smallest image's
-			 * data area (a placed image may carry junk behind it) */
-			if (c->img[u[k]].size <= mine.v[o] + DT_BLK)
+			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
 				continue;
 			h->role_img[r] = (int32_t)u[k];
 			h->off[r] = mine.v[o];
@@ -510,11 +507,18 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 		qsort(sz, n, sizeof sz[0], u64_cmp);
 		return n && sz[n / 2] > off ? sz[n / 2] - off : 0;
 	}
-	uint64_t m = UINT64_MAX;
+	/* placed images at their starts, the others at the placed images'
+	 * least start: a placed image may carry junk behind its data, so the
+	 * unplaced ones must not be ruled out by its size (finish() sets the
+	 * size from the images finally placed) */
+	uint64_t m = UINT64_MAX, least = UINT64_MAX;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if (img_role[i] >= 0 && h->off[img_role[i]] < least)
+			least = h->off[img_role[i]];
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		if (img_role && img_role[i] < 0)
-			continue;
-		uint64_t o = img_role ? h->off[img_role[i]] : off;
+		uint64_t o = img_role[i] >= 0 ? h->off[img_role[i]] : least;
+		if (least == UINT64_MAX || (img_role[i] < 0 && c->img[i].size < o + (1u << 20)))
+			continue;   /* nothing placed, or too small to be a member */
 		if (c->img[i].size > o && c->img[i].size - o < m)
 			m = c->img[i].size - o;
 	}
@@ -881,6 +885,10 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	/* one image alone is a plain disk: it names the array only when no
 	 * other image holds anchors it leaves unexplained */
 	if (best.g.nroles - best.missing < 2 && unexplained(c, &best))
+		enough = 0;
+	/* the file system's own structure, read through the answer, must hold:
+	 * a failed prediction means part of the volume is misplaced */
+	if (best.probe_bad || best.anc_bad * 10 > best.anc_ok)
 		enough = 0;
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);

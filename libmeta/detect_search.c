@@ -886,9 +886,13 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	 * other image holds anchors it leaves unexplained */
 	if (best.g.nroles - best.missing < 2 && unexplained(c, &best))
 		enough = 0;
-	/* the file system's own structure, read through the answer, must hold:
-	 * a failed prediction means part of the volume is misplaced */
-	if (best.probe_bad || best.anc_bad * 10 > best.anc_ok)
+	/* the file system's own structure, read through the answer, must
+	 * mostly hold (stale copies of metadata fail a few predictions) */
+	if (best.probe_bad * 10 > best.probe_ok || best.anc_bad * 2 > best.anc_ok)
+		enough = 0;
+	/* a role missing where redundancy is left to check it: the check must
+	 * have run (a RAID-5 is otherwise a RAID-6 whose Q is missing) */
+	if (best.missing && best.missing < best.g.nparity && !(best.checked && best.rows_nz >= 8))
 		enough = 0;
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);

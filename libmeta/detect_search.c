@@ -886,6 +886,10 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	 * other image holds anchors it leaves unexplained */
 	if (best.g.nroles - best.missing < 2 && unexplained(c, &best))
 		enough = 0;
+	/* a role missing while an image left out holds anchors: that image may
+	 * be the member (seed 1055: the member holding the volume's start) */
+	if (best.missing && unexplained(c, &best))
+		enough = 0;
 	/* the file system's own structure, read through the answer, must
 	 * mostly hold (stale copies of metadata fail a few predictions) */
 	if (best.probe_bad * 10 > best.probe_ok || best.anc_bad * 2 > best.anc_ok)

@@ -107,16 +107,16 @@ static void mirror_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t v, size_t le
 		h->rows_ok++;
 }
 
-/* See detect_int.h.  A row of zeros proves nothing: up to four times
- * SAMPLES places are visited until SAMPLES non-zero rows are found (a
- * sparse volume keeps its data in few places). */
+/* See detect_int.h.  A row of zeros proves nothing: a full check (QUICK
+ * 0) visits up to four times SAMPLES places until SAMPLES non-zero rows
+ * are found (a sparse volume keeps its data in few places). */
 void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick)
 {
 	const struct rk_geom *g = &h->g;
 	h->rows = h->rows_nz = h->rows_ok = h->rows_bad = h->place_bad = 0;
 	h->checked = 0;
 	size_t len = g->chunk && g->chunk < DT_BLK ? (size_t)g->chunk : DT_BLK;
-	uint32_t ncand = samples * 4;
+	uint32_t ncand = quick ? samples : samples * 4;   /* quick checks stay cheap (the read budget) */
 	for (uint32_t k = 0; k < ncand && h->rows_nz < samples; k++) {
 		if (quick && h->rows_bad >= quick)
 			break;

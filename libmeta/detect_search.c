@@ -71,7 +71,11 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 		if (a->voff == DT_NONE || img_role[a->img] < 0)
 			continue;
 		uint32_t r = (uint32_t)img_role[a->img];
-		if (a->ioff < h->off[r] || a->ioff - h->off[r] >= h->g.member_size)
+		if (a->ioff < h->off[r]) {
+			h->anc_bad++;   /* before the data: the start is too late */
+			continue;
+		}
+		if (a->ioff - h->off[r] >= h->g.member_size)
 			continue;
 		uint64_t v;
 		enum rk_blk_kind kind;

@@ -129,6 +129,9 @@ uint32_t dt_where(const struct dt_hyp *h, uint64_t voff, uint32_t *img, uint64_t
  * into h->probe_ok / probe_bad and the bitmap counts; LIMIT > 0: a quick
  * look, at most LIMIT predictions and no bitmaps. */
 void   dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit);
+/* The bytes the file system (or partition table) at H's volume start says
+ * it spans, 0 when unknown: a volume shorter than that is not the array. */
+uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);
 
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the

@@ -107,14 +107,17 @@ static void mirror_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t v, size_t le
 		h->rows_ok++;
 }
 
-/* See detect_int.h. */
+/* See detect_int.h.  A row of zeros proves nothing: a full check (QUICK
+ * 0) visits up to four times SAMPLES places until SAMPLES non-zero rows
+ * are found (a sparse volume keeps its data in few places). */
 void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick)
 {
 	const struct rk_geom *g = &h->g;
 	h->rows = h->rows_nz = h->rows_ok = h->rows_bad = h->place_bad = 0;
 	h->checked = 0;
 	size_t len = g->chunk && g->chunk < DT_BLK ? (size_t)g->chunk : DT_BLK;
-	for (uint32_t k = 0; k < samples; k++) {
+	uint32_t ncand = quick ? samples : samples * 4;   /* quick checks stay cheap (the read budget) */
+	for (uint32_t k = 0; k < ncand && h->rows_nz < samples; k++) {
 		if (quick && h->rows_bad >= quick)
 			break;
 		dt_cache_trim(c);
@@ -122,14 +125,14 @@ void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, u
 			/* every other row from the first stripes, where a file system
 			 * keeps its metadata; the others spread over the members */
 			uint64_t span = k % 2 ? (g->nstripes < 4096 ? g->nstripes : 4096) : g->nstripes;
-			uint64_t s = span / samples * k + (k * 7919u) % (span / samples + 1);
+			uint64_t s = span / ncand * k + (k * 7919u) % (span / ncand + 1);
 			if (s >= g->nstripes)
 				s = g->nstripes - 1;
 			uint64_t j = g->chunk > len ? (uint64_t)(k * 31u) % (g->chunk / len) * len : 0;
 			parity_row(c, h, s, j, len);
 		} else if (g->level == 1 || g->level == 10) {
 			uint64_t span = k % 2 && g->volume_size > (256ull << 20) ? 256ull << 20 : g->volume_size;
-			uint64_t step = span / samples;
+			uint64_t step = span / ncand;
 			uint64_t v = (step * k + (uint64_t)(k * 7919u) * DT_BLK % (step + 1)) & ~(uint64_t)(DT_BLK - 1);
 			if (v + len <= g->volume_size)
 				mirror_row(c, h, v, len);

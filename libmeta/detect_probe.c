@@ -256,3 +256,68 @@ void dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit)
 	struct pr p = { c, h, 0, limit };
 	dt_probe_at(&p);
 }
+
+/* The bytes the structure in V (4 KiB read at a volume start) says it
+ * spans: ext blocks count, NTFS / FAT / exFAT sector counts, XFS dblocks,
+ * a GPT's backup header, an MBR's partitions' end; 0 when none is
+ * recognised or its fields are implausible. */
+static uint64_t claim_of(const uint8_t *v)
+{
+	const uint8_t *e = v + 1024;
+	if (rk_get_le16(e + 0x38) == 0xEF53 && rk_get_le32(e + 0x18) <= 6) {
+		uint64_t blocks = rk_get_le32(e + 0x04);
+		if (rk_get_le32(e + 0x60) & 0x80)
+			blocks |= (uint64_t)rk_get_le32(e + 0x150) << 32;
+		return blocks < (1ull << 48) ? blocks << (10 + rk_get_le32(e + 0x18)) : 0;
+	}
+	if (!memcmp(v + 3, "NTFS    ", 8)) {
+		uint64_t s = rk_get_le64(v + 0x28), bps = rk_get_le16(v + 0x0B);
+		return s < (1ull << 48) && bps <= 4096 ? s * bps : 0;
+	}
+	if (!memcmp(v + 3, "EXFAT   ", 8) && v[0x6C] >= 9 && v[0x6C] <= 12) {
+		uint64_t s = rk_get_le64(v + 0x48);
+		return s < (1ull << 48) ? s << v[0x6C] : 0;
+	}
+	if (!memcmp(v, "XFSB", 4)) {
+		uint64_t d = rk_get_be64(v + 8), bs = rk_get_be32(v + 4);
+		return d < (1ull << 48) && bs <= 65536 ? d * bs : 0;
+	}
+	if (!memcmp(v + 512, "EFI PART", 8)) {
+		uint64_t alt = rk_get_le64(v + 512 + 32);
+		return alt < (1ull << 48) ? (alt + 1) * 512 : 0;
+	}
+	if (v[510] == 0x55 && v[511] == 0xAA && (v[0] == 0xEB || v[0] == 0xE9) && v[0x10] && v[0x10] <= 2) {
+		uint64_t bps = rk_get_le16(v + 0x0B), s = rk_get_le16(v + 0x13);
+		if (!s)
+			s = rk_get_le32(v + 0x20);
+		return bps >= 512 && bps <= 4096 ? s * bps : 0;
+	}
+	if (dt_mbr_first(v)) {
+		uint64_t end = 0;
+		for (int k = 0; k < 4; k++) {
+			const uint8_t *pe = v + 446 + 16 * k;
+			uint64_t x = ((uint64_t)rk_get_le32(pe + 8) + rk_get_le32(pe + 12)) * 512;
+			if (pe[4] && x > end)
+				end = x;
+		}
+		return end;
+	}
+	return 0;
+}
+
+/* See detect_int.h. */
+uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	uint8_t v[4096];
+	if (h->g.volume_size < sizeof v || dt_vread(c, h, 0, v, sizeof v))
+		return 0;
+	uint64_t claim = claim_of(v);
+	if (!memcmp(v + 3, "EXFAT   ", 8) || !memcmp(v + 3, "NTFS    ", 8) || rk_get_le16(v + 1024 + 0x38) == 0xEF53 ||
+	    !memcmp(v, "XFSB", 4))
+		return claim;
+	uint8_t s[0x80];   /* btrfs: total_bytes of its superblock at 64 KiB */
+	if (h->g.volume_size > 65536 + sizeof s && !dt_vread(c, h, 65536, s, sizeof s) && !memcmp(s + 0x40, "_BHRfS_M", 8) &&
+	    rk_get_le64(s + 0x70) < (1ull << 48))
+		return rk_get_le64(s + 0x70);
+	return claim;
+}

@@ -71,7 +71,11 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 		if (a->voff == DT_NONE || img_role[a->img] < 0)
 			continue;
 		uint32_t r = (uint32_t)img_role[a->img];
-		if (a->ioff < h->off[r] || a->ioff - h->off[r] >= h->g.member_size)
+		if (a->ioff < h->off[r]) {
+			h->anc_bad++;   /* before the data: the start is too late */
+			continue;
+		}
+		if (a->ioff - h->off[r] >= h->g.member_size)
 			continue;
 		uint64_t v;
 		enum rk_blk_kind kind;
@@ -332,8 +336,8 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 		h->missing += h->role_img[r] < 0;
 	if (h->g.level != 1 && h->missing > rk_geom_redundancy(&h->g))
 		return;
-	/* the data area must fit every image at its start: the member size
-	 * the images give (stage 1 guessed it before the starts were known) */
+	/* the data area is what the smallest image holding a role gives at its
+	 * start (stage 1 guessed it before the roles and starts were known) */
 	uint64_t ms = UINT64_MAX;
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		if (h->role_img[r] >= 0) {
@@ -342,15 +346,33 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 			if (left < ms)
 				ms = left;
 		}
-	if (ms != UINT64_MAX && ms < h->g.member_size) {
+	if (ms != UINT64_MAX && ms != h->g.member_size) {
 		struct rk_geom g;
 		rk_clearerr();
 		if (rk_geom_init(&g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, ms))
 			return;
 		h->g = g;
 	}
+	/* a volume shorter than the file system it starts with leaves part of
+	 * the array out (too few members, a chunk that cuts the end off) */
+	uint8_t v0[512];   /* what cannot read its own volume start cannot be exported */
+	if (dt_vread(c, h, 0, v0, sizeof v0))
+		return;
+	uint64_t claim = dt_fs_claim(c, h);
+#ifdef DT_DEBUG
+	{
+		fprintf(stderr, "FIN lv %d lay %u ch %llu n %u ms %llu claim %llu:", h->g.level, h->g.layout, (unsigned long long)h->g.chunk, h->g.nroles, (unsigned long long)h->g.member_size, (unsigned long long)claim);
+		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
+		fprintf(stderr, "\n");
+	}
+#endif
+	if (claim > h->g.volume_size)
+		return;
 	anchor_score(c, h, img_role);
 	dt_check_redundancy(c, h, QUICK_ROWS, 2);
+#ifdef DT_DEBUG
+	fprintf(stderr, "  rows %llu nz %llu ok %llu bad %llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok, (unsigned long long)h->rows_bad);
+#endif
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
 #ifdef DT_DEBUG
@@ -450,6 +472,8 @@ static uint32_t geometries(const struct dt_ctx *c, struct geo **out)
 			lays[nl++] = rk_layout_default(lv);
 		uint32_t extra = lv == 6 ? 2 : (lv == 4 || lv == 5 || lv == 10) ? 1 : 0;
 		uint32_t lo = rk_level_min_roles(lv) < 2 ? 2 : rk_level_min_roles(lv);
+		if (lv == 6)
+			lo = 4;   /* md's least: a RAID-6 of 3 is a mirror in disguise */
 		uint32_t hiN = c->nimg + extra > DT_MAX_ROLES ? DT_MAX_ROLES : c->nimg + extra;
 		for (uint32_t nr = lo; nr <= hiN; nr++) {
 			if (hi->members && nr != hi->members)
@@ -487,11 +511,18 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 		qsort(sz, n, sizeof sz[0], u64_cmp);
 		return n && sz[n / 2] > off ? sz[n / 2] - off : 0;
 	}
-	uint64_t m = UINT64_MAX;
+	/* placed images at their starts, the others at the placed images'
+	 * least start: a placed image may carry junk behind its data, so the
+	 * unplaced ones must not be ruled out by its size (finish() sets the
+	 * size from the images finally placed) */
+	uint64_t m = UINT64_MAX, least = UINT64_MAX;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if (img_role[i] >= 0 && h->off[img_role[i]] < least)
+			least = h->off[img_role[i]];
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		if (img_role && img_role[i] < 0)
-			continue;
-		uint64_t o = img_role ? h->off[img_role[i]] : off;
+		uint64_t o = img_role[i] >= 0 ? h->off[img_role[i]] : least;
+		if (least == UINT64_MAX || (img_role[i] < 0 && c->img[i].size < o + (1u << 20)))
+			continue;   /* nothing placed, or too small to be a member */
 		if (c->img[i].size > o && c->img[i].size - o < m)
 			m = c->img[i].size - o;
 	}
@@ -791,6 +822,19 @@ static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct
 	return ru;
 }
 
+/* Anchors on images H leaves out. */
+static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		int used = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
+			used = h->role_img[r] == (int32_t)c->anc[k].img;
+		n += !used && c->anc[k].voff != DT_NONE;
+	}
+	return n;
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -823,7 +867,14 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	for (uint32_t k = 1; k < l.n && l.h[k].score >= l.h[0].score - 3; k++) {
 		const struct dt_hyp *x = &l.h[k], *y = &l.h[bi];
 		uint32_t px = x->g.nroles - x->missing, py = y->g.nroles - y->missing;
-		if (equivalent(&l.h[0], x) && (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level))))
+		if (!equivalent(&l.h[0], x))
+			continue;
+		if (x->g.volume_size != y->g.volume_size) {   /* the one that leaves none of the array out */
+			if (x->g.volume_size > y->g.volume_size)
+				bi = k;
+			continue;
+		}
+		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}
 	struct dt_hyp best = l.h[bi];
@@ -835,6 +886,22 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	/* an answer needs evidence enough that chance cannot give it: redundancy
 	 * verified over non-zero rows, or a dozen predictions and anchors */
 	int enough = (best.checked && best.rows_nz >= 8) || best.anc_ok + best.probe_ok >= 12;
+	/* one image alone is a plain disk: it names the array only when no
+	 * other image holds anchors it leaves unexplained */
+	if (best.g.nroles - best.missing < 2 && unexplained(c, &best))
+		enough = 0;
+	/* a role missing while an image left out holds anchors: that image may
+	 * be the member (seed 1055: the member holding the volume's start) */
+	if (best.missing && unexplained(c, &best))
+		enough = 0;
+	/* the file system's own structure, read through the answer, must
+	 * mostly hold (stale copies of metadata fail a few predictions) */
+	if (best.probe_bad * 10 > best.probe_ok || best.anc_bad * 2 > best.anc_ok)
+		enough = 0;
+	/* a role missing where redundancy is left to check it: the check must
+	 * have run (a RAID-5 is otherwise a RAID-6 whose Q is missing) */
+	if (best.missing && best.missing < best.g.nparity && !(best.checked && best.rows_nz >= 8))
+		enough = 0;
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);
 	if (r->found)

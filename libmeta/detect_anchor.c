@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "detect_int.h"
+#include "rk_part.h"
 #include "rk_le.h"
 
 #define DT_MAX_ANCHORS 60000u
@@ -60,15 +60,7 @@ static int ext_sb(struct dt_fs *fs, const uint8_t *p)
 /* A GPT header at P (512 bytes) with a good CRC. */
 static int gpt_hdr(struct dt_fs *fs, const uint8_t *p)
 {
-	if (memcmp(p, "EFI PART", 8))
-		return 0;
-	uint32_t hs = rk_get_le32(p + 12);
-	if (hs < 92 || hs > 512)
-		return 0;
-	uint8_t h[512];
-	memcpy(h, p, hs);
-	memset(h + 16, 0, 4);
-	if ((uint32_t)crc32(0, h, hs) != rk_get_le32(p + 16))
+	if (!rk_gpt_header_ok(p))
 		return 0;
 	if (rk_get_le64(p + 24) == 1) {
 		fs->gpt = 1;

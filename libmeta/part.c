@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "rk_le.h"
 #include "rk_probe.h"
@@ -298,4 +299,17 @@ int rk_part_locate(const char *name, char **path, uint64_t *offset, uint64_t *si
 	*offset = p.start;
 	*size = p.size;
 	return 1;
+}
+
+int rk_gpt_header_ok(const uint8_t *p)
+{
+	if (memcmp(p, "EFI PART", 8))
+		return 0;
+	uint32_t hs = rk_get_le32(p + 12);
+	if (hs < 92 || hs > 512)
+		return 0;
+	uint8_t h[512];
+	memcpy(h, p, hs);
+	memset(h + 16, 0, 4);
+	return (uint32_t)crc32(0, h, hs) == rk_get_le32(p + 16);
 }

@@ -73,4 +73,8 @@ int rk_part_name_parse(const char *name, char *path, size_t cap, uint32_t *numbe
  * no servable partition: rk_member_open says why). */
 int rk_part_locate(const char *name, char **path, uint64_t *offset, uint64_t *size);
 
+/* 1 when the 512 bytes at P are a GPT header: signature, header size 92 to
+ * 512, and a good CRC32 over that size (the CRC field taken as zero). */
+int rk_gpt_header_ok(const uint8_t *p);
+
 #endif

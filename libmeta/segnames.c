@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include "rk_dev.h"
 #include "rk_fmt.h"
@@ -42,16 +41,7 @@
  * whose other header is at ALT: 1 when it is there. */
 static int gpt_header_at(const uint8_t *p, uint64_t my, uint64_t alt)
 {
-	if (memcmp(p, "EFI PART", 8))
-		return 0;
-	uint32_t hs = rk_get_le32(p + 12);
-	if (hs < 92 || hs > 512)
-		return 0;
-	uint8_t h[512];
-	memcpy(h, p, hs);
-	memset(h + 16, 0, 4);
-	return (uint32_t)crc32(0, h, hs) == rk_get_le32(p + 16) && rk_get_le64(p + 24) == my &&
-	       rk_get_le64(p + 32) == alt;
+	return rk_gpt_header_ok(p) && rk_get_le64(p + 24) == my && rk_get_le64(p + 32) == alt;
 }
 
 /* Whether D holds a GPT of its own size: the primary header at LBA 1

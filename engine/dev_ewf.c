@@ -447,12 +447,6 @@ rk_err rk_dev_ewf_info(rk_dev *d, struct rk_ewf_info *info)
 	return RK_OK;
 }
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
 /* The whole media of D through both digests; RK_OK or the read error. */
 static rk_err digest_media(rk_dev *d, EVP_MD_CTX *m5, EVP_MD_CTX *s1, rk_dev_progress_fn *progress, void *ctx)
 {
@@ -499,16 +493,16 @@ rk_err rk_dev_ewf_verify(rk_dev *d, struct rk_ewf_verify *v, rk_dev_progress_fn 
 	EVP_MD_CTX_free(s1);
 	if (e)
 		return e;
-	hex(dm, 16, v->md5);
-	hex(ds, 20, v->sha1);
+	rk_hex(dm, 16, v->md5);
+	rk_hex(ds, 20, v->sha1);
 	v->md5_stored = info.has_md5;
 	v->sha1_stored = info.has_sha1;
 	if (info.has_md5) {
-		hex(info.md5, 16, v->md5_stored_hex);
+		rk_hex(info.md5, 16, v->md5_stored_hex);
 		v->md5_match = !memcmp(info.md5, dm, 16);
 	}
 	if (info.has_sha1) {
-		hex(info.sha1, 20, v->sha1_stored_hex);
+		rk_hex(info.sha1, 20, v->sha1_stored_hex);
 		v->sha1_match = !memcmp(info.sha1, ds, 20);
 	}
 	return RK_OK;

@@ -74,9 +74,7 @@ rk_err rk_digest_final(rk_digest *g, struct rk_hash_result *res)
 	g->ctx = NULL;
 	snprintf(res->alg, sizeof res->alg, "%s", g->alg);
 	res->len = n;
-	for (unsigned i = 0; i < n; i++)
-		snprintf(res->hex + 2 * i, 3, "%02x", res->digest[i]);
-	res->hex[2 * n] = '\0';
+	rk_hex(res->digest, n, res->hex);
 	res->size = g->bytes;
 	res->done = 1;
 	return RK_OK;

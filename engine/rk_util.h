@@ -10,6 +10,8 @@
 
 /* 1 when the N bytes at P are all zero (N 0: 1). */
 int rk_buf_is_zero(const void *p, size_t n);
+/* Writes the N bytes at B as 2N lower-case hex digits and a NUL to OUT. */
+void rk_hex(const uint8_t *b, size_t n, char *out);
 
 /* Appends printf-style text to the NUL-terminated string in BUF (CAP bytes),
  * truncating, never overflowing; a full buffer is left as it is. */

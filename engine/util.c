@@ -27,6 +27,16 @@ int rk_buf_is_zero(const void *p, size_t n)
 	return 1;
 }
 
+void rk_hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
 void rk_strcatf(char *buf, size_t cap, const char *fmt, ...)
 {
 	size_t n = strnlen(buf, cap);

@@ -83,12 +83,7 @@ rk_err rk_geometry_fingerprint(const char *path, uint64_t offset, uint64_t size,
 
 void rk_geometry_fp_hex(const uint8_t fp[RK_GEOMETRY_FP_LEN], char hex[2 * RK_GEOMETRY_FP_LEN + 1])
 {
-	static const char digits[] = "0123456789abcdef";
-	for (unsigned i = 0; i < RK_GEOMETRY_FP_LEN; i++) {
-		hex[2 * i] = digits[fp[i] >> 4];
-		hex[2 * i + 1] = digits[fp[i] & 15];
-	}
-	hex[2 * RK_GEOMETRY_FP_LEN] = 0;
+	rk_hex(fp, RK_GEOMETRY_FP_LEN, hex);
 }
 
 /* ---- JSON ---- */

@@ -194,12 +194,6 @@ static void read_member(struct member_exam *x, int json)
 
 static void parts_json(rk_json *j, const struct member_exam *x);
 
-static void hex_str(const uint8_t *b, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
 /* A text field of the E01 header as JSON: null when absent. */
 static void kstr_or_null(rk_json *j, const char *k, const char *v)
 {
@@ -238,8 +232,8 @@ static void image_json(rk_json *j, const struct image_exam *im)
 	if (!strcmp(im->kind, "e01")) {
 		const struct rk_ewf_info *w = &im->ewf;
 		char md5[33], sha1[41];
-		hex_str(w->md5, 16, md5);
-		hex_str(w->sha1, 20, sha1);
+		rk_hex(w->md5, 16, md5);
+		rk_hex(w->sha1, 20, sha1);
 		rk_json_kstr(j, "format", w->format);
 		CLI_JSON_U64S(j, { "media_size", w->media_size }, { "bytes_per_sector", w->bytes_per_sector },
 		              { "sectors_per_chunk", w->sectors_per_chunk }, { "acquiry_errors", w->acquiry_errors });
@@ -283,8 +277,8 @@ static void image_text(const struct image_exam *im)
 		return;
 	const struct rk_ewf_info *w = &im->ewf;
 	char md5[33], sha1[41];
-	hex_str(w->md5, 16, md5);
-	hex_str(w->sha1, 20, sha1);
+	rk_hex(w->md5, 16, md5);
+	rk_hex(w->sha1, 20, sha1);
 	printf("  media %" PRIu64 " bytes, %u bytes per sector, %u sectors per chunk, %u acquiry error%s\n",
 	       w->media_size, w->bytes_per_sector, w->sectors_per_chunk, w->acquiry_errors,
 	       w->acquiry_errors == 1 ? "" : "s");

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include "rk_array.h"
 #include "rk_create.h"
@@ -218,6 +219,17 @@ FIXTURE void teardown(void)
 		free(paths[i]);
 	}
 	unlink(from_path);
+	/* whatever else a case left (sidecars, checkpoints): the folder goes */
+	DIR *dp = opendir(dir);
+	for (struct dirent *de; dp && (de = readdir(dp));) {
+		char p[sizeof dir + 300];
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+	}
+	if (dp)
+		closedir(dp);
 	rmdir(dir);
 }
 

@@ -29,7 +29,7 @@ void array_free(rk_array *a)
 			free(a->sbs[r]);
 	}
 	rk_fault_plan_free(a->test_plan);
-	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs,
+	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs, a->jb,
 	            a->journal_buf, a->journal_hdr);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->write_lock);

@@ -72,6 +72,7 @@ struct rk_array {
 	uint64_t journal_max;    /* payload bytes one record may carry per member */
 	uint8_t *journal_buf;
 	struct rk_jrec *journal_hdr;
+	struct array_batch *jb;  /* group commit: writes not yet journaled (array_batch.c) */
 	rk_dev **overlay_devs;   /* read-only replay: overlays the volume runs on (owned) */
 	enum rk_array_replay replayed;
 	char replay_msg[512];
@@ -115,6 +116,29 @@ rk_err array_journal_begin(rk_array *a);
 rk_err array_journal_hook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n);
 /* Makes sure an intent record covers [off, off+len) of part P. */
 rk_err array_journal_cover(rk_array *a, const struct array_part *p, uint64_t off, uint64_t len, uint64_t step);
+
+/* The record-writing steps group commit shares: start a record (the
+ * previous in-place writes flushed first), write it to role R's slot, make
+ * the records durable; an intent record naming N ranges. */
+struct rk_jrec *array_journal_start(rk_array *a, uint32_t kind, rk_err *e);
+rk_err array_journal_put(rk_array *a, uint32_t r);
+rk_err array_journal_sync(rk_array *a);
+rk_err array_journal_intent_segs(rk_array *a, const struct rk_jseg *segs, uint32_t n);
+
+/* array_batch.c (group commit; every call under write_lock but _pending) */
+rk_err array_batch_setup(rk_array *a);
+/* 1 while the hook must collect (array_batch_collect) instead of journaling. */
+int array_batch_collecting(const rk_array *a);
+rk_err array_batch_collect(rk_array *a, const struct array_part *pt, const struct rk_vol_wseg *segs, uint32_t n);
+/* 1 when writes wait in the batch. */
+int array_batch_pending(const rk_array *a);
+/* 1 when the write was batched or failed (*ERR); 0: the caller writes it
+ * (any batch committed first). */
+int array_batch_write(rk_array *a, struct array_part *pt, const uint8_t *p, size_t len, uint64_t off, rk_err *err);
+/* Batched writes over [off, off+len) copied onto BUF. */
+void array_batch_overlay(rk_array *a, uint8_t *buf, size_t len, uint64_t off);
+/* Journals the batch (one record a member), then writes it in place. */
+rk_err array_batch_commit(rk_array *a);
 
 /* array_replay.c */
 /* After an unclean stop: replays the last complete record. */

@@ -82,7 +82,7 @@ static rk_err journal_flush_pending(rk_array *a)
 
 /* Encodes a->journal_hdr for ROLE (payload already in a->journal_buf) and writes it to the
  * role's slot.  A member failing with RK_E_IO is failed, not an error. */
-static rk_err journal_put_record(rk_array *a, uint32_t r)
+rk_err array_journal_put(rk_array *a, uint32_t r)
 {
 	a->journal_hdr->role = r;
 	rk_err e = rk_jrec_encode(a->journal_hdr, a->journal_buf);
@@ -98,7 +98,7 @@ static rk_err journal_put_record(rk_array *a, uint32_t r)
 
 /* Makes the records just written durable, then records in the superblocks
  * any member that failed meanwhile, before a byte goes in place. */
-static rk_err journal_sync_records(rk_array *a)
+rk_err array_journal_sync(rk_array *a)
 {
 	mark_flush_skip(a, a->journal_hdr);
 	rk_err e = rk_dev_flush_set(a->devs, a->nroles, a->flush_skip, on_flush_failed, a);
@@ -122,6 +122,18 @@ static void journal_new_header(rk_array *a, uint32_t kind)
 	memcpy(a->journal_hdr->array_uuid, a->tmpl->array_uuid, 16);
 }
 
+/* Starts a record of KIND: the slot's previous in-place writes made
+ * durable first (it is about to be reused), any open intent window closed,
+ * a fresh header with the next seq.  NULL with *E set on a failure. */
+struct rk_jrec *array_journal_start(rk_array *a, uint32_t kind, rk_err *e)
+{
+	if ((*e = journal_flush_pending(a)))
+		return NULL;
+	a->intent_open = 0;   /* the slot is about to hold this record instead */
+	journal_new_header(a, kind);
+	return a->journal_hdr;
+}
+
 /* The engine's hook (parity levels): one DATA record per member holding the
  * new bytes of every chunk it is about to write.  CTX is the part whose
  * engine writes; mid-reshape its offsets are moved to the new data offset's
@@ -130,16 +142,16 @@ rk_err array_journal_hook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
 {
 	struct array_part *pt = ctx;
 	rk_array *a = pt->a;
+	if (array_batch_collecting(a))
+		return array_batch_collect(a, pt, segs, n);
 	/* full stripes of a healthy array under an intent record: a crash is
 	 * repaired by resyncing the range from data (spec/journal.md) */
 	if (a->writing_full_stripes && a->intent_open && !array_part_degraded(a, pt))
 		return RK_OK;
-	rk_err e = journal_flush_pending(a);
-	if (e)
+	rk_err e = RK_OK;
+	struct rk_jrec *h = array_journal_start(a, RK_JREC_DATA, &e);
+	if (!h)
 		return e;
-	a->intent_open = 0;   /* the slot is about to hold this record instead */
-	journal_new_header(a, RK_JREC_DATA);
-	struct rk_jrec *h = a->journal_hdr;
 	for (uint32_t i = 0; i < n; i++)
 		if (segs[i].role < a->nroles && array_member_live(a, segs[i].role))
 			rk_jrec_set_part(h, segs[i].role);
@@ -158,36 +170,44 @@ rk_err array_journal_hook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
 			h->seg[h->nsegs++] = (struct rk_jseg){ .off = pt->base + segs[i].off, .len = segs[i].len };
 			h->payload += segs[i].len;
 		}
-		if ((e = journal_put_record(a, r)))
+		if ((e = array_journal_put(a, r)))
 			return e;
 	}
-	if ((e = journal_sync_records(a)))
+	if ((e = array_journal_sync(a)))
 		return e;
 	a->journal_unflushed = 1;
 	return RK_OK;
 }
 
-/* Mirrors: a write-intent record (the volume range) on every live member. */
-static rk_err journal_write_intent(rk_array *a, uint64_t off, uint64_t len)
+/* A write-intent record naming the N volume ranges SEGS on every live
+ * member, durable before the caller writes any of them. */
+rk_err array_journal_intent_segs(rk_array *a, const struct rk_jseg *segs, uint32_t n)
 {
-	rk_err e = journal_flush_pending(a);
-	if (e)
+	rk_err e = RK_OK;
+	struct rk_jrec *h = array_journal_start(a, RK_JREC_INTENT, &e);
+	if (!h)
 		return e;
-	a->intent_open = 0;
-	journal_new_header(a, RK_JREC_INTENT);
 	for (uint32_t r = 0; r < a->nroles; r++)
 		if (array_member_live(a, r))
-			rk_jrec_set_part(a->journal_hdr, r);
+			rk_jrec_set_part(h, r);
 	for (uint32_t r = 0; r < a->nroles; r++) {
 		if (!array_member_live(a, r))
 			continue;
-		a->journal_hdr->nsegs = 1;
-		a->journal_hdr->seg[0] = (struct rk_jseg){ .off = off, .len = len };
-		a->journal_hdr->payload = 0;
-		if ((e = journal_put_record(a, r)))
+		h->nsegs = n;
+		memcpy(h->seg, segs, n * sizeof *segs);
+		h->payload = 0;
+		if ((e = array_journal_put(a, r)))
 			return e;
 	}
-	if ((e = journal_sync_records(a)))
+	return array_journal_sync(a);
+}
+
+/* Mirrors: a write-intent record (the volume range) on every live member. */
+static rk_err journal_write_intent(rk_array *a, uint64_t off, uint64_t len)
+{
+	struct rk_jseg seg = { .off = off, .len = len };
+	rk_err e = array_journal_intent_segs(a, &seg, 1);
+	if (e)
 		return e;
 	a->intent_open = 1;
 	a->intent_lo = off;

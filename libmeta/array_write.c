@@ -21,7 +21,18 @@ rk_err rk_array_read(rk_array *a, void *buf, size_t len, uint64_t off)
 	rk_err e = check_range(a, len, off);
 	if (e || !len)
 		return e;
+	/* batched writes not yet in place are read on top of the members:
+	 * under the write lock, so none goes in place (and leaves the batch)
+	 * between the two */
+	int batched = array_batch_pending(a);
+	if (batched)
+		pthread_mutex_lock(&a->write_lock);
 	e = a->reshape ? rk_resize_reader_read(a->reshape, buf, len, off) : rk_vol_read(a->vol, buf, len, off);
+	if (batched) {
+		if (!e)
+			array_batch_overlay(a, buf, len, off);
+		pthread_mutex_unlock(&a->write_lock);
+	}
 	rk_err s = array_settle(a);
 	return e ? e : s;
 }
@@ -33,6 +44,8 @@ static rk_err begin_write(rk_array *a)
 	if (a->dirty)
 		return RK_OK;
 	rk_err e = array_journal_begin(a);
+	if (!e && a->journal_on && !a->reshape)
+		e = array_batch_setup(a);
 	if (!e)
 		e = array_commit(a, RK_ARRAY_ACTIVE);
 	if (e)
@@ -58,6 +71,10 @@ static rk_err part_write(rk_array *a, struct array_part *pt, const uint8_t *p, s
 {
 	rk_err e;
 	int journaled = a->journal_on && array_geom_journaled(pt->g);
+	/* small writes wait in the batch (group commit); any other write
+	 * commits the batch first, so writes reach the members in order */
+	if (journaled && array_batch_write(a, pt, p, len, off, &e))
+		return e;
 	if (journaled && !array_part_parity(pt)) {
 		/* mirrors: under an intent record, a bounded piece at a time */
 		for (size_t done = 0; done < len;) {
@@ -147,6 +164,12 @@ rk_err rk_array_flush(rk_array *a)
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return RK_OK;
 	pthread_mutex_lock(&a->write_lock);
+	/* the batch's records made durable and its bytes put in place */
+	rk_err be = array_batch_commit(a);
+	if (be) {
+		pthread_mutex_unlock(&a->write_lock);
+		return be;
+	}
 	/* mid-reshape the new geometry's engine spans every member: one flush
 	 * each (a failure reaches the other engine through array_on_member_fail) */
 	uint32_t w = 0;

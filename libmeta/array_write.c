@@ -159,16 +159,20 @@ rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 	return e;
 }
 
-rk_err rk_array_flush(rk_array *a)
+/* Commits the batch, then flushes the members unless ALL is 0 and every
+ * write since the last flush went through the batch: its records are
+ * durable then, so its writes are (a crash replays them); their in-place
+ * bytes are flushed before the log restarts (journal_checkpoint) or at
+ * close. */
+static rk_err array_flush(rk_array *a, int all)
 {
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return RK_OK;
 	pthread_mutex_lock(&a->write_lock);
-	/* the batch's records made durable and its bytes put in place */
-	rk_err be = array_batch_commit(a);
-	if (be) {
+	rk_err e = array_batch_commit(a);
+	if (e || (!all && a->journal_on && !array_batch_direct(a))) {
 		pthread_mutex_unlock(&a->write_lock);
-		return be;
+		return e;
 	}
 	/* mid-reshape the new geometry's engine spans every member: one flush
 	 * each (a failure reaches the other engine through array_on_member_fail) */
@@ -176,11 +180,22 @@ rk_err rk_array_flush(rk_array *a)
 	for (uint32_t i = 1; i < a->nparts; i++)
 		if (a->part[i].g->nroles > a->part[w].g->nroles)
 			w = i;
-	rk_err e = a->nparts ? rk_vol_flush(a->part[w].vol) : RK_OK;
-	if (!e)
+	e = a->nparts ? rk_vol_flush(a->part[w].vol) : RK_OK;
+	if (!e) {
 		a->journal_unflushed = 0;
+		array_batch_flushed(a);
+	}
 	rk_err s = array_settle(a);
 	pthread_mutex_unlock(&a->write_lock);
 	return e ? e : s;
 }
 
+rk_err rk_array_flush(rk_array *a)
+{
+	return array_flush(a, 0);
+}
+
+rk_err array_flush_all(rk_array *a)
+{
+	return array_flush(a, 1);
+}

@@ -75,12 +75,13 @@ static void enumerate_batch(struct run *R)
 			point(R, &sp);
 		}
 	}
-	if (full_mode || R->p == P_PARTIAL)
+	if (full_mode || (R->p == P_PARTIAL && c->level == 6))
 		enumerate_sequences(R, W);
 }
 
 /* Sample mode (make check): RAID-5 of 4, RAID-6 of 5, RAID-10 of 4, the
- * sequences on the partial path only; RK_FAULTS=full every configuration. */
+ * sequences on RAID-6's partial path only (Q merges too); RK_FAULTS=full
+ * every configuration, every path. */
 static int sampled(const struct cfg *c)
 {
 	return (c->level == 5 && c->n == 4) || (c->level == 6 && c->n == 5) || (c->level == 10 && c->n == 4);

@@ -22,16 +22,21 @@
  * open. */
 #include "faults_writes.h"
 
-/* Adds to the partial path's three ops (stripes 0, 2, 3) a write in
- * stripe 0's next chunk (same stripe, other data block) and one inside
- * the first op's bytes. */
+/* Adds to the path's first three ops (stripes 0, 2, 3) a write in
+ * another data block of stripe 0 (the third: on the degraded path the
+ * second is missing) and one inside the first op's bytes, before the
+ * degraded path's full stripe (which commits the batch). */
 static void add_merge_ops(struct run *R)
 {
 	uint64_t ch = R->c->chunk ? R->c->chunk : 4096;
-	if (R->p != P_PARTIAL || R->c->level == 1 || R->nops + 2 > 8)
+	if (R->c->level == 1 || R->nops < 3 || R->nops + 2 > 8)
 		return;
-	R->ops[R->nops++] = (struct op){ ch + 200, 500, 0 };
-	R->ops[R->nops++] = (struct op){ ch / 2 + 300, 500, 0 };
+	struct op extra[2] = { { (R->p == P_DEGRADED ? 2 : 1) * ch + 200, 500, 0 }, { ch / 2 + 300, 500, 0 } };
+	for (uint32_t i = R->nops; i-- > 3;)
+		R->ops[i + 2] = R->ops[i];
+	R->ops[3] = extra[0];
+	R->ops[4] = extra[1];
+	R->nops += 2;
 	for (uint32_t i = 0; i < R->nops; i++)
 		ck_assert_uint_le(R->ops[i].off + R->ops[i].len, R->vsize);
 }

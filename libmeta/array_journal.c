@@ -337,6 +337,25 @@ static uint64_t journal_area_end(const rk_array *a, const struct rk_sb *sb)
 	return a->reshape && a->rs_base < sb->data_offset ? a->rs_base : sb->data_offset;
 }
 
+/* The write session's log state once the slots are empty: every log
+ * from its start, the session's nonce, records of at most JMAX bytes. */
+static rk_err journal_session(rk_array *a, uint64_t jmax)
+{
+	if (!a->jpos && !(a->jpos = calloc(a->nroles, sizeof *a->jpos)))
+		return rk_fail(RK_E_NOMEM, "array: out of memory");
+	memset(a->jpos, 0, a->nroles * sizeof *a->jpos);
+	a->journal_max = jmax;
+	a->journal_seq = 0;
+	a->jbase = 1;
+	a->jnonce = a->tmpl->events;   /* grows with every session: the log's session mark */
+	a->journal_unflushed = 0;
+	a->journal_on = 1;
+	/* version 2 records (the log): readers that only know one record a
+	 * slot must refuse the array until it is clean again */
+	a->tmpl->feat_incompat |= RK_FEAT_INCOMPAT_JLOG;
+	return RK_OK;
+}
+
 /* At the first write of an open: sets the journal up (adding it to an array
  * made without one when the metadata area has room) and empties every
  * member's slot, durably, before the superblocks say ACTIVE: from then on
@@ -393,17 +412,5 @@ rk_err array_journal_begin(rk_array *a)
 	rk_err e = rk_dev_flush_set(a->devs, a->nroles, a->flush_skip, on_flush_failed, a);
 	if (e)
 		return e;
-	if (!a->jpos && !(a->jpos = calloc(a->nroles, sizeof *a->jpos)))
-		return rk_fail(RK_E_NOMEM, "array: out of memory");
-	memset(a->jpos, 0, a->nroles * sizeof *a->jpos);
-	a->journal_max = jmax;
-	a->journal_seq = 0;
-	a->jbase = 1;
-	a->jnonce = a->tmpl->events;   /* grows with every session: the log's session mark */
-	a->journal_unflushed = 0;
-	a->journal_on = 1;
-	/* version 2 records (the log): readers that only know one record a
-	 * slot must refuse the array until it is clean again */
-	a->tmpl->feat_incompat |= RK_FEAT_INCOMPAT_JLOG;
-	return RK_OK;
+	return journal_session(a, jmax);
 }

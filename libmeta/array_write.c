@@ -71,10 +71,6 @@ static rk_err part_write(rk_array *a, struct array_part *pt, const uint8_t *p, s
 {
 	rk_err e;
 	int journaled = a->journal_on && array_geom_journaled(pt->g);
-	/* small writes wait in the batch (group commit); any other write
-	 * commits the batch first, so writes reach the members in order */
-	if (journaled && array_batch_write(a, pt, p, len, off, &e))
-		return e;
 	if (journaled && !array_part_parity(pt)) {
 		/* mirrors: under an intent record, a bounded piece at a time */
 		for (size_t done = 0; done < len;) {
@@ -145,7 +141,10 @@ static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off
 	for (uint32_t i = 0; i < a->nparts && !e; i++) {
 		struct array_part *pt = &a->part[i];
 		uint64_t lo = off > pt->lo ? off : pt->lo, hi = end < pt->hi ? end : pt->hi;
-		if (lo < hi)
+		/* small writes wait in the batch (group commit); any other write
+		 * commits the batch first, so writes reach the members in order */
+		if (lo < hi && !(a->journal_on && array_geom_journaled(pt->g) &&
+		                 array_batch_write(a, pt, p + (lo - off), (size_t)(hi - lo), lo, &e)))
 			e = part_write(a, pt, p + (lo - off), (size_t)(hi - lo), lo);
 	}
 	return e;

@@ -29,7 +29,8 @@ void array_free(rk_array *a)
 			free(a->sbs[r]);
 	}
 	rk_fault_plan_free(a->test_plan);
-	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs, a->jb, a->jpos,
+	array_batch_free(a);
+	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs, a->jpos,
 	            a->journal_buf, a->journal_hdr);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->write_lock);

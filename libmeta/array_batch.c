@@ -43,6 +43,7 @@ struct array_batch {
 	int collected;           /* it did (the engine's write stopped there) */
 	int overflow;            /* the group did not fit: the write goes unbatched */
 	int direct;              /* a write not batched since the last flush of the members */
+	size_t size;             /* bytes allocated (with the buffers after the struct) */
 	struct jb_write w[JB_MAXW];
 	struct jb_seg seg[JB_MAXSEGS];
 	uint32_t *rsegs;         /* per role: segments in the batch */
@@ -50,17 +51,35 @@ struct array_batch {
 	uint8_t *vdata, *pool;
 };
 
+/* One batch buffer kept from a closed array for the next (its pages stay
+ * mapped: a program opening arrays one after another does not fault them
+ * in again each time). */
+static struct {
+	pthread_mutex_t lock;
+	void *buf;
+	size_t size;
+} spare = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
 rk_err array_batch_setup(rk_array *a)
 {
 	if (a->jb)
 		return RK_OK;
 	size_t n = a->nroles;
 	size_t head = sizeof(struct array_batch) + n * (sizeof(uint32_t) + sizeof(uint64_t));
+	size_t size = head + JB_VCAP + JB_POOL;
+	struct array_batch *b = NULL;
+	pthread_mutex_lock(&spare.lock);
+	if (spare.buf && spare.size >= size) {
+		b = spare.buf;
+		size = spare.size;
+		spare.buf = NULL;
+	}
+	pthread_mutex_unlock(&spare.lock);
 	/* the byte buffers are not cleared: pages are touched only as used */
-	struct array_batch *b = malloc(head + JB_VCAP + JB_POOL);
-	if (!b)
+	if (!b && !(b = malloc(size)))
 		return rk_fail(RK_E_NOMEM, "array: out of memory");
 	memset(b, 0, head);
+	b->size = size;
 	uint8_t *p = (uint8_t *)(b + 1);
 	b->rbytes = (uint64_t *)(void *)p;
 	p += n * sizeof(uint64_t);
@@ -70,6 +89,22 @@ rk_err array_batch_setup(rk_array *a)
 	b->pool = p + JB_VCAP;
 	a->jb = b;
 	return RK_OK;
+}
+
+void array_batch_free(rk_array *a)
+{
+	struct array_batch *b = a->jb;
+	a->jb = NULL;
+	if (!b)
+		return;
+	pthread_mutex_lock(&spare.lock);
+	if (!spare.buf) {
+		spare.buf = b;
+		spare.size = b->size;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&spare.lock);
+	free(b);
 }
 
 int array_batch_collecting(const rk_array *a)

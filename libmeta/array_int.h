@@ -126,6 +126,8 @@ rk_err array_journal_data(rk_array *a, const struct rk_vol_wseg *segs, uint32_t 
 
 /* array_batch.c (group commit; every call under write_lock but _pending) */
 rk_err array_batch_setup(rk_array *a);
+/* Releases the batch (kept for the next array's setup). */
+void array_batch_free(rk_array *a);
 /* 1 while the hook must collect (array_batch_collect) instead of journaling. */
 int array_batch_collecting(const rk_array *a);
 rk_err array_batch_collect(rk_array *a, const struct array_part *pt, const struct rk_vol_wseg *segs, uint32_t n);

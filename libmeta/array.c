@@ -29,7 +29,8 @@ void array_free(rk_array *a)
 			free(a->sbs[r]);
 	}
 	rk_fault_plan_free(a->test_plan);
-	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs,
+	array_batch_free(a);
+	RK_FREE_ALL(a->devs, a->sbs, a->tmpl, a->data_off, a->down, a->fail_why, a->flush_skip, a->overlay_devs, a->jpos,
 	            a->journal_buf, a->journal_hdr);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->write_lock);
@@ -163,6 +164,8 @@ static rk_err next_generation(rk_array *a, const uint8_t *down, uint32_t state)
 	}
 	a->tmpl->events = ev;
 	a->tmpl->array_state = state;
+	if (state == RK_ARRAY_CLEAN)   /* no record is read on a clean array */
+		a->tmpl->feat_incompat &= ~RK_FEAT_INCOMPAT_JLOG;
 	a->tmpl->utime = (uint64_t)time(NULL);
 	return RK_OK;
 }
@@ -344,7 +347,7 @@ rk_err rk_array_close(rk_array *a)
 		/* Data first: CLEAN may only be written once the data is durable;
 		 * a failed flush leaves the array ACTIVE so the next assembly
 		 * knows parity may lag. */
-		e = rk_array_flush(a);
+		e = array_flush_all(a);
 		if (!e)
 			e = array_commit(a, RK_ARRAY_CLEAN);
 	} else {

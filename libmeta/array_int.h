@@ -70,8 +70,12 @@ struct rk_array {
 	uint64_t intent_lo, intent_hi;
 	int writing_full_stripes;    /* the engine writes full stripes under the open intent */
 	uint64_t journal_max;    /* payload bytes one record may carry per member */
+	uint64_t *jpos;          /* per role: where its next record goes in its log */
+	uint64_t jnonce;         /* this session's mark in every record */
+	uint64_t jbase;          /* first record since the last checkpoint (replay starts there) */
 	uint8_t *journal_buf;
 	struct rk_jrec *journal_hdr;
+	struct array_batch *jb;  /* group commit: writes not yet journaled (array_batch.c) */
 	rk_dev **overlay_devs;   /* read-only replay: overlays the volume runs on (owned) */
 	enum rk_array_replay replayed;
 	char replay_msg[512];
@@ -115,6 +119,35 @@ rk_err array_journal_begin(rk_array *a);
 rk_err array_journal_hook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n);
 /* Makes sure an intent record covers [off, off+len) of part P. */
 rk_err array_journal_cover(rk_array *a, const struct array_part *p, uint64_t off, uint64_t len, uint64_t step);
+
+/* One commit of DATA records with the N segments SEGS (offsets from
+ * BASE): appended to the logs, durable (one flush) on return. */
+rk_err array_journal_data(rk_array *a, const struct rk_vol_wseg *segs, uint32_t n, uint64_t base);
+
+/* array_batch.c (group commit; every call under write_lock but _pending) */
+rk_err array_batch_setup(rk_array *a);
+/* Releases the batch (kept for the next array's setup). */
+void array_batch_free(rk_array *a);
+/* 1 while the hook must collect (array_batch_collect) instead of journaling. */
+int array_batch_collecting(const rk_array *a);
+rk_err array_batch_collect(rk_array *a, const struct array_part *pt, const struct rk_vol_wseg *segs, uint32_t n);
+/* 1 when writes wait in the batch. */
+int array_batch_pending(const rk_array *a);
+/* 1 when the write was batched or failed (*ERR); 0: the caller writes it
+ * (any batch committed first). */
+int array_batch_write(rk_array *a, struct array_part *pt, const uint8_t *p, size_t len, uint64_t off, rk_err *err);
+/* Batched writes over [off, off+len) copied onto BUF. */
+void array_batch_overlay(rk_array *a, uint8_t *buf, size_t len, uint64_t off);
+/* Journals the batch (one commit, one flush), then writes it in place. */
+rk_err array_batch_commit(rk_array *a);
+/* 1 when a write went around the batch since the members were last
+ * flushed (its bytes are in no record a flush makes durable). */
+int array_batch_direct(const rk_array *a);
+void array_batch_flushed(rk_array *a);
+
+/* array_write.c */
+/* rk_array_flush with every member flushed (close, before CLEAN). */
+rk_err array_flush_all(rk_array *a);
 
 /* array_replay.c */
 /* After an unclean stop: replays the last complete record. */

@@ -67,8 +67,8 @@ static void on_flush_failed(void *ctx, uint32_t r, rk_err e)
 	array_journal_member_failed(ctx, r, e);
 }
 
-/* Before a slot is reused, the in-place writes of its last record must be
- * durable: flush every live member. */
+/* In-place writes not yet flushed (a->journal_unflushed) made durable on
+ * every live member. */
 static rk_err journal_flush_pending(rk_array *a)
 {
 	if (!a->journal_unflushed)
@@ -80,15 +80,40 @@ static rk_err journal_flush_pending(rk_array *a)
 	return e;
 }
 
-/* Encodes a->journal_hdr for ROLE (payload already in a->journal_buf) and writes it to the
- * role's slot.  A member failing with RK_E_IO is failed, not an error. */
-static rk_err journal_put_record(rk_array *a, uint32_t r)
+/* The log restarts at the start of every member's area: every in-place
+ * write made so far is flushed first, so no record before the next one
+ * (the new base) is needed again; an open intent window closes. */
+static rk_err journal_checkpoint(rk_array *a)
 {
-	a->journal_hdr->role = r;
-	rk_err e = rk_jrec_encode(a->journal_hdr, a->journal_buf);
+	rk_err e = journal_flush_pending(a);
 	if (e)
 		return e;
-	e = rk_dev_pwrite(a->devs[r], a->journal_buf, (size_t)(RK_JNL_HDR + a->journal_hdr->payload), a->sbs[r]->journal_offset);
+	memset(a->jpos, 0, a->nroles * sizeof *a->jpos);
+	a->jbase = a->journal_seq + 1;
+	a->intent_open = 0;
+	return RK_OK;
+}
+
+/* Bytes a record of PAYLOAD bytes takes in the log (the next one starts
+ * on the next 4096-byte boundary). */
+static uint64_t rec_span(uint64_t payload)
+{
+	return RK_JNL_HDR + (payload + 4095) / 4096 * 4096;
+}
+
+/* Encodes a->journal_hdr for role R (payload already in a->journal_buf)
+ * and appends it to the role's log.  A member failing with RK_E_IO is
+ * failed, not an error. */
+static rk_err journal_put(rk_array *a, uint32_t r)
+{
+	struct rk_jrec *h = a->journal_hdr;
+	h->role = r;
+	rk_err e = rk_jrec_encode(h, a->journal_buf);
+	if (e)
+		return e;
+	uint64_t at = a->sbs[r]->journal_offset + a->jpos[r];
+	a->jpos[r] += rec_span(h->payload);
+	e = rk_dev_pwrite(a->devs[r], a->journal_buf, (size_t)(RK_JNL_HDR + h->payload), at);
 	if (e == RK_E_IO) {
 		array_journal_member_failed(a, r, e);
 		return RK_OK;
@@ -96,98 +121,189 @@ static rk_err journal_put_record(rk_array *a, uint32_t r)
 	return e;
 }
 
-/* Makes the records just written durable, then records in the superblocks
- * any member that failed meanwhile, before a byte goes in place. */
-static rk_err journal_sync_records(rk_array *a)
+/* Makes the records just written durable on the members SKIP does not
+ * leave out (a->flush_skip set by the caller), then records in the
+ * superblocks any member that failed meanwhile, before a byte goes in
+ * place. */
+static rk_err journal_sync(rk_array *a)
 {
-	mark_flush_skip(a, a->journal_hdr);
 	rk_err e = rk_dev_flush_set(a->devs, a->nroles, a->flush_skip, on_flush_failed, a);
 	return e ? e : array_settle(a);
 }
 
 /* A new record header of KIND (DATA or INTENT; mid-reshape their _RS
- * forms, tagged with the reshape state). */
-static void journal_new_header(rk_array *a, uint32_t kind)
+ * forms, tagged with the reshape state), seq SEQ of the commit
+ * [FIRST, LAST]. */
+static void journal_new_header(rk_array *a, uint32_t kind, uint64_t seq, uint64_t first, uint64_t last)
 {
-	memset(a->journal_hdr, 0, sizeof *a->journal_hdr);
-	a->journal_hdr->kind = kind;
+	struct rk_jrec *h = a->journal_hdr;
+	memset(h, 0, sizeof *h);
+	h->version = 2;
+	h->kind = kind;
 	if (a->reshape) {
-		a->journal_hdr->kind = kind == RK_JREC_DATA ? RK_JREC_DATA_RS : RK_JREC_INTENT_RS;
-		a->journal_hdr->rs_pos = a->rs_pos;
-		a->journal_hdr->rs_base = a->rs_base;
-		a->journal_hdr->rs_old = a->rs_old;
+		h->kind = kind == RK_JREC_DATA ? RK_JREC_DATA_RS : RK_JREC_INTENT_RS;
+		h->rs_pos = a->rs_pos;
+		h->rs_base = a->rs_base;
+		h->rs_old = a->rs_old;
 	}
-	a->journal_hdr->nroles = a->nroles;
-	a->journal_hdr->seq = ++a->journal_seq;
-	memcpy(a->journal_hdr->array_uuid, a->tmpl->array_uuid, 16);
+	h->nroles = a->nroles;
+	h->seq = seq;
+	h->nonce = a->jnonce;
+	h->base_seq = a->jbase;
+	h->first_seq = first;
+	h->last_seq = last;
+	memcpy(h->array_uuid, a->tmpl->array_uuid, 16);
 }
 
-/* The engine's hook (parity levels): one DATA record per member holding the
- * new bytes of every chunk it is about to write.  CTX is the part whose
- * engine writes; mid-reshape its offsets are moved to the new data offset's
- * base (DATA_RS). */
-rk_err array_journal_hook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
+/* Assigns each live segment of SEGS its record within the commit (IDX):
+ * a role's segments in order, a new record when one holds RK_JNL_MAX_SEGS
+ * or journal_max bytes.  NEED[r]: log bytes role r needs (scratch after
+ * it: 2 * nroles more words).  Returns the number of records. */
+static uint32_t plan_records(rk_array *a, const struct rk_vol_wseg *segs, uint32_t n, uint32_t *idx, uint64_t *need)
 {
-	struct array_part *pt = ctx;
-	rk_array *a = pt->a;
-	/* full stripes of a healthy array under an intent record: a crash is
-	 * repaired by resyncing the range from data (spec/journal.md) */
-	if (a->writing_full_stripes && a->intent_open && !array_part_degraded(a, pt))
-		return RK_OK;
-	rk_err e = journal_flush_pending(a);
-	if (e)
-		return e;
-	a->intent_open = 0;   /* the slot is about to hold this record instead */
-	journal_new_header(a, RK_JREC_DATA);
+	uint64_t *bytes = need + a->nroles;
+	uint32_t *cnt = (uint32_t *)(void *)(bytes + a->nroles), *cur = cnt + a->nroles, nrec = 0;
+	memset(need, 0, a->nroles * (2 * sizeof(uint64_t) + 2 * sizeof(uint32_t)));
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = segs[i].role;
+		idx[i] = UINT32_MAX;
+		if (r >= a->nroles || !array_member_live(a, r))
+			continue;
+		if (cnt[r] && (cnt[r] == RK_JNL_MAX_SEGS || segs[i].len > a->journal_max - bytes[r])) {
+			need[r] += rec_span(bytes[r]);
+			cur[r]++;
+			cnt[r] = 0;
+			bytes[r] = 0;
+		}
+		cnt[r]++;
+		bytes[r] += segs[i].len;
+		idx[i] = cur[r];
+		if (cur[r] + 1 > nrec)
+			nrec = cur[r] + 1;
+	}
+	for (uint32_t r = 0; r < a->nroles; r++)
+		if (cnt[r])
+			need[r] += rec_span(bytes[r]);
+	return nrec;
+}
+
+/* Writes record K of a commit [first, first + nrec) for every role with
+ * segments in it. */
+static rk_err put_commit_record(rk_array *a, uint32_t kind, const struct rk_vol_wseg *segs, uint32_t n,
+                                const uint32_t *idx, uint32_t k, uint64_t first, uint32_t nrec, uint64_t base)
+{
+	journal_new_header(a, kind, first + k, first, first + nrec - 1);
 	struct rk_jrec *h = a->journal_hdr;
 	for (uint32_t i = 0; i < n; i++)
-		if (segs[i].role < a->nroles && array_member_live(a, segs[i].role))
+		if (idx[i] == k)
 			rk_jrec_set_part(h, segs[i].role);
 	for (uint32_t r = 0; r < a->nroles; r++) {
-		if (!rk_jrec_part(h, r) || !array_member_live(a, r))
+		if (!rk_jrec_part(h, r))
 			continue;
 		h->nsegs = 0;
 		h->payload = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			if (segs[i].role != r)
+			if (idx[i] != k || segs[i].role != r)
 				continue;
-			if (h->nsegs == RK_JNL_MAX_SEGS || segs[i].len > a->journal_max - h->payload)
-				return rk_fail(RK_E_INVAL, "journal: a commit group exceeds one record (%u segments, %llu bytes)",
-				               h->nsegs, (unsigned long long)(h->payload + segs[i].len));
 			memcpy(a->journal_buf + RK_JNL_HDR + h->payload, segs[i].buf, segs[i].len);
-			h->seg[h->nsegs++] = (struct rk_jseg){ .off = pt->base + segs[i].off, .len = segs[i].len };
+			h->seg[h->nsegs++] = (struct rk_jseg){ .off = base + segs[i].off, .len = segs[i].len };
 			h->payload += segs[i].len;
 		}
-		if ((e = journal_put_record(a, r)))
-			return e;
+		if (array_member_live(a, r)) {
+			a->flush_skip[r] = 0;
+			rk_err e = journal_put(a, r);
+			if (e)
+				return e;
+		}
 	}
-	if ((e = journal_sync_records(a)))
-		return e;
-	a->journal_unflushed = 1;
 	return RK_OK;
 }
 
-/* Mirrors: a write-intent record (the volume range) on every live member. */
+/* One commit of DATA records holding the N segments SEGS (member data-area
+ * offsets from BASE): appended to each member's log (a checkpoint first
+ * when a log has no room), then made durable by one flush.  Any open
+ * intent window closes: a later whole-stripe write needs a new one, whose
+ * checkpoint keeps these records from being replayed over it. */
+rk_err array_journal_data(rk_array *a, const struct rk_vol_wseg *segs, uint32_t n, uint64_t base)
+{
+	size_t scratch = (size_t)n * sizeof(uint32_t) + a->nroles * (2 * sizeof(uint64_t) + 2 * sizeof(uint32_t));
+	uint64_t *need = malloc(scratch);
+	if (!need)
+		return rk_fail(RK_E_NOMEM, "array: out of memory");
+	uint32_t *idx = (uint32_t *)(void *)((uint8_t *)need + a->nroles * (2 * sizeof(uint64_t) + 2 * sizeof(uint32_t)));
+	uint32_t nrec = plan_records(a, segs, n, idx, need);
+	rk_err e = RK_OK;
+	int full = 0;
+	for (uint32_t r = 0; r < a->nroles; r++)
+		full |= array_member_live(a, r) && need[r] > a->sbs[r]->journal_size - a->jpos[r];
+	if (full && !(e = journal_checkpoint(a)))
+		for (uint32_t r = 0; r < a->nroles && !e; r++)
+			if (array_member_live(a, r) && need[r] > a->sbs[r]->journal_size)
+				e = rk_fail(RK_E_INVAL, "journal: a commit of %llu bytes exceeds the %llu-byte journal",
+				            (unsigned long long)need[r], (unsigned long long)a->sbs[r]->journal_size);
+	a->intent_open = 0;
+	uint64_t first = a->journal_seq + 1;
+	if (!e && nrec) {
+		memset(a->flush_skip, 1, a->nroles);
+		for (uint32_t k = 0; k < nrec && !e; k++)
+			e = put_commit_record(a, RK_JREC_DATA, segs, n, idx, k, first, nrec, base);
+		a->journal_seq = first + nrec - 1;
+		if (!e) {
+			for (uint32_t r = 0; r < a->nroles; r++)
+				a->flush_skip[r] |= !array_member_live(a, r);
+			e = journal_sync(a);
+		}
+	}
+	free(need);
+	return e;
+}
+
+/* The engine's hook (parity levels): a commit of DATA records holding the
+ * new bytes of every chunk the members are about to write.  CTX is the
+ * part whose engine writes; mid-reshape its offsets are moved to the new
+ * data offset's base (DATA_RS). */
+rk_err array_journal_hook(void *ctx, const struct rk_vol_wseg *segs, uint32_t n)
+{
+	struct array_part *pt = ctx;
+	rk_array *a = pt->a;
+	if (array_batch_collecting(a))
+		return array_batch_collect(a, pt, segs, n);
+	/* full stripes of a healthy array under an intent record: a crash is
+	 * repaired by resyncing the range from data (spec/journal.md) */
+	if (a->writing_full_stripes && a->intent_open && !array_part_degraded(a, pt))
+		return RK_OK;
+	rk_err e = array_journal_data(a, segs, n, pt->base);
+	if (!e)
+		a->journal_unflushed = 1;
+	return e;
+}
+
+/* A write-intent record naming the volume range [off, off+len) on every
+ * live member, durable before the caller writes any of it.  A checkpoint
+ * first: no DATA record written before may be replayed over the window's
+ * writes (they are not in any record). */
 static rk_err journal_write_intent(rk_array *a, uint64_t off, uint64_t len)
 {
-	rk_err e = journal_flush_pending(a);
+	rk_err e = journal_checkpoint(a);
 	if (e)
 		return e;
-	a->intent_open = 0;
-	journal_new_header(a, RK_JREC_INTENT);
+	uint64_t seq = ++a->journal_seq;
+	journal_new_header(a, RK_JREC_INTENT, seq, seq, seq);
+	struct rk_jrec *h = a->journal_hdr;
 	for (uint32_t r = 0; r < a->nroles; r++)
 		if (array_member_live(a, r))
-			rk_jrec_set_part(a->journal_hdr, r);
+			rk_jrec_set_part(h, r);
 	for (uint32_t r = 0; r < a->nroles; r++) {
 		if (!array_member_live(a, r))
 			continue;
-		a->journal_hdr->nsegs = 1;
-		a->journal_hdr->seg[0] = (struct rk_jseg){ .off = off, .len = len };
-		a->journal_hdr->payload = 0;
-		if ((e = journal_put_record(a, r)))
+		h->nsegs = 1;
+		h->seg[0] = (struct rk_jseg){ .off = off, .len = len };
+		h->payload = 0;
+		if ((e = journal_put(a, r)))
 			return e;
 	}
-	if ((e = journal_sync_records(a)))
+	mark_flush_skip(a, h);
+	if ((e = journal_sync(a)))
 		return e;
 	a->intent_open = 1;
 	a->intent_lo = off;
@@ -219,6 +335,25 @@ rk_err array_journal_cover(rk_array *a, const struct array_part *p, uint64_t off
 static uint64_t journal_area_end(const rk_array *a, const struct rk_sb *sb)
 {
 	return a->reshape && a->rs_base < sb->data_offset ? a->rs_base : sb->data_offset;
+}
+
+/* The write session's log state once the slots are empty: every log
+ * from its start, the session's nonce, records of at most JMAX bytes. */
+static rk_err journal_session(rk_array *a, uint64_t jmax)
+{
+	if (!a->jpos && !(a->jpos = calloc(a->nroles, sizeof *a->jpos)))
+		return rk_fail(RK_E_NOMEM, "array: out of memory");
+	memset(a->jpos, 0, a->nroles * sizeof *a->jpos);
+	a->journal_max = jmax;
+	a->journal_seq = 0;
+	a->jbase = 1;
+	a->jnonce = a->tmpl->events;   /* grows with every session: the log's session mark */
+	a->journal_unflushed = 0;
+	a->journal_on = 1;
+	/* version 2 records (the log): readers that only know one record a
+	 * slot must refuse the array until it is clean again */
+	a->tmpl->feat_incompat |= RK_FEAT_INCOMPAT_JLOG;
+	return RK_OK;
 }
 
 /* At the first write of an open: sets the journal up (adding it to an array
@@ -277,9 +412,5 @@ rk_err array_journal_begin(rk_array *a)
 	rk_err e = rk_dev_flush_set(a->devs, a->nroles, a->flush_skip, on_flush_failed, a);
 	if (e)
 		return e;
-	a->journal_max = jmax;
-	a->journal_seq = 0;
-	a->journal_unflushed = 0;
-	a->journal_on = 1;
-	return RK_OK;
+	return journal_session(a, jmax);
 }

@@ -73,33 +73,82 @@ struct replay_set {
 	uint32_t first;      /* the first role holding it */
 };
 
-/* Reads every live member's slot into SET; *FOUND 1 when any holds a valid
- * record.  A member whose slot cannot be read is failed and left out. */
-static rk_err read_records(rk_array *a, struct replay_set *set, int *found)
+/* One member's log as read back: its records in the order written. */
+struct chain {
+	uint32_t n, cap;
+	struct rk_jrec *h;
+	uint8_t **rec;
+};
+
+/* Appends H and REC to C. */
+static rk_err chain_add(struct chain *c, const struct rk_jrec *h, uint8_t *rec)
 {
-	struct rk_jrec_ctx jc;
-	replay_context(a, &jc);
-	*found = 0;
-	for (uint32_t r = 0; r < a->nroles; r++) {
-		if (!array_member_live(a, r))
-			continue;
-		const struct rk_sb *sb = a->sbs[r];
-		jc.jsize = sb->journal_size;
-		jc.role = r;
-		rk_err re = rk_jrec_read_ctx(a->devs[r], sb->journal_offset, &jc, &set->h[r], &set->rec[r]);
+	if (c->n == c->cap) {
+		uint32_t nc = c->cap ? c->cap * 2 : 4;
+		struct rk_jrec *nh = realloc(c->h, nc * sizeof *nh);
+		if (nh)
+			c->h = nh;
+		uint8_t **nr = nh ? realloc(c->rec, nc * sizeof *nr) : NULL;
+		if (!nr)
+			return rk_fail(RK_E_NOMEM, "array: out of memory");
+		c->rec = nr;
+		c->cap = nc;
+	}
+	c->h[c->n] = *h;
+	c->rec[c->n++] = rec;
+	return RK_OK;
+}
+
+/* Reads role R's log into C: the record at the start of its area, then
+ * each next one (at the 4096-byte boundary after it) while it is valid,
+ * of version 2, of the same session (nonce) and a higher seq.  Anything
+ * after that is older (a record of an earlier checkpoint or session) or
+ * torn.  A member whose area cannot be read is failed and left out. */
+static rk_err read_chain(rk_array *a, uint32_t r, struct rk_jrec_ctx *jc, struct chain *c)
+{
+	const struct rk_sb *sb = a->sbs[r];
+	for (uint64_t pos = 0; pos + RK_JNL_HDR <= sb->journal_size;) {
+		struct rk_jrec h;
+		uint8_t *rec = NULL;
+		jc->jsize = sb->journal_size - pos;
+		rk_err re = rk_jrec_read_ctx(a->devs[r], sb->journal_offset + pos, jc, &h, &rec);
 		if (re == RK_E_IO) {
 			array_journal_member_failed(a, r, re);   /* cannot tell what it holds: leave it out */
-			continue;
+			break;
 		}
 		if (re == RK_E_NOMEM)
 			return re;
 		if (re)
-			continue;
-		if (!*found || set->h[r].seq > set->maxseq)
-			set->maxseq = set->h[r].seq;
-		*found = 1;
+			break;
+		const struct rk_jrec *p = c->n ? &c->h[c->n - 1] : NULL;
+		if (p && (h.version != 2 || h.nonce != p->nonce || h.seq <= p->seq)) {
+			free(rec);
+			break;
+		}
+		if ((re = chain_add(c, &h, rec))) {
+			free(rec);
+			return re;
+		}
+		if (h.version != 2)
+			break;   /* version 1: one record a slot */
+		pos += RK_JNL_HDR + (h.payload + 4095) / 4096 * 4096;
 	}
 	return RK_OK;
+}
+
+/* Fills SET with the records of seq SEQ found in the chains (copies of
+ * the headers, the records borrowed). */
+static void set_for_seq(rk_array *a, const struct chain *ch, uint64_t seq, struct replay_set *set)
+{
+	set->maxseq = seq;
+	for (uint32_t r = 0; r < a->nroles; r++) {
+		set->rec[r] = NULL;
+		for (uint32_t i = 0; i < ch[r].n; i++)
+			if (ch[r].h[i].seq == seq) {
+				set->h[r] = ch[r].h[i];
+				set->rec[r] = ch[r].rec[i];
+			}
+	}
 }
 
 /* 1 when role R holds the latest record. */
@@ -129,7 +178,7 @@ static int record_complete(rk_array *a, struct replay_set *set)
 			if (rk_jrec_part(h, p) && array_member_live(a, p) && !holds_latest(set, p))
 				return 0;
 	}
-	return 1;
+	return set->first < a->nroles;   /* a record no member holds is not whole */
 }
 
 /* Writes member R's segments of its DATA record back in place (to the
@@ -160,20 +209,6 @@ static rk_err replay_member_data(rk_array *a, const struct replay_set *set, uint
 	else if (fe)
 		return fe;
 	return RK_OK;
-}
-
-/* DATA records: every member's new bytes put back (the write hole closed). */
-static rk_err replay_data(rk_array *a, const struct replay_set *set)
-{
-	uint64_t bytes = 0;
-	rk_err e = RK_OK;
-	for (uint32_t r = 0; r < a->nroles && !e; r++)
-		if (holds_latest(set, r) && array_member_live(a, r))
-			e = replay_member_data(a, set, r, &bytes);
-	a->replayed = RK_ARRAY_REPLAY_DATA;
-	snprintf(a->replay_msg, sizeof a->replay_msg, "journal: record %llu replayed (%llu bytes)",
-	         (unsigned long long)set->maxseq, (unsigned long long)bytes);
-	return e;
 }
 
 /* INTENT records: redundancy resynced over their ranges, each part of the
@@ -209,16 +244,78 @@ static rk_err replay_intent(rk_array *a, const struct replay_set *set)
 	return e;
 }
 
-/* After an unclean stop (array_state ACTIVE): replays the last record.  It
- * is applied only when every live member it names holds it intact: if one
+/* Replays records [from, to] in order (each whole: the caller checked the
+ * latest commit; an earlier one is whole unless a checkpoint overwrote it,
+ * and then nothing before the checkpoint needs replaying).  Says what was
+ * done in a->replay_msg. */
+static rk_err replay_range(rk_array *a, const struct chain *ch, struct replay_set *set, uint64_t from, uint64_t to)
+{
+	uint64_t bytes = 0, ndata = 0, first_data = 0;
+	char intent_msg[sizeof a->replay_msg] = "";
+	rk_err e = RK_OK;
+	for (uint64_t s = from; s <= to && !e; s++) {
+		set_for_seq(a, ch, s, set);
+		if (!record_complete(a, set))
+			continue;
+		if (rk_jrec_is_data(set->kind)) {
+			for (uint32_t r = 0; r < a->nroles && !e; r++)
+				if (holds_latest(set, r) && array_member_live(a, r))
+					e = replay_member_data(a, set, r, &bytes);
+			first_data = ndata++ ? first_data : s;
+		} else {
+			e = replay_intent(a, set);
+			snprintf(intent_msg, sizeof intent_msg, "%s", a->replay_msg);
+		}
+	}
+	if (e)
+		return e;
+	a->replayed = intent_msg[0] ? RK_ARRAY_REPLAY_RESYNC : RK_ARRAY_REPLAY_DATA;
+	snprintf(a->replay_msg, sizeof a->replay_msg, "%s", intent_msg);
+	if (ndata == 1)
+		rk_strcatf(a->replay_msg, sizeof a->replay_msg, "%sjournal: record %llu replayed (%llu bytes)",
+		           intent_msg[0] ? "; " : "", (unsigned long long)first_data, (unsigned long long)bytes);
+	else if (ndata > 1)
+		rk_strcatf(a->replay_msg, sizeof a->replay_msg, "%sjournal: records %llu to %llu replayed (%llu bytes)",
+		           intent_msg[0] ? "; " : "", (unsigned long long)first_data, (unsigned long long)to,
+		           (unsigned long long)bytes);
+	return RK_OK;
+}
+
+/* Which records to replay: the latest commit if whole (every record of
+ * it held by every live member it names), else the one before it; from
+ * the base (the last checkpoint) to that commit's end.  *FROM > *TO: none. */
+static void replay_bounds(rk_array *a, const struct chain *ch, struct replay_set *set, uint64_t *from, uint64_t *to,
+                          uint64_t *latest)
+{
+	const struct rk_jrec *top = NULL;
+	for (uint32_t r = 0; r < a->nroles; r++)
+		for (uint32_t i = 0; i < ch[r].n; i++)
+			if (!top || ch[r].h[i].seq > top->seq)
+				top = &ch[r].h[i];
+	*latest = top->seq;
+	uint64_t base = top->base_seq, c0 = top->first_seq, c1 = top->last_seq;
+	int whole = 1;
+	for (uint64_t s = c0; s <= c1 && whole; s++) {
+		set_for_seq(a, ch, s, set);
+		whole = record_complete(a, set);
+	}
+	*from = base;
+	*to = whole ? c1 : c0 - 1;
+}
+
+/* After an unclean stop (array_state ACTIVE): replays the journal.  Each
+ * member's log is read (read_chain); the latest commit counts only when
+ * every live member it names holds each of its records intact: if one
  * does not, the records were still being written when the writer stopped,
- * so nothing went in place for them (the previous record's writes were
- * flushed before its slot was reused).  DATA records put back the new
- * bytes of every chunk (the write hole closed: parity and data agree again,
- * whatever members are missing); INTENT records resync the mirrors over
- * their range.  Read-only opens replay into overlays (a->overlay_devs).
- * Mid-reshape only records of this reshape state count (kinds 3, 4 with
- * its tag): DATA_RS bytes go to the new data offset + their offset, INTENT_RS
+ * so nothing went in place for them.  Every record from the last
+ * checkpoint (the base) to the last whole commit is replayed in order:
+ * their in-place writes may not all be durable.  DATA records put back the
+ * new bytes of every chunk (the write hole closed: parity and data agree
+ * again, whatever members are missing); INTENT records resync the mirrors
+ * over their range.  A version-1 record (one a slot) is a log of one.
+ * Read-only opens replay into overlays (a->overlay_devs).  Mid-reshape
+ * only records of this reshape state count (kinds 3, 4 with its tag):
+ * DATA_RS bytes go to the new data offset + their offset, INTENT_RS
  * ranges are resynced split at the checkpoint, each side through its own
  * geometry. */
 rk_err array_journal_replay(rk_array *a)
@@ -226,25 +323,40 @@ rk_err array_journal_replay(rk_array *a)
 	if (!a->unclean || !(a->tmpl->feat_incompat & RK_FEAT_INCOMPAT_JOURNAL) || !array_journal_level(a))
 		return RK_OK;
 	struct replay_set set = { .h = calloc(a->nroles, sizeof *set.h), .rec = calloc(a->nroles, sizeof *set.rec) };
+	struct chain *ch = calloc(a->nroles, sizeof *ch);
 	rk_err e = RK_OK;
 	int found = 0;
-	if (!set.h || !set.rec)
+	struct rk_jrec_ctx jc;
+	replay_context(a, &jc);
+	if (!set.h || !set.rec || !ch)
 		e = rk_fail(RK_E_NOMEM, "array: out of memory");
-	else
-		e = read_records(a, &set, &found);
+	for (uint32_t r = 0; r < a->nroles && !e; r++) {
+		if (!array_member_live(a, r))
+			continue;
+		jc.role = r;
+		e = read_chain(a, r, &jc, &ch[r]);
+		found |= ch[r].n > 0;
+	}
+	uint64_t from = 1, to = 0, latest = 0;
+	if (!e && found)
+		replay_bounds(a, ch, &set, &from, &to, &latest);
 	if (e) {
 		/* nothing more to do */
 	} else if (!found) {
 		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: no record to replay");
-	} else if (!record_complete(a, &set)) {
+	} else if (from > to) {
 		snprintf(a->replay_msg, sizeof a->replay_msg, "journal: record %llu incomplete on the members: "
-		         "its write never started", (unsigned long long)set.maxseq);
+		         "its write never started", (unsigned long long)latest);
 	} else {
-		e = rk_jrec_is_data(set.kind) ? replay_data(a, &set) : replay_intent(a, &set);
+		e = replay_range(a, ch, &set, from, to);
 	}
-	if (set.rec)
-		for (uint32_t r = 0; r < a->nroles; r++)
-			free(set.rec[r]);
+	for (uint32_t r = 0; ch && r < a->nroles; r++) {
+		for (uint32_t i = 0; i < ch[r].n; i++)
+			free(ch[r].rec[i]);
+		free(ch[r].rec);
+		free(ch[r].h);
+	}
+	free(ch);
 	free(set.rec);
 	free(set.h);
 	return e;

@@ -21,7 +21,18 @@ rk_err rk_array_read(rk_array *a, void *buf, size_t len, uint64_t off)
 	rk_err e = check_range(a, len, off);
 	if (e || !len)
 		return e;
+	/* batched writes not yet in place are read on top of the members:
+	 * under the write lock, so none goes in place (and leaves the batch)
+	 * between the two */
+	int batched = array_batch_pending(a);
+	if (batched)
+		pthread_mutex_lock(&a->write_lock);
 	e = a->reshape ? rk_resize_reader_read(a->reshape, buf, len, off) : rk_vol_read(a->vol, buf, len, off);
+	if (batched) {
+		if (!e)
+			array_batch_overlay(a, buf, len, off);
+		pthread_mutex_unlock(&a->write_lock);
+	}
 	rk_err s = array_settle(a);
 	return e ? e : s;
 }
@@ -33,6 +44,8 @@ static rk_err begin_write(rk_array *a)
 	if (a->dirty)
 		return RK_OK;
 	rk_err e = array_journal_begin(a);
+	if (!e && a->journal_on && !a->reshape)
+		e = array_batch_setup(a);
 	if (!e)
 		e = array_commit(a, RK_ARRAY_ACTIVE);
 	if (e)
@@ -128,7 +141,10 @@ static rk_err array_write(rk_array *a, const void *buf, size_t len, uint64_t off
 	for (uint32_t i = 0; i < a->nparts && !e; i++) {
 		struct array_part *pt = &a->part[i];
 		uint64_t lo = off > pt->lo ? off : pt->lo, hi = end < pt->hi ? end : pt->hi;
-		if (lo < hi)
+		/* small writes wait in the batch (group commit); any other write
+		 * commits the batch first, so writes reach the members in order */
+		if (lo < hi && !(a->journal_on && array_geom_journaled(pt->g) &&
+		                 array_batch_write(a, pt, p + (lo - off), (size_t)(hi - lo), lo, &e)))
 			e = part_write(a, pt, p + (lo - off), (size_t)(hi - lo), lo);
 	}
 	return e;
@@ -142,22 +158,43 @@ rk_err rk_array_write(rk_array *a, const void *buf, size_t len, uint64_t off)
 	return e;
 }
 
-rk_err rk_array_flush(rk_array *a)
+/* Commits the batch, then flushes the members unless ALL is 0 and every
+ * write since the last flush went through the batch: its records are
+ * durable then, so its writes are (a crash replays them); their in-place
+ * bytes are flushed before the log restarts (journal_checkpoint) or at
+ * close. */
+static rk_err array_flush(rk_array *a, int all)
 {
 	if (!(a->flags & RK_ARRAY_RDWR))
 		return RK_OK;
 	pthread_mutex_lock(&a->write_lock);
+	rk_err e = array_batch_commit(a);
+	if (e || (!all && a->journal_on && !array_batch_direct(a))) {
+		pthread_mutex_unlock(&a->write_lock);
+		return e;
+	}
 	/* mid-reshape the new geometry's engine spans every member: one flush
 	 * each (a failure reaches the other engine through array_on_member_fail) */
 	uint32_t w = 0;
 	for (uint32_t i = 1; i < a->nparts; i++)
 		if (a->part[i].g->nroles > a->part[w].g->nroles)
 			w = i;
-	rk_err e = a->nparts ? rk_vol_flush(a->part[w].vol) : RK_OK;
-	if (!e)
+	e = a->nparts ? rk_vol_flush(a->part[w].vol) : RK_OK;
+	if (!e) {
 		a->journal_unflushed = 0;
+		array_batch_flushed(a);
+	}
 	rk_err s = array_settle(a);
 	pthread_mutex_unlock(&a->write_lock);
 	return e ? e : s;
 }
 
+rk_err rk_array_flush(rk_array *a)
+{
+	return array_flush(a, 0);
+}
+
+rk_err array_flush_all(rk_array *a)
+{
+	return array_flush(a, 1);
+}

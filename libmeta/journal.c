@@ -15,9 +15,12 @@ enum {
 	J_SEQ = 32, J_PAYLOAD = 40, J_UUID = 48, J_PARTS = 64, J_SEGS = 64 + RK_JNL_PARTS_BYTES,
 	/* kinds 3, 4: the reshape tag, after the last possible segment */
 	J_RS_POS = J_SEGS + RK_JNL_MAX_SEGS * 16, J_RS_BASE = J_RS_POS + 8, J_RS_OLD = J_RS_POS + 16,
-	J_END = J_RS_POS + 24,
+	/* version 2 (the log, spec/journal.md "Group commit"): after the tag */
+	J_NONCE = J_RS_POS + 24, J_BASE = J_NONCE + 8, J_FIRST = J_NONCE + 16, J_LAST = J_NONCE + 24,
+	J_END = J_NONCE + 32,
 };
 #define J_VERSION_1 1u
+#define J_VERSION_2 2u
 
 _Static_assert(J_END <= RK_JNL_HDR, "journal header overflows");
 _Static_assert(J_RS_POS == 3520, "spec/journal.md places the reshape tag at 3520");
@@ -59,7 +62,7 @@ rk_err rk_jrec_encode(const struct rk_jrec *h, uint8_t *rec)
 		               (unsigned long long)h->payload, (unsigned long long)sum);
 	memset(rec, 0, RK_JNL_HDR);
 	memcpy(rec + J_MAGIC, RK_JNL_MAGIC, 8);
-	rk_put_le32(rec + J_VERSION, J_VERSION_1);
+	rk_put_le32(rec + J_VERSION, h->version == J_VERSION_2 ? J_VERSION_2 : J_VERSION_1);
 	rk_put_le32(rec + J_KIND, h->kind);
 	rk_put_le32(rec + J_ROLE, h->role);
 	rk_put_le32(rec + J_NROLES, h->nroles);
@@ -76,6 +79,14 @@ rk_err rk_jrec_encode(const struct rk_jrec *h, uint8_t *rec)
 		rk_put_le64(rec + J_RS_POS, h->rs_pos);
 		rk_put_le64(rec + J_RS_BASE, h->rs_base);
 		rk_put_le64(rec + J_RS_OLD, h->rs_old);
+	}
+	if (h->version == J_VERSION_2) {
+		if (h->base_seq > h->first_seq || h->first_seq > h->seq || h->seq > h->last_seq)
+			return rk_fail(RK_E_INVAL, "journal: record %llu outside its commit", (unsigned long long)h->seq);
+		rk_put_le64(rec + J_NONCE, h->nonce);
+		rk_put_le64(rec + J_BASE, h->base_seq);
+		rk_put_le64(rec + J_FIRST, h->first_seq);
+		rk_put_le64(rec + J_LAST, h->last_seq);
 	}
 	rk_put_le32(rec + J_CRC, rec_crc(rec, h->payload));
 	return RK_OK;
@@ -96,13 +107,26 @@ rk_err rk_jrec_decode_ctx(struct rk_jrec *h, const uint8_t *hdr, const struct rk
 	memset(h, 0, sizeof *h);
 	if (memcmp(hdr + J_MAGIC, RK_JNL_MAGIC, 8))
 		return rk_fail(RK_E_NOSB, "journal: no record");
-	if (rk_get_le32(hdr + J_VERSION) != J_VERSION_1)
-		return rk_fail(RK_E_CORRUPT, "journal: record version %u unknown", rk_get_le32(hdr + J_VERSION));
+	h->version = rk_get_le32(hdr + J_VERSION);
+	if (h->version != J_VERSION_1 && h->version != J_VERSION_2)
+		return rk_fail(RK_E_CORRUPT, "journal: record version %u unknown", h->version);
+	h->seq = rk_get_le64(hdr + J_SEQ);
+	if (h->version == J_VERSION_2) {
+		h->nonce = rk_get_le64(hdr + J_NONCE);
+		h->base_seq = rk_get_le64(hdr + J_BASE);
+		h->first_seq = rk_get_le64(hdr + J_FIRST);
+		h->last_seq = rk_get_le64(hdr + J_LAST);
+		if (h->base_seq > h->first_seq || h->first_seq > h->seq || h->seq > h->last_seq)
+			return rk_fail(RK_E_CORRUPT, "journal: record %llu outside its commit %llu..%llu (base %llu)",
+			               (unsigned long long)h->seq, (unsigned long long)h->first_seq,
+			               (unsigned long long)h->last_seq, (unsigned long long)h->base_seq);
+	} else {
+		h->base_seq = h->first_seq = h->last_seq = h->seq;
+	}
 	h->kind = rk_get_le32(hdr + J_KIND);
 	h->role = rk_get_le32(hdr + J_ROLE);
 	h->nroles = rk_get_le32(hdr + J_NROLES);
 	h->nsegs = rk_get_le32(hdr + J_NSEGS);
-	h->seq = rk_get_le64(hdr + J_SEQ);
 	h->payload = rk_get_le64(hdr + J_PAYLOAD);
 	memcpy(h->array_uuid, hdr + J_UUID, 16);
 	memcpy(h->parts, hdr + J_PARTS, RK_JNL_PARTS_BYTES);

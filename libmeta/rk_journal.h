@@ -44,6 +44,7 @@ struct rk_jseg {
 };
 
 struct rk_jrec {
+	uint32_t version;               /* 1: one record a slot; 2: the log (0 encodes as 1) */
 	uint32_t kind;
 	uint32_t role;                  /* the member this record is for */
 	uint32_t nroles;
@@ -57,6 +58,11 @@ struct rk_jrec {
 	uint64_t rs_pos;                /* reshape_pos */
 	uint64_t rs_base;               /* the new geometry's data offset (the lower one) */
 	uint64_t rs_old;                /* the old geometry's data offset */
+	/* version 2 only (version 1 decodes as base = first = last = seq):
+	 * the log's session, the first record whose in-place writes may not be
+	 * durable yet (base), and the records written with this one, all made
+	 * durable by one flush (first..last) */
+	uint64_t nonce, base_seq, first_seq, last_seq;
 };
 
 static inline int rk_jrec_part(const struct rk_jrec *h, uint32_t r)

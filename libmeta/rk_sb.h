@@ -60,7 +60,8 @@ enum rk_role_state {
 #define RK_FEAT_RO_COMPAT_SUPP  0ull
 #define RK_FEAT_INCOMPAT_JOURNAL 0x1ull  /* journal_offset/size valid (write-hole protection) */
 #define RK_FEAT_INCOMPAT_RESHAPE 0x2ull  /* reshape fields valid: reshape in progress */
-#define RK_FEAT_INCOMPAT_SUPP   (RK_FEAT_INCOMPAT_JOURNAL | RK_FEAT_INCOMPAT_RESHAPE)
+#define RK_FEAT_INCOMPAT_JLOG   0x100ull /* unclean, journal records of version 2 (the log) */
+#define RK_FEAT_INCOMPAT_SUPP   (RK_FEAT_INCOMPAT_JOURNAL | RK_FEAT_INCOMPAT_RESHAPE | RK_FEAT_INCOMPAT_JLOG)
 
 /* reshape_flags bits (with RK_FEAT_INCOMPAT_RESHAPE). */
 #define RK_RESHAPE_BACKWARDS    0x1u  /* data moves from the end down: reshape_pos counts from the volume end */

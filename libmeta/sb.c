@@ -721,6 +721,13 @@ const char *rk_sb_feature_names(int kind, uint64_t mask, char *buf, size_t len)
 			unknown &= ~(1ull << b);
 		}
 	}
+	if (kind == RK_FEAT_KIND_INCOMPAT && (unknown & RK_FEAT_INCOMPAT_JLOG)) {
+		int w = snprintf(buf + o, len - o, "%sjournal_log", o ? "," : "");
+		if (w < 0 || (size_t)w >= len - o)
+			return buf;
+		o += (size_t)w;
+		unknown &= ~RK_FEAT_INCOMPAT_JLOG;
+	}
 	if (unknown)
 		snprintf(buf + o, len - o, "%s0x%llx", o ? "," : "", (unsigned long long)unknown);
 	return buf;

@@ -27,9 +27,11 @@ scripts/install-deps bench
 "$O"/bench/bench_rebuild 256 6 5
 
 # Write journal cost (spec/journal.md): full-stripe and random 4 KiB write
-# throughput through rk_array with the journal on and off, member files on
-# a real file system ($TMPDIR or /var/tmp).
-"$O"/bench/bench_journal "${TMPDIR:-/var/tmp}" 64 400
+# throughput through rk_array with the journal on and off side by side,
+# member files on a real file system ($TMPDIR or /var/tmp); each cost beside
+# its target (group commit: unflushed random writes <= 15 %, flushed each
+# <= 20 %, RAID-5/6/10), best of 3 runs in alternating order.
+"$O"/bench/bench_journal "${TMPDIR:-/var/tmp}" 64 400 3
 
 # Reshape (raid-resize --add; RAID-5 4 -> 5 members, and 5 -> 6 with one
 # added) against a plain copy of the same member files, in /dev/shm.

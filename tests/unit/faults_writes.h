@@ -78,13 +78,30 @@ FIXTURE void check_read_repair(struct run *R, const struct rk_fault_spec *spec, 
 	free(chk);
 }
 
-/* The path's ops through the writable array A, each written and flushed;
- * R->ops[].state says how far each got.  The first error. */
+/* Set by test_faults_batch.c: every op written, then one flush (the
+ * journal's group commit batches them), instead of a flush after each. */
+FIXTURE int batch_ops;
+
+/* The path's ops through the writable array A, each written and flushed
+ * (batch_ops: all written, then flushed once); R->ops[].state says how far
+ * each got.  The first error. */
 FIXTURE rk_err write_ops(struct run *R, rk_array *a)
 {
 	/* RK_FAULTS_NOJOURNAL=1: shows what the harness finds without the journal */
 	if (getenv("RK_FAULTS_NOJOURNAL"))
 		rk_array_set_journal(a, 0);
+	if (batch_ops) {
+		for (uint32_t i = 0; i < R->nops; i++) {
+			R->ops[i].state = 1;
+			rk_err e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);
+			if (e)
+				return e;
+		}
+		rk_err e = rk_array_flush(a);
+		for (uint32_t i = 0; i < R->nops && !e; i++)
+			R->ops[i].state = 2;
+		return e;
+	}
 	for (uint32_t i = 0; i < R->nops; i++) {
 		R->ops[i].state = 1;
 		rk_err e = rk_array_write(a, R->newv + R->ops[i].off, (size_t)R->ops[i].len, R->ops[i].off);

@@ -33,6 +33,7 @@
 #define PROBE_BYTES       (64u << 10)  /* first re-read size of a block whose read failed */
 #define DEAD_BLOCKS       2u           /* blocks with no readable sector before a member counts as dead */
 #define SCRUB_ALIGN       64u
+#define READ_AHEAD_BATCHES 2u          /* member bytes read ahead past a batch read from the device, in batches */
 
 /* Which redundancy the array has. */
 enum scrub_family {

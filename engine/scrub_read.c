@@ -177,7 +177,9 @@ static void read_ahead(const struct scrub_state *sc, const struct role_io *io, r
 	span = from - first->member_off;
 	if (rk_mul_ovf(span, READ_AHEAD_BATCHES, &len) || len > end - from)
 		len = end - from;
-	rk_dev_advise(dev, from, len, RK_DEV_ADV_WILLNEED);
+	/* in pieces: the kernel reads at most its readahead window per call */
+	for (uint64_t at = 0; at < len; at += READ_AHEAD_PIECE)
+		rk_dev_advise(dev, from + at, len - at < READ_AHEAD_PIECE ? len - at : READ_AHEAD_PIECE, RK_DEV_ADV_WILLNEED);
 }
 
 /* Reader job: role R's extents of the batch. */

@@ -273,7 +273,8 @@ static rk_err target_writer_end(struct target_writer *w, rk_err e)
 	return e;
 }
 
-#define READ_AHEAD (16u << 20)   /* survivor bytes asked for ahead of the stripes being rebuilt */
+#define READ_AHEAD (16u << 20)        /* survivor bytes asked for ahead of the stripes being rebuilt */
+#define READ_AHEAD_PIECE (512u << 10) /* bytes per advice (the kernel caps one at its readahead window) */
 
 /* Keeps the survivors reading ahead: once stripe S comes within READ_AHEAD
  * of *RA_TO (the end of what was asked for), asks each live role for the
@@ -288,10 +289,12 @@ static void survivors_read_ahead(rk_vol *v, uint64_t s, uint64_t *ra_to)
 	if (*ra_to >= g->nstripes || *ra_to - s > ahead)
 		return;
 	uint64_t to = *ra_to + ahead < g->nstripes ? *ra_to + ahead : g->nstripes;
+	uint64_t len = (to - *ra_to) * g->chunk;
+	/* in pieces: the kernel reads at most its readahead window per call */
 	for (uint32_t r = 0; r < v->nroles; r++)
-		if (!vol_is_down(v, r))
-			rk_dev_advise(v->devs[r], v->data_offset[r] + *ra_to * g->chunk, (to - *ra_to) * g->chunk,
-			              RK_DEV_ADV_WILLNEED);
+		for (uint64_t at = 0; at < len && !vol_is_down(v, r); at += READ_AHEAD_PIECE)
+			rk_dev_advise(v->devs[r], v->data_offset[r] + *ra_to * g->chunk + at,
+			              len - at < READ_AHEAD_PIECE ? len - at : READ_AHEAD_PIECE, RK_DEV_ADV_WILLNEED);
 	*ra_to = to;
 }
 

@@ -2,7 +2,7 @@
 # bench-throttle.sh [SIZE_MIB [RATE_MBS [N]]]: the tools over members that
 # behave like disks, each with its own bandwidth (make bench step, issue 13).
 #
-# N (default 6) loop devices of SIZE MiB (default 384) backed by files in
+# N (default 6) loop devices of SIZE MiB (default 256) backed by files in
 # /dev/shm, each read and written at most RATE MB/s (default 150, 10^6
 # bytes) through a cgroup v1 blkio throttle (blkio.throttle.read_bps_device
 # and write_bps_device per MAJ:MIN); every measured command runs inside
@@ -15,7 +15,11 @@
 # bytes it must read at RATE, in parallel, while every member written
 # writes its bytes at RATE (read and write limits are separate); the
 # reference time is the slowest member's max(read, write) time.  Ratio =
-# reference time / measured time, target >= 0.9.
+# reference time / measured time, target >= 0.9.  Beside it, in brackets:
+# plain dd over the same members (each read whole, the new member of a
+# rebuild written whole with direct I/O) timed just before or after the
+# run, in alternating order -- what this machine's loop devices and CPUs
+# deliver at that moment (under load they fall short of the limit too).
 #   scrub, export: each member present read whole (S/RATE);
 #   rebuild: the survivors read whole while the new member is written
 #     whole (S/RATE);
@@ -28,7 +32,7 @@
 # removed on every exit.
 set -eu
 O=${O:-build}
-SIZE=${1:-384} RATE=${2:-150} N=${3:-6}
+SIZE=${1:-256} RATE=${2:-150} N=${3:-6}
 top=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$top/$O/bin
 CGROOT=/sys/fs/cgroup/blkio
@@ -85,28 +89,59 @@ timed() {
 	T=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
 	[ "$rc" -le 1 ] || { echo "bench-throttle: failed (exit $rc): $*" >&2; cat "$W/out" >&2; exit 2; }
 }
-# report WHAT NDISKS REF_SECONDS: one line, measured against the reference.
-report() {
-	awk -v w="$1" -v n="$2" -v ref="$3" -v t="$T" -v r="$RATE" 'BEGIN {
-		printf "  %-46s %6.2f s (reference %5.2f s, %d x %d MB/s): ratio %.2f (target >= 0.9)\n",
-		       w, t, ref, n, r, ref / t }'
+# plain READS -- WRITE: the plain readers' reference beside a run: dd reads
+# each member of READS whole at once, while (WRITE not empty) dd writes
+# that member whole with direct I/O.  DD gets its time.
+plain() {
+	local reads=() write
+	while [ "$1" != -- ]; do reads+=("$1"); shift; done
+	write=${2:-}
+	timed bash -c 'w=$1; shift
+		for m; do dd if="$m" of=/dev/null bs=1M status=none & done
+		[ -z "$w" ] || dd if=/dev/zero of="$w" bs=4M count='$((SIZE / 4))' oflag=direct status=none &
+		wait' _ "$write" "${reads[@]}"
+	DD=$T
 }
-# fill LEVEL K MEMBER...: a LEVEL array over MEMBERs holding K members' worth of random bytes.
+# measure WHAT NDISKS READS -- WRITE -- CMD...: CMD timed and reported
+# against the reference (each member read or written whole at RATE) and,
+# in brackets, against plain READS -- WRITE run just before or after it
+# (alternating), what this machine's loop devices deliver now.
+ORDER=0
+measure() {
+	local what=$1 n=$2 ref=() tool
+	shift 2
+	while [ "$1" != -- ]; do ref+=("$1"); shift; done
+	ref+=(--); shift
+	[ "$1" = -- ] || { ref+=("$1"); shift; }
+	shift
+	ORDER=$((1 - ORDER))
+	[ "$ORDER" = 1 ] && plain "${ref[@]}"
+	timed "$@"
+	tool=$T
+	[ "$ORDER" = 0 ] && plain "${ref[@]}"
+	awk -v w="$what" -v n="$n" -v ref="$REF" -v t="$tool" -v r="$RATE" -v dd="$DD" 'BEGIN {
+		printf "  %-44s %6.2f s (reference %5.2f s: %d x %d MB/s): ratio %.2f (target >= 0.9) [plain dd %.2f s: %.2f]\n",
+		       w, t, ref, n, r, ref / t, dd, dd / t }'
+}
+# fill LEVEL K MEMBER...: a LEVEL array over MEMBERs holding K members' worth
+# of the random bytes made once in $W/data.
 fill() {
 	local level=$1 k=$2; shift 2
-	head -c $(( (SIZE - 4) * k ))M /dev/urandom > "$W/data"
-	"$BIN/mkraid" -l "$level" --force --from "$W/data" "$@" > /dev/null
-	rm -f "$W/data"
+	head -c $(( (SIZE - 4) * k ))M "$W/data" > "$W/from"
+	"$BIN/mkraid" -l "$level" --force --from "$W/from" "$@" > /dev/null
+	rm -f "$W/from"
 }
 S=$((SIZE * 1048576))
 REF=$(awk -v s="$S" -v r="$BPS" 'BEGIN { print s / r }')   # one member read (or written) whole
 
 echo "throttled members: $N loop devices of $SIZE MiB, $RATE MB/s read and $RATE MB/s write each (cgroup v1 blkio)"
 # The throttle itself: every member read at once by dd, cache dropped.
-timed bash -c 'for m; do dd if="$m" of=/dev/null bs=1M status=none & done; wait' _ "${M[@]:0:N}"
-report "throttle check: $N x dd of a member at once" "$N" "$REF"
-awk -v ref="$REF" -v t="$T" 'BEGIN { exit !(ref / t > 1.5) }' &&
-	skip "the throttle does not hold (members read faster than the limit)"
+plain "${M[@]:0:N}" --
+awk -v ref="$REF" -v t="$T" -v n="$N" -v r="$RATE" 'BEGIN {
+	printf "  throttle check: %d x dd of a member at once: %.2f s (at the limit: %.2f s): %.0f MB/s a member\n",
+	       n, t, ref, r * ref / t
+	exit !(ref / t > 1.5) }' && skip "the throttle does not hold (members read faster than the limit)"
+head -c $(( (SIZE - 4) * (N - 2) ))M /dev/urandom > "$W/data"
 
 R6=("${M[@]:0:N}") NEW=${M[N]}
 if want scrub || want export || want rebuild; then
@@ -114,22 +149,20 @@ if want scrub || want export || want rebuild; then
 	echo "RAID-6 of $N:"
 fi
 if want scrub; then
-	timed "$BIN/raid-scrub" --no-checkpoint "${R6[@]}"
-	report "raid-scrub, healthy" "$N" "$REF"
-	timed "$BIN/raid-scrub" --no-checkpoint "${R6[@]:1}"
-	report "raid-scrub, one member missing" $((N - 1)) "$REF"
+	measure "raid-scrub, healthy" "$N" "${R6[@]}" -- -- "$BIN/raid-scrub" --no-checkpoint "${R6[@]}"
+	measure "raid-scrub, one member missing" $((N - 1)) "${R6[@]:1}" -- -- \
+		"$BIN/raid-scrub" --no-checkpoint "${R6[@]:1}"
 fi
 if want export; then
-	timed "$BIN/raid-assemble" --export "$W/vol" "${R6[@]}"
+	measure "raid-assemble --export, healthy" "$N" "${R6[@]}" -- -- "$BIN/raid-assemble" --export "$W/vol" "${R6[@]}"
 	rm -f "$W/vol"
-	report "raid-assemble --export, healthy" "$N" "$REF"
-	timed "$BIN/raid-assemble" --export "$W/vol" "${R6[@]:1}"
+	measure "raid-assemble --export, one member missing" $((N - 1)) "${R6[@]:1}" -- -- \
+		"$BIN/raid-assemble" --export "$W/vol" "${R6[@]:1}"
 	rm -f "$W/vol"
-	report "raid-assemble --export, one member missing" $((N - 1)) "$REF"
 fi
 if want rebuild; then
-	timed "$BIN/raid-recover" --rebuild "$NEW" --force "${R6[@]:1}"
-	report "raid-recover --rebuild (reads $((N - 1)), writes 1)" "$N" "$REF"
+	measure "raid-recover --rebuild (reads $((N - 1)), writes 1)" "$N" "${R6[@]:1}" -- "$NEW" -- \
+		"$BIN/raid-recover" --rebuild "$NEW" --force "${R6[@]:1}"
 fi
 
 R5=("${M[@]:0:N-1}") NEW=${M[N-1]}
@@ -138,18 +171,17 @@ if want scrub || want rebuild; then
 	echo "RAID-5 of $((N - 1)):"
 fi
 if want scrub; then
-	timed "$BIN/raid-scrub" --no-checkpoint "${R5[@]}"
-	report "raid-scrub, healthy" $((N - 1)) "$REF"
+	measure "raid-scrub, healthy" $((N - 1)) "${R5[@]}" -- -- "$BIN/raid-scrub" --no-checkpoint "${R5[@]}"
 fi
 if want rebuild; then
-	timed "$BIN/raid-recover" --rebuild "$NEW" --force "${R5[@]:1}"
-	report "raid-recover --rebuild (reads $((N - 2)), writes 1)" $((N - 1)) "$REF"
+	measure "raid-recover --rebuild (reads $((N - 2)), writes 1)" $((N - 1)) "${R5[@]:1}" -- "$NEW" -- \
+		"$BIN/raid-recover" --rebuild "$NEW" --force "${R5[@]:1}"
 fi
 
 if want reshape; then
 	R4=("${M[@]:0:4}") NEW=${M[4]}
 	fill 5 3 "${R4[@]}"
 	echo "reshape:"
-	timed "$BIN/raid-resize" --add "$NEW" --force "${R4[@]}"
-	report "raid-resize RAID-5 4 -> 5 (--add)" 5 "$REF"
+	# the plain reference only reads (writing would destroy the array)
+	measure "raid-resize RAID-5 4 -> 5 (--add)" 5 "${R4[@]}" -- -- "$BIN/raid-resize" --add "$NEW" --force "${R4[@]}"
 fi

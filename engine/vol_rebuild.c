@@ -2,9 +2,10 @@
  *
  * rk_vol_resync recomputes parity (or copies mirrors) over a stripe range;
  * rk_vol_rebuild reconstructs a down role onto a new device: parity levels
- * in stripe units (vol_rebuild_fast.c first tries the page cache), mirrors
+ * in stripe units (vol_rebuild_fast.c first tries the page cache), the
+ * survivors read ahead and the target written on a writer thread; mirrors
  * in large batches read from the live copies.  The target is the volume's
- * extra device slot (index nroles), so its writes go through the same
+ * extra device slot (index nroles); a mirror's writes go through the same
  * member I/O queue, overlapped with the next batch's reads.
  */
 #include <pthread.h>
@@ -143,16 +144,25 @@ struct target_writer {
 };
 
 /* Writes LEN bytes of BUF at member offset OFF of the target, then flushes
- * it; a failure is kept in W (the first one). */
+ * it (the flush makes the disk take the bytes now, beside the reads); a
+ * failure is kept in W (the first one; under W's lock when threaded). */
 static void writer_io(struct target_writer *w, const uint8_t *buf, size_t len, uint64_t off)
 {
 	rk_err e = rk_dev_pwrite(w->dst, buf, len, w->dst_offset + off);
 	if (!e)
 		e = rk_dev_flush(w->dst);
-	if (e && !w->err) {
+	if (!e)
+		return;
+	char msg[sizeof w->msg];
+	snprintf(msg, sizeof msg, "%s", rk_errmsg());
+	if (w->threaded)
+		pthread_mutex_lock(&w->mu);
+	if (!w->err) {
 		w->err = e;
-		snprintf(w->msg, sizeof w->msg, "%s", rk_errmsg());
+		memcpy(w->msg, msg, sizeof msg);
 	}
+	if (w->threaded)
+		pthread_mutex_unlock(&w->mu);
 }
 
 /* The writer thread: each buffer handed over, until stopped. */
@@ -177,7 +187,7 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-#define WRITE_BYTES (4u << 20)   /* target bytes per write (and flush) */
+#define WRITE_BYTES (8u << 20)   /* target bytes per write (and flush) */
 
 /* Sets W up for the target DST (data at DST_OFFSET); without a thread to
  * be had the writes are made by the caller. */
@@ -198,10 +208,10 @@ static rk_err target_writer_begin(struct target_writer *w, rk_dev *dst, uint64_t
 }
 
 /* Hands the filled buffer to the writer (after the one before is written). */
-static rk_err target_writer_submit(struct target_writer *w)
+static void target_writer_submit(struct target_writer *w)
 {
 	if (!w->fill)
-		return RK_OK;
+		return;
 	if (!w->threaded) {
 		writer_io(w, w->buf[w->cur], w->fill, w->off);
 	} else {
@@ -218,7 +228,6 @@ static rk_err target_writer_submit(struct target_writer *w)
 	}
 	w->off += w->fill;
 	w->fill = 0;
-	return RK_OK;
 }
 
 /* Whether the writer has failed (read under its lock). */

@@ -80,13 +80,22 @@ now() { date +%s.%N; }
 want() { [[ $1 =~ ${ONLY:-.} ]]; }
 # incg CMD...: runs CMD inside the throttled cgroup (stdout, stderr to $W/out).
 incg() { bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG" "$@" > "$W/out" 2>&1; }
-# timed CMD...: T = wall seconds of CMD run in the cgroup, caches dropped first.
+# through: "READ WRITE" bytes the cgroup's throttle has passed so far.
+through() {
+	awk '$2 == "Read" { r += $3 } $2 == "Write" { w += $3 } END { printf "%.0f %.0f\n", r, w }' \
+		"$CG/blkio.throttle.io_service_bytes"
+}
+# timed CMD...: T = wall seconds of CMD run in the cgroup, caches dropped
+# first; THRU = "MiB read, MiB written" through the throttle meanwhile (the
+# proof that the run's I/O was throttled).
 timed() {
-	local t0 rc=0
+	local t0 rc=0 b0
 	for l in "${M[@]}"; do blockdev --flushbufs "$l"; done
+	b0=$(through)
 	t0=$(now)
 	incg "$@" || rc=$?
 	T=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
+	THRU=$(echo "$b0 $(through)" | awk '{ printf "%.0f MiB read, %.0f MiB written", ($3 - $1) / 1048576, ($4 - $2) / 1048576 }')
 	[ "$rc" -le 1 ] || { echo "bench-throttle: failed (exit $rc): $*" >&2; cat "$W/out" >&2; exit 2; }
 }
 # plain READS -- WRITE: the plain readers' reference beside a run: dd reads
@@ -117,11 +126,11 @@ measure() {
 	ORDER=$((1 - ORDER))
 	[ "$ORDER" = 1 ] && plain "${ref[@]}"
 	timed "$@"
-	tool=$T
+	tool=$T thru=$THRU
 	[ "$ORDER" = 0 ] && plain "${ref[@]}"
-	awk -v w="$what" -v n="$n" -v ref="$REF" -v t="$tool" -v r="$RATE" -v dd="$DD" 'BEGIN {
-		printf "  %-44s %6.2f s (reference %5.2f s: %d x %d MB/s): ratio %.2f (target >= 0.9) [plain dd %.2f s: %.2f]\n",
-		       w, t, ref, n, r, ref / t, dd, dd / t }'
+	awk -v w="$what" -v n="$n" -v ref="$REF" -v t="$tool" -v r="$RATE" -v dd="$DD" -v thru="$thru" 'BEGIN {
+		printf "  %-44s %6.2f s (reference %5.2f s: %d x %d MB/s): ratio %.2f (target >= 0.9)\n", w, t, ref, n, r, ref / t
+		printf "  %-44s throttled: %s; plain dd beside it %.2f s: ratio %.2f\n", "", thru, dd, dd / t }'
 }
 # fill LEVEL K MEMBER...: a LEVEL array over MEMBERs holding K members' worth
 # of the random bytes made once in $W/data.
@@ -137,9 +146,9 @@ REF=$(awk -v s="$S" -v r="$BPS" 'BEGIN { print s / r }')   # one member read (or
 echo "throttled members: $N loop devices of $SIZE MiB, $RATE MB/s read and $RATE MB/s write each (cgroup v1 blkio)"
 # The throttle itself: every member read at once by dd, cache dropped.
 plain "${M[@]:0:N}" --
-awk -v ref="$REF" -v t="$T" -v n="$N" -v r="$RATE" 'BEGIN {
-	printf "  throttle check: %d x dd of a member at once: %.2f s (at the limit: %.2f s): %.0f MB/s a member\n",
-	       n, t, ref, r * ref / t
+awk -v ref="$REF" -v t="$T" -v n="$N" -v r="$RATE" -v thru="$THRU" 'BEGIN {
+	printf "  throttle check: %d x dd of a member at once: %.2f s (at the limit: %.2f s): %.0f MB/s a member (throttled: %s)\n",
+	       n, t, ref, r * ref / t, thru
 	exit !(ref / t > 1.5) }' && skip "the throttle does not hold (members read faster than the limit)"
 head -c $(( (SIZE - 4) * (N - 2) ))M /dev/urandom > "$W/data"
 

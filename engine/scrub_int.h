@@ -33,6 +33,8 @@
 #define PROBE_BYTES       (64u << 10)  /* first re-read size of a block whose read failed */
 #define DEAD_BLOCKS       2u           /* blocks with no readable sector before a member counts as dead */
 #define SCRUB_ALIGN       64u
+#define READ_AHEAD_BATCHES 4u          /* member bytes read ahead past a batch read from the device, in batches */
+#define READ_AHEAD_PIECE  (512u << 10) /* bytes per read-ahead advice (the kernel caps one at its window) */
 
 /* Which redundancy the array has. */
 enum scrub_family {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rk_le.h"
 #include "scrub_int.h"
 
 rk_err batch_init(struct scrub_state *sc, struct scrub_batch *b, uint32_t max_stripes)
@@ -162,6 +163,25 @@ static void remember_peeked(struct role_io *io, uint64_t off, uint64_t len)
 	io->peeked[io->npeeked++] = (struct peeked_range){ off, len };
 }
 
+/* After role R had to read extents of B (not page cache): asks the device
+ * to read the READ_AHEAD_BATCHES batches' worth of bytes that follow them
+ * on the member now, so that the member stays busy while the batch waits
+ * for the slowest member and is checked (a disk with its own bandwidth
+ * loses what it idles).  Advice only; clamped to the member's data. */
+static void read_ahead(const struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
+{
+	const struct read_extent *first = &io->extents[0], *last = &io->extents[io->nextents - 1];
+	uint64_t from = last->member_off + last->len, end = sc->data_offset[r] + sc->g->member_size, span, len;
+	if (last->member_off < first->member_off || from >= end)
+		return;
+	span = from - first->member_off;
+	if (rk_mul_ovf(span, READ_AHEAD_BATCHES, &len) || len > end - from)
+		len = end - from;
+	/* in pieces: the kernel reads at most its readahead window per call */
+	for (uint64_t at = 0; at < len; at += READ_AHEAD_PIECE)
+		rk_dev_advise(dev, from + at, len - at < READ_AHEAD_PIECE ? len - at : READ_AHEAD_PIECE, RK_DEV_ADV_WILLNEED);
+}
+
 /* Reader job: role R's extents of the batch. */
 static void read_role(void *ctx, uint32_t worker, uint32_t r)
 {
@@ -175,6 +195,7 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 	for (uint32_t i = 0; i < io->npeeked; i++)
 		rk_dev_advise(dev, io->peeked[i].off, io->peeked[i].len, RK_DEV_ADV_DONTNEED);
 	io->npeeked = 0;
+	int read_any = 0;
 	for (uint32_t i = 0; i < io->nextents; i++) {
 		struct read_extent *x = &io->extents[i];
 		x->mapped = NULL;
@@ -197,7 +218,10 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 			pthread_mutex_unlock(&b->err_lock);
 			return;
 		}
+		read_any = 1;
 	}
+	if (read_any)
+		read_ahead(sc, io, dev, r);
 }
 
 void batch_read_submit(struct scrub_state *sc, struct scrub_batch *b)

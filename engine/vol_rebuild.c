@@ -2,11 +2,14 @@
  *
  * rk_vol_resync recomputes parity (or copies mirrors) over a stripe range;
  * rk_vol_rebuild reconstructs a down role onto a new device: parity levels
- * in stripe units (vol_rebuild_fast.c first tries the page cache), mirrors
+ * in stripe units (vol_rebuild_fast.c first tries the page cache), the
+ * survivors read ahead and the target written on a writer thread; mirrors
  * in large batches read from the live copies.  The target is the volume's
- * extra device slot (index nroles), so its writes go through the same
+ * extra device slot (index nroles); a mirror's writes go through the same
  * member I/O queue, overlapped with the next batch's reads.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "vol_int.h"
@@ -15,7 +18,6 @@
 #define MIRROR_PIECE (1u << 20)     /* resync of mirrors: bytes copied at a time */
 #define REBUILD_BATCH (16u << 20)   /* member bytes per batch (mirrors) */
 #define REBUILD_PIECE (4u << 20)    /* largest read from one copy (RAID-1 spreads over copies) */
-#define MAX_PENDING VOL_MAX_UNIT_STRIPES
 
 /* ---- resync ---- */
 
@@ -115,36 +117,203 @@ rk_err rk_vol_resync(rk_vol *v, uint64_t first, uint64_t count,
 
 /* ---- rebuild of parity levels ---- */
 
-/* Target writes of a unit, sent with the next unit's reads (the role's
- * buffer is never read into: the role is down). */
-struct target_write {
-	uint8_t *buf;
-	size_t len;
-	uint64_t off;
-};
-struct pending_writes {
-	uint32_t count;
-	struct target_write write[MAX_PENDING];
+/* The target's writes run on a thread of their own, each followed by a
+ * flush, while the survivors are read and the next stripes computed: a
+ * disk with its own bandwidth is then writing all the time instead of
+ * taking every byte at the checkpoint's flush, after the reads.  Rebuilt
+ * bytes are gathered (they are contiguous on the target) in one of two
+ * buffers of WRITE_BYTES; one is written while the other fills.  Only the
+ * writer touches the target until target_writer_end, so its writes and
+ * flushes keep one order. */
+struct target_writer {
+	rk_dev *dst;
+	uint64_t dst_offset;
+	uint8_t *buf[2];
+	int cur;                  /* the buffer being filled */
+	size_t fill;
+	uint64_t off;             /* member offset of buf[cur][0] */
+	pthread_t thread;
+	int threaded, stop, busy; /* busy: the writer has buf[wbuf] */
+	int wbuf;
+	size_t wlen;
+	uint64_t woff;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	rk_err err;
+	char msg[256];
 };
 
-static rk_err queue_pending_writes(rk_vol *v, void *ctx)
+/* Writes LEN bytes of BUF at member offset OFF of the target, then flushes
+ * it (the flush makes the disk take the bytes now, beside the reads); a
+ * failure is kept in W (the first one; under W's lock when threaded). */
+static void writer_io(struct target_writer *w, const uint8_t *buf, size_t len, uint64_t off)
 {
-	struct pending_writes *pending = ctx;
-	rk_err e = RK_OK;
-	for (uint32_t k = 0; k < pending->count && !e; k++)
-		e = vol_queue(v, v->nroles, 1, pending->write[k].off, pending->write[k].buf, pending->write[k].len);
-	pending->count = 0;
+	rk_err e = rk_dev_pwrite(w->dst, buf, len, w->dst_offset + off);
+	if (!e)
+		e = rk_dev_flush(w->dst);
+	if (!e)
+		return;
+	char msg[sizeof w->msg];
+	snprintf(msg, sizeof msg, "%s", rk_errmsg());
+	if (w->threaded)
+		pthread_mutex_lock(&w->mu);
+	if (!w->err) {
+		w->err = e;
+		memcpy(w->msg, msg, sizeof msg);
+	}
+	if (w->threaded)
+		pthread_mutex_unlock(&w->mu);
+}
+
+/* The writer thread: each buffer handed over, until stopped. */
+static void *writer_main(void *arg)
+{
+	struct target_writer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->busy && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->busy)
+			break;
+		int failed = w->err != RK_OK;
+		pthread_mutex_unlock(&w->mu);
+		if (!failed)
+			writer_io(w, w->buf[w->wbuf], w->wlen, w->woff);
+		pthread_mutex_lock(&w->mu);
+		w->busy = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+#define WRITE_BYTES (8u << 20)   /* target bytes per write (and flush) */
+
+/* Sets W up for the target DST (data at DST_OFFSET); without a thread to
+ * be had the writes are made by the caller. */
+static rk_err target_writer_begin(struct target_writer *w, rk_dev *dst, uint64_t dst_offset)
+{
+	memset(w, 0, sizeof *w);
+	w->dst = dst;
+	w->dst_offset = dst_offset;
+	for (int i = 0; i < 2; i++)
+		if (!(w->buf[i] = aligned_alloc(4096, WRITE_BYTES))) {
+			free(w->buf[0]);
+			return rk_fail(RK_E_NOMEM, "volume: out of memory");
+		}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->threaded = pthread_create(&w->thread, NULL, writer_main, w) == 0;
+	return RK_OK;
+}
+
+/* Hands the filled buffer to the writer (after the one before is written). */
+static void target_writer_submit(struct target_writer *w)
+{
+	if (!w->fill)
+		return;
+	if (!w->threaded) {
+		writer_io(w, w->buf[w->cur], w->fill, w->off);
+	} else {
+		pthread_mutex_lock(&w->mu);
+		while (w->busy)
+			pthread_cond_wait(&w->cv, &w->mu);
+		w->wbuf = w->cur;
+		w->wlen = w->fill;
+		w->woff = w->off;
+		w->busy = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		w->cur ^= 1;
+	}
+	w->off += w->fill;
+	w->fill = 0;
+}
+
+/* Whether the writer has failed (read under its lock). */
+static rk_err target_writer_failed(struct target_writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	rk_err e = w->err;
+	pthread_mutex_unlock(&w->mu);
+	return e ? rk_fail(e, "%s", w->msg) : RK_OK;
+}
+
+/* Adds LEN rebuilt bytes of BUF for member offset OFF. */
+static rk_err target_writer_add(struct target_writer *w, const uint8_t *buf, size_t len, uint64_t off)
+{
+	rk_err e;
+	if ((e = target_writer_failed(w)))
+		return e;
+	while (len) {
+		if (w->fill && (w->off + w->fill != off || w->fill == WRITE_BYTES))
+			target_writer_submit(w);
+		if (!w->fill)
+			w->off = off;
+		size_t take = WRITE_BYTES - w->fill < len ? WRITE_BYTES - w->fill : len;
+		memcpy(w->buf[w->cur] + w->fill, buf, take);
+		w->fill += take;
+		buf += take;
+		off += take;
+		len -= take;
+	}
+	return RK_OK;
+}
+
+/* Writes what is left (unless E, the caller's failure, is set), stops the
+ * writer and frees it; returns E or the writer's failure. */
+static rk_err target_writer_end(struct target_writer *w, rk_err e)
+{
+	if (!e)
+		target_writer_submit(w);
+	if (w->threaded) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+	}
+	if (!e && w->err)
+		e = rk_fail(w->err, "%s", w->msg);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w->buf[0]);
+	free(w->buf[1]);
 	return e;
 }
 
+#define READ_AHEAD (16u << 20)        /* survivor bytes asked for ahead of the stripes being rebuilt */
+#define READ_AHEAD_PIECE (512u << 10) /* bytes per advice (the kernel caps one at its readahead window) */
+
+/* Keeps the survivors reading ahead: once stripe S comes within READ_AHEAD
+ * of *RA_TO (the end of what was asked for), asks each live role for the
+ * next READ_AHEAD bytes (page cache; advice only), so that its disk stays
+ * busy while the stripes before are computed and written. */
+static void survivors_read_ahead(rk_vol *v, uint64_t s, uint64_t *ra_to)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t ahead = READ_AHEAD / g->chunk ? READ_AHEAD / g->chunk : 1;
+	if (*ra_to < s)
+		*ra_to = s;
+	if (*ra_to >= g->nstripes || *ra_to - s > ahead)
+		return;
+	uint64_t to = *ra_to + ahead < g->nstripes ? *ra_to + ahead : g->nstripes;
+	uint64_t len = (to - *ra_to) * g->chunk;
+	/* in pieces: the kernel reads at most its readahead window per call */
+	for (uint32_t r = 0; r < v->nroles; r++)
+		for (uint64_t at = 0; at < len && !vol_is_down(v, r); at += READ_AHEAD_PIECE)
+			rk_dev_advise(v->devs[r], v->data_offset[r] + *ra_to * g->chunk + at,
+			              len - at < READ_AHEAD_PIECE ? len - at : READ_AHEAD_PIECE, RK_DEV_ADV_WILLNEED);
+	*ra_to = to;
+}
+
 /* One unit slice of a parity rebuild: the role's blocks reconstructed
- * (data) or regenerated (P, Q) in its buffer, their target writes left in
- * PENDING (contiguous on the target when a slice is a chunk). */
+ * (data) or regenerated (P, Q) in its buffer and handed to W. */
 static rk_err rebuild_parity_slice(rk_vol *v, uint32_t role, const struct stripe_unit *unit,
-                                   struct pending_writes *pending)
+                                   struct target_writer *w)
 {
 	uint64_t chunk = v->g.chunk;
-	rk_err e = vol_unit_read_all(v, unit, queue_pending_writes, pending);
+	rk_err e = vol_unit_read_all(v, unit, NULL, NULL);
 	for (uint32_t u = 0; u < unit->count && !e; u++) {
 		struct unit_stripe *st = &v->stripes[u];
 		if ((e = vol_reconstruct(v, u)))
@@ -154,40 +323,36 @@ static rk_err rebuild_parity_slice(rk_vol *v, uint32_t role, const struct stripe
 	}
 	if (e)
 		return e;
-	size_t w = (size_t)(unit->col1 - unit->col0);
-	if (v->unit_cols == chunk) {
-		pending->write[pending->count++] = (struct target_write){ vol_role_buf(v, role, 0), (size_t)unit->count * w,
-		                                                          unit->first * chunk };
-	} else {
-		for (uint32_t u = 0; u < unit->count; u++)
-			pending->write[pending->count++] = (struct target_write){ vol_role_buf(v, role, u), w,
-			                                                          (unit->first + u) * chunk + unit->col0 };
-	}
-	return RK_OK;
+	size_t wl = (size_t)(unit->col1 - unit->col0);
+	if (v->unit_cols == chunk)
+		return target_writer_add(w, vol_role_buf(v, role, 0), (size_t)unit->count * wl, unit->first * chunk);
+	for (uint32_t u = 0; u < unit->count && !e; u++)
+		e = target_writer_add(w, vol_role_buf(v, role, u), wl, (unit->first + u) * chunk + unit->col0);
+	return e;
 }
 
 rk_err vol_rebuild_parity(rk_vol *v, uint32_t role, uint64_t s0, uint64_t s1,
                           void (*progress)(void *ctx, uint64_t done), void *ctx)
 {
 	const struct rk_geom *g = &v->g;
-	struct pending_writes pending = { .count = 0 };
-	rk_err e = RK_OK;
-	uint64_t s = s0;
+	struct target_writer w;
+	rk_err e = target_writer_begin(&w, v->devs[v->nroles], v->data_offset[v->nroles]);
+	if (e)
+		return e;
+	uint64_t s = s0, ra_to = s0;
 	while (s < s1 && !e) {
 		struct stripe_unit unit;
+		survivors_read_ahead(v, s, &ra_to);
 		vol_unit_slice(v, &unit, s, s1, 0);
 		for (uint64_t c0 = 0; c0 < g->chunk && !e; c0 += v->unit_cols) {
 			vol_unit_slice(v, &unit, s, s1, c0);
-			e = rebuild_parity_slice(v, role, &unit, &pending);
+			e = rebuild_parity_slice(v, role, &unit, &w);
 		}
 		s += unit.count;
 		if (!e && progress && s < s1)
-			progress(ctx, (s - s0) * g->chunk);   /* the last unit's write is still queued */
+			progress(ctx, (s - s0) * g->chunk);   /* the last bytes are still being written */
 	}
-	if (!e)
-		e = queue_pending_writes(v, &pending);
-	if (!e)
-		e = vol_run(v);
+	e = target_writer_end(&w, e);
 	if (!e && progress)
 		progress(ctx, (s1 - s0) * g->chunk);
 	return e;

@@ -36,3 +36,11 @@ scripts/install-deps bench
 # Reshape (raid-resize --add; RAID-5 4 -> 5 members, and 5 -> 6 with one
 # added) against a plain copy of the same member files, in /dev/shm.
 scripts/bench-resize.sh 256
+
+# Members with a bandwidth of their own, like disks: 6 loop devices of 256
+# MiB throttled to 150 MB/s each (cgroup v1 blkio; root).  raid-scrub,
+# raid-assemble --export, raid-recover --rebuild and raid-resize --add
+# against N x the per-member rate (each member read or written whole at its
+# rate), plain dd over the same members beside each; SKIP without root or
+# blkio.
+scripts/bench-throttle.sh 256 150 6

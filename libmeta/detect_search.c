@@ -388,6 +388,36 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	hl_add(l, h);
 }
 
+/* The parity scan's images for G's level and member count (0: none):
+ * members that share one data start (detect_pscan.c). */
+static uint64_t ps_mask_of(const struct dt_ctx *c, const struct rk_geom *g)
+{
+	/* a vanishing XOR is also what an even number of copies gives */
+	int x5 = g->level == 4 || g->level == 5 || ((g->level == 1 || g->level == 10) && c->ps5_lo == c->ps5_hi);
+	if (x5 && c->ps5_hi && g->nroles >= c->ps5_lo && g->nroles <= c->ps5_hi)
+		return c->ps5_mask;
+	if (g->level == 6 && c->ps6_hi && g->nroles >= c->ps6_lo && g->nroles <= c->ps6_hi)
+		return c->ps6_mask;
+	return 0;
+}
+
+/* Narrows the starts IMG may take under H when the parity scan puts it
+ * among members sharing one data start: the start of one of them already
+ * placed.  Returns whether IMG is such a member. */
+static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t img, struct offs *mine)
+{
+	uint64_t m = ps_mask_of(c, &h->g);
+	if (!(m >> img & 1))
+		return 0;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && (m >> h->role_img[r] & 1)) {
+			mine->n = 0;
+			offs_add(mine, h->off[r]);
+			break;
+		}
+	return 1;
+}
+
 /* Stage 2: tries images U[k..] in the free roles (or left out). */
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
@@ -423,12 +453,15 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
+	int eq = ps_narrow(c, h, u[k], &mine);
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
 		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
-			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
+			/* stage 1's member size is a guess; the scan's members
+			 * set it in finish() */
+			if (c->img[u[k]].size < mine.v[o] + (eq ? DT_BLK : h->g.member_size))
 				continue;
 			h->role_img[r] = (int32_t)u[k];
 			h->off[r] = mine.v[o];
@@ -438,7 +471,8 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 			img_role[u[k]] = -1;
 		}
 	}
-	complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);   /* left out: unrelated */
+	if (!eq || (h->g.level == 6 ? c->ps6_lo < c->ps6_hi : c->ps5_lo < c->ps5_hi))
+		complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);   /* left out: unrelated (or a member of zeros) */
 }
 
 /* ---- stage 1: the geometries ---- */
@@ -666,6 +700,14 @@ static int prior(const struct dt_hyp *h, uint32_t nimg)
 	return p;
 }
 
+/* What the parity scan (detect_pscan.c) adds to a geometry's stage-1 key:
+ * as much as two agreeing anchors for a level and member count the rows
+ * at equal offsets show. */
+static double ps_bonus(const struct dt_ctx *c, const struct rk_geom *g)
+{
+	return ps_mask_of(c, g) ? 2.0 : 0;
+}
+
 static int s1_cmp(const void *x, const void *y)
 {
 	const struct s1 *a = x, *b = y;
@@ -691,7 +733,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		struct s1 *s = &keep[nk];
 		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
-		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01;
+		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01 + ps_bonus(c, &s->h.g);
 		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
@@ -716,6 +758,8 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (!c->hints.have_offset && s->vo.n)   /* nothing placed: the starts most anchors vote for */
 			for (uint32_t q = 0; q < s->vo.n && q < 2; q++)
 				offs_add(&off, s->vo.v[q]);
+		if (!c->hints.have_offset && c->ps_off && ps_bonus(c, &s->h.g) > 0)
+			offs_add(&off, c->ps_off);   /* where the parity scan saw the junk end */
 		struct offs wide = off;
 		for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
 			offs_add(&wide, s->vo.v[q]);
@@ -796,12 +840,13 @@ static rk_err fill(struct dt_ctx *c, struct rk_detect_result *r, struct dt_hyp *
 
 /* The runner-ups not equivalent to the winner L->h[BI] into R->alts (one
  * per name); returns the best of them, NULL when there is none. */
-static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct rk_detect_result *r)
+static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct rk_detect_result *r,
+                                      const uint8_t *same)
 {
 	const struct dt_hyp *best = &l->h[bi], *ru = NULL;
 	for (uint32_t k = 0; k < l->n; k++) {
 		const struct dt_hyp *h = &l->h[k];
-		if (k == bi || h->score <= -1e8 || equivalent(best, h))
+		if (k == bi || h->score <= -1e8 || same[k] || equivalent(best, h))
 			continue;
 		if (!ru)
 			ru = h;
@@ -822,6 +867,37 @@ static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct
 	return ru;
 }
 
+#define SAME_TRIES 8u            /* close runner-ups compared byte for byte */
+#define SAME_MAX (4ull << 30)     /* the largest volume compared so */
+
+/* Marks in SAME (zeroed, L->n entries) the close runner-ups of *BI (those
+ * that would make the answer ambiguous) that export the very bytes of it
+ * (detect_same.c).  When every close one does, the winner becomes the one
+ * of them with the largest volume (an export shorter than the array leaves
+ * part of it out; one longer than it carries junk behind). */
+static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint8_t *same)
+{
+	const struct dt_hyp *b = &l->h[*bi];
+	uint32_t tries = 0, big = *bi;
+	for (uint32_t k = 0; k < l->n; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k == *bi || h->score < b->score - 1 || equivalent(b, h))
+			continue;
+		if (tries++ == SAME_TRIES || !dt_same_export(c, b, h, SAME_MAX)) {
+			memset(same, 0, l->n);
+			return;   /* one that differs: the tie stands */
+		}
+		same[k] = 1;
+		if (h->g.volume_size > l->h[big].g.volume_size)
+			big = k;
+	}
+	if (big != *bi) {
+		same[*bi] = 1;
+		same[big] = 0;
+		*bi = big;
+	}
+}
+
 /* Anchors on images H leaves out. */
 static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 {
@@ -833,6 +909,42 @@ static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 		n += !used && c->anc[k].voff != DT_NONE;
 	}
 	return n;
+}
+
+/* Whether an image H leaves out may be one of its missing members: some
+ * anchor on it that H's geometry puts on a role held by another image (as
+ * before: it may be that member), or on a missing role where, placed at
+ * the start the anchor says, parity still holds or cannot be checked.
+ * An image whose every anchor parity rejects is unrelated (a forensic
+ * sample's file system among the images). */
+static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		int used = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
+			used = h->role_img[r] == (int32_t)a->img;
+		if (used || a->voff == DT_NONE)
+			continue;
+		struct rk_loc locs[8];
+		uint32_t n = rk_geom_copies(&h->g, a->voff, locs, 8);
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t r = locs[j].role;
+			if (h->role_img[r] >= 0 || !h->g.nparity)
+				return 1;
+			if (a->ioff < locs[j].member_off)
+				continue;   /* the image cannot hold that role there */
+			struct dt_hyp t = *h;
+			t.role_img[r] = (int32_t)a->img;
+			t.off[r] = a->ioff - locs[j].member_off;
+			if (c->img[a->img].size < t.off[r] + h->g.member_size)
+				continue;
+			dt_check_redundancy(c, &t, 64, 4);
+			if (!t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz)
+				return 1;
+		}
+	}
+	return 0;
 }
 
 /* Stage 3 (see the top). */
@@ -877,8 +989,15 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}
+	uint8_t *same = calloc(l.n, 1);
+	if (!same) {
+		free(l.h);
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	}
+	same_set(c, &l, &bi, same);
 	struct dt_hyp best = l.h[bi];
-	const struct dt_hyp *ru = list_alts(&l, bi, r);
+	const struct dt_hyp *ru = list_alts(&l, bi, r, same);
+	free(same);
 	double margin = ru ? best.score - ru->score : best.score;
 	double ev = (double)best.anc_ok + best.probe_ok + (best.checked && best.rows_nz ? 8.0 * best.rows_ok / best.rows_nz : 0);
 	r->confidence = confidence_of(&best, margin);
@@ -892,7 +1011,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		enough = 0;
 	/* a role missing while an image left out holds anchors: that image may
 	 * be the member (seed 1055: the member holding the volume's start) */
-	if (best.missing && unexplained(c, &best))
+	if (best.missing && unexplained(c, &best) && unexplained_fits(c, &best))
 		enough = 0;
 	/* the file system's own structure, read through the answer, must
 	 * mostly hold (stale copies of metadata fail a few predictions) */

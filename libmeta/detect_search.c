@@ -911,38 +911,53 @@ static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 	return n;
 }
 
-/* Whether an image H leaves out may be one of its missing members: some
- * anchor on it that H's geometry puts on a role held by another image (as
- * before: it may be that member), or on a missing role where, placed at
- * the start the anchor says, parity still holds or cannot be checked.
- * An image whose every anchor parity rejects is unrelated (a forensic
- * sample's file system among the images). */
+/* Whether image I, left out of H, fits missing role R at start OFF:
+ * parity with it there holds, or cannot be checked. */
+static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off)
+{
+	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
+		return 0;   /* too short to be a member there */
+	struct dt_hyp t = *h;
+	t.role_img[r] = (int32_t)i;
+	t.off[r] = off;
+	dt_check_redundancy(c, &t, 64, 4);
+	return !t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz;
+}
+
+/* Whether an image H leaves out that holds anchors may be one of its
+ * missing members: in a missing role, at a start one of its anchors says
+ * (under any role) or one of H's members has, parity holds or cannot be
+ * checked.  Without parity any such image may be.  An image that parity
+ * rejects everywhere is unrelated (a forensic sample among the images). */
 static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 {
-	for (uint32_t k = 0; k < c->nanc; k++) {
-		const struct dt_anchor *a = &c->anc[k];
-		int used = 0;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		int used = 0, held = 0;
 		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
-			used = h->role_img[r] == (int32_t)a->img;
-		if (used || a->voff == DT_NONE)
-			continue;
-		struct rk_loc locs[8];
-		uint32_t n = rk_geom_copies(&h->g, a->voff, locs, 8);
-		for (uint32_t j = 0; j < n; j++) {
-			uint32_t r = locs[j].role;
-			if (h->role_img[r] >= 0 || !h->g.nparity)
-				return 1;
-			if (a->ioff < locs[j].member_off)
-				continue;   /* the image cannot hold that role there */
-			struct dt_hyp t = *h;
-			t.role_img[r] = (int32_t)a->img;
-			t.off[r] = a->ioff - locs[j].member_off;
-			if (c->img[a->img].size < t.off[r] + h->g.member_size)
+			used = h->role_img[r] == (int32_t)i;
+		struct offs o = { { 0 }, 0 };
+		for (uint32_t k = 0; k < c->nanc && !used; k++) {
+			const struct dt_anchor *a = &c->anc[k];
+			if (a->img != i || a->voff == DT_NONE)
 				continue;
-			dt_check_redundancy(c, &t, 64, 4);
-			if (!t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz)
-				return 1;
+			held = 1;
+			struct rk_loc locs[8];
+			uint32_t n = rk_geom_copies(&h->g, a->voff, locs, 8);
+			for (uint32_t j = 0; j < n; j++)
+				if (a->ioff >= locs[j].member_off)
+					offs_add(&o, a->ioff - locs[j].member_off);
 		}
+		if (!held)
+			continue;
+		if (!h->g.nparity)
+			return 1;
+		for (uint32_t r = 0; r < h->g.nroles; r++)
+			if (h->role_img[r] >= 0)
+				offs_add(&o, h->off[r]);
+		for (uint32_t r = 0; r < h->g.nroles; r++)
+			for (uint32_t q = 0; q < o.n && h->role_img[r] < 0; q++)
+				if (fits_at(c, h, i, r, o.v[q]))
+					return 1;
 	}
 	return 0;
 }
@@ -996,6 +1011,18 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	}
 	same_set(c, &l, &bi, same);
 	struct dt_hyp best = l.h[bi];
+#ifdef DT_DEBUG
+	for (uint32_t k = 0; k < l.n && k < 6; k++) {
+		const struct dt_hyp *x = &l.h[k];
+		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
+		        k == bi ? "*" : same[k] ? "=" : "", x->g.level, x->g.layout, (unsigned long long)x->g.chunk, x->g.nroles,
+		        (unsigned long long)x->g.volume_size, x->score, x->anc_ok, x->anc_bad, x->probe_ok, x->probe_bad, x->bm_ok, x->bm_bad,
+		        (unsigned long long)x->rows_nz, (unsigned long long)x->rows_ok, (unsigned long long)x->rows_bad, (unsigned long long)x->place_bad);
+		for (uint32_t q = 0; q < x->g.nroles; q++)
+			fprintf(stderr, " %d@%llu", x->role_img[q], (unsigned long long)x->off[q]);
+		fprintf(stderr, "\n");
+	}
+#endif
 	const struct dt_hyp *ru = list_alts(&l, bi, r, same);
 	free(same);
 	double margin = ru ? best.score - ru->score : best.score;
@@ -1021,6 +1048,11 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	 * have run (a RAID-5 is otherwise a RAID-6 whose Q is missing) */
 	if (best.missing && best.missing < best.g.nparity && !(best.checked && best.rows_nz >= 8))
 		enough = 0;
+#ifdef DT_DEBUG
+	fprintf(stderr, "GATE enough %d amb %d score %.2f ev %.1f conf %.3f miss %u unexpl %u anc %u/%u probe %u/%u\n", enough,
+	        r->ambiguous, best.score, ev, r->confidence, best.missing, unexplained(c, &best), best.anc_ok, best.anc_bad,
+	        best.probe_ok, best.probe_bad);
+#endif
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);
 	if (r->found)

@@ -152,8 +152,9 @@ void   dt_pscan(struct dt_ctx *c);
 /* detect_same.c */
 /* 1 when A and B read the same bytes over the first min(volume sizes)
  * bytes, every byte compared; 0 when not, or unknown (a read failed, the
- * budget ran out, or that is more than MAX bytes). */
-int    dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max);
+ * read budget or *BUDGET (bytes, counted down) ran out, or that is more
+ * than MAX bytes). */
+int    dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t *budget);
 
 /* detect_search.c */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r);

@@ -52,7 +52,7 @@ static size_t piece_len(const struct dt_hyp *a, const struct dt_hyp *b, uint64_t
 }
 
 /* See detect_int.h. */
-int dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max)
+int dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t *budget)
 {
 	uint64_t end = a->g.volume_size < b->g.volume_size ? a->g.volume_size : b->g.volume_size;
 	if (!end || end > max)
@@ -67,7 +67,9 @@ int dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp
 			same = 0;
 		else if (dt_where(a, v, &ia, &oa, 1) && dt_where(b, v, &ib, &ob, 1) && ia == ib && oa == ob)
 			;   /* one place: the same bytes */
-		else if (piece_read(c, a, v, x, n, &ia, &oa) || piece_read(c, b, v, y, n, &ib, &ob) || memcmp(x, y, n))
+		else if (*budget < 2 * (uint64_t)n)
+			same = 0;
+		else if ((*budget -= 2 * (uint64_t)n, 0) || piece_read(c, a, v, x, n, &ia, &oa) || piece_read(c, b, v, y, n, &ib, &ob) || memcmp(x, y, n))
 			same = 0;
 		v += n;
 	}

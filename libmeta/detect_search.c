@@ -867,25 +867,33 @@ static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct
 	return ru;
 }
 
-#define SAME_TRIES 8u            /* close runner-ups compared byte for byte */
-#define SAME_MAX (4ull << 30)     /* the largest volume compared so */
+#define SAME_TRIES 256u          /* close runner-ups compared byte for byte */
+#define SAME_MAX (4ull << 30)     /* the largest volume compared so, and the bytes read for it in all */
 
-/* Marks in SAME (zeroed, L->n entries) the close runner-ups of *BI (those
- * that would make the answer ambiguous) that export the very bytes of it
- * (detect_same.c).  When every close one does, the winner becomes the one
- * of them with the largest volume (an export shorter than the array leaves
- * part of it out; one longer than it carries junk behind). */
+#define SAME_NEAR 4.0             /* runner-ups this close to the winner are compared */
+
+/* Marks in SAME (zeroed, L->n entries) the runner-ups of *BI within
+ * SAME_NEAR of its score that export the very bytes of it over the
+ * smaller volume (detect_same.c): they are the same answer, not rivals (a
+ * mirror of one member that holds all the data is the start of the
+ * array).  The winner becomes the one of them with the largest volume (an
+ * export shorter than the array leaves part of it out; one longer than it
+ * carries junk behind).  Stops at the first close one (within 1) that
+ * differs: the answer is a tie then anyway. */
 static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint8_t *same)
 {
 	const struct dt_hyp *b = &l->h[*bi];
 	uint32_t tries = 0, big = *bi;
-	for (uint32_t k = 0; k < l->n; k++) {
+	uint64_t budget = SAME_MAX;
+	for (uint32_t k = 0; k < l->n && tries < SAME_TRIES; k++) {
 		const struct dt_hyp *h = &l->h[k];
-		if (k == *bi || h->score < b->score - 1 || equivalent(b, h))
+		if (k == *bi || h->score < b->score - SAME_NEAR || equivalent(b, h))
 			continue;
-		if (tries++ == SAME_TRIES || !dt_same_export(c, b, h, SAME_MAX)) {
-			memset(same, 0, l->n);
-			return;   /* one that differs: the tie stands */
+		tries++;
+		if (!dt_same_export(c, b, h, SAME_MAX, &budget)) {
+			if (h->score >= b->score - 1)
+				break;
+			continue;
 		}
 		same[k] = 1;
 		if (h->g.volume_size > l->h[big].g.volume_size)

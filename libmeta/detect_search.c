@@ -970,6 +970,23 @@ static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+#ifdef DT_DEBUG
+/* The best hypotheses on stderr (a debugging build). */
+static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
+{
+	for (uint32_t k = 0; k < l->n && k < 6; k++) {
+		const struct dt_hyp *x = &l->h[k];
+		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
+		        k == bi ? "*" : same[k] ? "=" : "", x->g.level, x->g.layout, (unsigned long long)x->g.chunk, x->g.nroles,
+		        (unsigned long long)x->g.volume_size, x->score, x->anc_ok, x->anc_bad, x->probe_ok, x->probe_bad, x->bm_ok, x->bm_bad,
+		        (unsigned long long)x->rows_nz, (unsigned long long)x->rows_ok, (unsigned long long)x->rows_bad, (unsigned long long)x->place_bad);
+		for (uint32_t q = 0; q < x->g.nroles; q++)
+			fprintf(stderr, " %d@%llu", x->role_img[q], (unsigned long long)x->off[q]);
+		fprintf(stderr, "\n");
+	}
+}
+#endif
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -1020,16 +1037,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	same_set(c, &l, &bi, same);
 	struct dt_hyp best = l.h[bi];
 #ifdef DT_DEBUG
-	for (uint32_t k = 0; k < l.n && k < 6; k++) {
-		const struct dt_hyp *x = &l.h[k];
-		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
-		        k == bi ? "*" : same[k] ? "=" : "", x->g.level, x->g.layout, (unsigned long long)x->g.chunk, x->g.nroles,
-		        (unsigned long long)x->g.volume_size, x->score, x->anc_ok, x->anc_bad, x->probe_ok, x->probe_bad, x->bm_ok, x->bm_bad,
-		        (unsigned long long)x->rows_nz, (unsigned long long)x->rows_ok, (unsigned long long)x->rows_bad, (unsigned long long)x->place_bad);
-		for (uint32_t q = 0; q < x->g.nroles; q++)
-			fprintf(stderr, " %d@%llu", x->role_img[q], (unsigned long long)x->off[q]);
-		fprintf(stderr, "\n");
-	}
+	debug_top(&l, bi, same);
 #endif
 	const struct dt_hyp *ru = list_alts(&l, bi, r, same);
 	free(same);

@@ -76,6 +76,8 @@ struct dt_ctx {
 	 * start the head's junk ends at (0 unknown) */
 	uint32_t ps5_lo, ps5_hi, ps6_lo, ps6_hi;
 	uint64_t ps5_mask, ps6_mask, ps_off;
+	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
+	uint64_t ps_ioff[64];
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where

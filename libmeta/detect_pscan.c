@@ -35,7 +35,7 @@ static void xor_into(uint8_t *d, const uint8_t *s, size_t n)
  * (*Z5), or where one image equals the XOR of all (*Z6, the Q holder),
  * over rows with a non-zero block (*NZ).  X: DT_BLK scratch. */
 static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, uint32_t *nz, uint32_t *z5,
-                      uint32_t *z6, uint64_t *nzimg)
+                      uint32_t *z6, uint64_t *nzimg, const uint64_t *io)
 {
 	const uint8_t *b[64];
 	uint32_t any = 0;
@@ -43,7 +43,7 @@ static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, ui
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		if (!(t >> i & 1))
 			continue;
-		if (!(b[i] = dt_block(c, i, x)))
+		if (!(b[i] = dt_block(c, i, x + (io ? io[i] : 0))))
 			return;   /* an image too short: not a row of all */
 		if (!rk_buf_is_zero(b[i], DT_BLK)) {
 			any++;
@@ -84,8 +84,10 @@ static uint64_t row_at(uint32_t k, uint64_t span)
 
 /* The verdict for T: 5 (XOR vanishes), 6 (one equals the XOR), 1 (some
  * rows vanish), 0 none; *NZIMG: the images of T holding data in some
- * row; *SHARE: the share of rows that vanish. */
-static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, uint64_t *nzimg, double *share)
+ * row; *SHARE: the share of rows that vanish; IO: each image's offset of
+ * the rows (NULL: all 0). */
+static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, uint64_t *nzimg, double *share,
+                   const uint64_t *io)
 {
 	uint32_t nz = 0, z5 = 0, z6 = 0;
 	for (uint32_t k = 0; k < PS_ROWS; k++) {
@@ -93,7 +95,7 @@ static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, ui
 		if (x == UINT64_MAX)
 			break;
 		dt_cache_trim(c);
-		row_tally(c, t, x, acc, &nz, &z5, &z6, nzimg);
+		row_tally(c, t, x, acc, &nz, &z5, &z6, nzimg, io);
 	}
 #ifdef DT_DEBUG
 	fprintf(stderr, "VERDICT t %llx nz %u z5 %u z6 %u span %llu\n", (unsigned long long)t, nz, z5, z6, (unsigned long long)span);
@@ -142,11 +144,86 @@ static uint64_t data_start(struct dt_ctx *c, uint64_t t, int kind)
 	return last;
 }
 
+/* Where the junk before image I's data ends: past the last 512-byte
+ * sector of its first 4 MiB that looks random (160 or more distinct byte
+ * values), 0 when none does. */
+static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
+{
+	uint64_t last = 0;
+	for (uint64_t x = 0; x < PS_HEAD; x += DT_BLK) {
+		dt_cache_trim(c);
+		const uint8_t *b = dt_block(c, i, x);
+		if (!b)
+			break;
+		for (uint32_t q = 0; q < DT_BLK / 512; q++) {
+			uint32_t seen[8] = { 0 }, distinct = 0;
+			for (uint32_t k = 0; k < 512; k++) {
+				uint8_t v = b[q * 512 + k];
+				if (!(seen[v >> 5] >> (v & 31) & 1)) {
+					seen[v >> 5] |= 1u << (v & 31);
+					distinct++;
+				}
+			}
+			if (distinct >= 160)
+				last = x + (q + 1) * 512;
+		}
+	}
+	return last;
+}
+
+/* The rows at image offsets IO over T, as pscan_starts tries them: 1 when
+ * they vanish (c->ps5_* filled). */
+static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint64_t span, uint8_t *acc)
+{
+	uint64_t nz = 0;
+	double sh = 0;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if ((t >> i & 1) && io[i] > span)
+			return 0;
+	if (span < PS_HEAD * 2 || verdict(c, t, span - PS_HEAD, acc, &nz, &sh, io) != 5)
+		return 0;
+	c->ps5_mask = t;
+	c->ps5_hi = (uint32_t)__builtin_popcountll(t);
+	c->ps5_lo = (uint32_t)__builtin_popcountll(t & nz);
+	memcpy(c->ps_ioff, io, c->nimg * sizeof *io);
+	c->ps_has_ioff = 1;
+	return 1;
+}
+
+/* Members whose data starts differ: the rows at each image's end of junk
+ * (junk_end; or 0 for one of them, whose own data may look random), every
+ * image or every image but one; a vanishing XOR there proves both the
+ * members and their starts.  Fills c->ps5_* and ps_ioff. */
+static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *acc)
+{
+	uint64_t je[64], io[64];
+	int differ = 0;
+	if (c->nimg > 12)
+		return;   /* (images + 1)^2 tries */
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		je[i] = junk_end(c, i);
+		differ |= je[i] != je[0];
+	}
+	if (!differ)
+		return;   /* the same start: the rows at equal offsets said it all */
+	for (uint32_t v = 0; v <= c->nimg; v++) {
+		if (v && !je[v - 1])
+			continue;
+		memcpy(io, je, c->nimg * sizeof *io);
+		if (v)
+			io[v - 1] = 0;
+		for (uint32_t j = 0; j <= c->nimg && (j == 0 || c->nimg >= 4); j++)
+			if (starts_vanish(c, j == 0 ? all : all & ~(1ull << (j - 1)), io, span, acc))
+				return;
+	}
+}
+
 /* See detect_int.h. */
 void dt_pscan(struct dt_ctx *c)
 {
 	c->ps5_lo = c->ps5_hi = c->ps6_lo = c->ps6_hi = 0;
 	c->ps_off = c->ps5_mask = c->ps6_mask = 0;
+	c->ps_has_ioff = 0;
 	if (c->nimg < 3 || c->nimg > 64)
 		return;
 	uint64_t all = c->nimg == 64 ? UINT64_MAX : (1ull << c->nimg) - 1, span = UINT64_MAX;
@@ -164,7 +241,7 @@ void dt_pscan(struct dt_ctx *c)
 	 * holding data and all of them */
 	uint64_t nzimg = 0, t5 = 0, t6 = 0, t1 = 0, nz1 = 0;
 	double sh = 0, best1 = 0;
-	int k = verdict(c, all, span, acc, &nzimg, &sh);
+	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL);
 	if (k == 5)
 		t5 = all;
 	if (k == 6)
@@ -180,7 +257,7 @@ void dt_pscan(struct dt_ctx *c)
 	for (uint32_t j = 0; !t5 && c->nimg >= 4 && j < c->nimg; j++) {
 		uint64_t t = all & ~(1ull << j), nz = 0;
 		sh = 0;
-		k = verdict(c, t, span, acc, &nz, &sh);
+		k = verdict(c, t, span, acc, &nz, &sh, NULL);
 		if (k == 5) {
 			t5 = t;
 			c->ps5_hi = (uint32_t)__builtin_popcountll(t);
@@ -199,7 +276,11 @@ void dt_pscan(struct dt_ctx *c)
 		free(acc);
 		return;   /* no start: the rows do not all vanish */
 	}
+	if (!t5 && !t6 && !t1)
+		pscan_starts(c, all, span, acc);
 	free(acc);
+	if (c->ps_has_ioff)
+		return;
 	c->ps5_mask = t5;
 	c->ps6_mask = t6;
 	if (t5 || t6)

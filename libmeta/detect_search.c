@@ -409,6 +409,11 @@ static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t im
 	uint64_t m = ps_mask_of(c, &h->g);
 	if (!(m >> img & 1))
 		return 0;
+	if (c->ps_has_ioff) {   /* each member's own start, proven by the rows */
+		mine->n = 0;
+		offs_add(mine, c->ps_ioff[img]);
+		return 1;
+	}
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		if (h->role_img[r] >= 0 && (m >> h->role_img[r] & 1)) {
 			mine->n = 0;

@@ -33,9 +33,9 @@ static void xor_into(uint8_t *d, const uint8_t *s, size_t n)
 
 /* Rows where images of T (bitmask; the others left out) XOR to zero
  * (*Z5), or where one image equals the XOR of all (*Z6, the Q holder),
- * over rows with a non-zero block (*NZ).  X: DT_BLK scratch. */
+ * or all are copies of one (*MIRROR), over rows with a non-zero block (*NZ).  X: DT_BLK scratch. */
 static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, uint32_t *nz, uint32_t *z5,
-                      uint32_t *z6, uint64_t *nzimg, const uint64_t *io)
+                      uint32_t *z6, uint32_t *mirror, uint64_t *nzimg, const uint64_t *io)
 {
 	const uint8_t *b[64];
 	uint32_t any = 0;
@@ -54,6 +54,19 @@ static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, ui
 	if (!any)
 		return;
 	(*nz)++;
+	int same = 1;   /* every image a copy of the first: a mirror, not parity */
+	const uint8_t *first = NULL;
+	for (uint32_t i = 0; i < c->nimg && same; i++)
+		if (t >> i & 1) {
+			if (!first)
+				first = b[i];
+			else
+				same = !memcmp(first, b[i], DT_BLK);
+		}
+	if (same) {
+		(*mirror)++;
+		return;
+	}
 	if (rk_buf_is_zero(acc, DT_BLK)) {
 		(*z5)++;
 		return;
@@ -89,19 +102,19 @@ static uint64_t row_at(uint32_t k, uint64_t span)
 static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, uint64_t *nzimg, double *share,
                    const uint64_t *io)
 {
-	uint32_t nz = 0, z5 = 0, z6 = 0;
+	uint32_t nz = 0, z5 = 0, z6 = 0, mirror = 0;
 	for (uint32_t k = 0; k < PS_ROWS; k++) {
 		uint64_t x = row_at(k, span);
 		if (x == UINT64_MAX)
 			break;
 		dt_cache_trim(c);
-		row_tally(c, t, x, acc, &nz, &z5, &z6, nzimg, io);
+		row_tally(c, t, x, acc, &nz, &z5, &z6, &mirror, nzimg, io);
 	}
 #ifdef DT_DEBUG
 	fprintf(stderr, "VERDICT t %llx nz %u z5 %u z6 %u span %llu\n", (unsigned long long)t, nz, z5, z6, (unsigned long long)span);
 #endif
-	if (nz < PS_MIN_NZ)
-		return 0;
+	if (nz < PS_MIN_NZ || mirror * 10 >= nz)
+		return 0;   /* too little data, or copies: the mirror checks find those */
 	*share = (double)z5 / nz;
 	if (z5 * 20 >= nz * 19)
 		return 5;

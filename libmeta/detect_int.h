@@ -70,6 +70,14 @@ struct dt_ctx {
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
 	uint64_t hyps;
+	/* the parity scan (detect_pscan.c): images at equal offsets whose XOR
+	 * vanishes (RAID-4/5 of ps5_lo..ps5_hi members) or equals one of them
+	 * (RAID-6's Q: ps6_lo..ps6_hi members); 0: not seen; ps_off: the data
+	 * start the head's junk ends at (0 unknown) */
+	uint32_t ps5_lo, ps5_hi, ps6_lo, ps6_hi;
+	uint64_t ps5_mask, ps6_mask, ps_off;
+	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
+	uint64_t ps_ioff[64];
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where
@@ -138,6 +146,17 @@ uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);
  * members, filling rows, rows_nz, rows_ok, place_bad, checked; stops early
  * after QUICK inconsistent rows (0: check all). */
 void   dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick);
+
+/* detect_pscan.c */
+/* The parity scan over rows at equal image offsets (fills c->ps_*). */
+void   dt_pscan(struct dt_ctx *c);
+
+/* detect_same.c */
+/* 1 when A and B read the same bytes over the first min(volume sizes)
+ * bytes, every byte compared; 0 when not, or unknown (a read failed, the
+ * read budget or *BUDGET (bytes, counted down) ran out, or that is more
+ * than MAX bytes). */
+int    dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t *budget);
 
 /* detect_search.c */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r);

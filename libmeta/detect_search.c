@@ -388,6 +388,41 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	hl_add(l, h);
 }
 
+/* The parity scan's images for G's level and member count (0: none):
+ * members that share one data start (detect_pscan.c). */
+static uint64_t ps_mask_of(const struct dt_ctx *c, const struct rk_geom *g)
+{
+	/* a vanishing XOR is also what an even number of copies gives */
+	int x5 = g->level == 4 || g->level == 5 || ((g->level == 1 || g->level == 10) && c->ps5_lo == c->ps5_hi);
+	if (x5 && c->ps5_hi && g->nroles >= c->ps5_lo && g->nroles <= c->ps5_hi)
+		return c->ps5_mask;
+	if (g->level == 6 && c->ps6_hi && g->nroles >= c->ps6_lo && g->nroles <= c->ps6_hi)
+		return c->ps6_mask;
+	return 0;
+}
+
+/* Narrows the starts IMG may take under H when the parity scan puts it
+ * among members sharing one data start: the start of one of them already
+ * placed.  Returns whether IMG is such a member. */
+static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t img, struct offs *mine)
+{
+	uint64_t m = ps_mask_of(c, &h->g);
+	if (!(m >> img & 1))
+		return 0;
+	if (c->ps_has_ioff) {   /* each member's own start, proven by the rows */
+		mine->n = 0;
+		offs_add(mine, c->ps_ioff[img]);
+		return 1;
+	}
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && (m >> h->role_img[r] & 1)) {
+			mine->n = 0;
+			offs_add(mine, h->off[r]);
+			break;
+		}
+	return 1;
+}
+
 /* Stage 2: tries images U[k..] in the free roles (or left out). */
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
@@ -423,12 +458,15 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
+	int eq = ps_narrow(c, h, u[k], &mine);
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
 		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
-			if (c->img[u[k]].size < mine.v[o] + h->g.member_size)
+			/* stage 1's member size is a guess; the scan's members
+			 * set it in finish() */
+			if (c->img[u[k]].size < mine.v[o] + (eq ? DT_BLK : h->g.member_size))
 				continue;
 			h->role_img[r] = (int32_t)u[k];
 			h->off[r] = mine.v[o];
@@ -438,7 +476,8 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 			img_role[u[k]] = -1;
 		}
 	}
-	complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);   /* left out: unrelated */
+	if (!eq || (h->g.level == 6 ? c->ps6_lo < c->ps6_hi : c->ps5_lo < c->ps5_hi))
+		complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);   /* left out: unrelated (or a member of zeros) */
 }
 
 /* ---- stage 1: the geometries ---- */
@@ -666,6 +705,14 @@ static int prior(const struct dt_hyp *h, uint32_t nimg)
 	return p;
 }
 
+/* What the parity scan (detect_pscan.c) adds to a geometry's stage-1 key:
+ * as much as two agreeing anchors for a level and member count the rows
+ * at equal offsets show. */
+static double ps_bonus(const struct dt_ctx *c, const struct rk_geom *g)
+{
+	return ps_mask_of(c, g) ? 2.0 : 0;
+}
+
 static int s1_cmp(const void *x, const void *y)
 {
 	const struct s1 *a = x, *b = y;
@@ -691,7 +738,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		struct s1 *s = &keep[nk];
 		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
-		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01;
+		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01 + ps_bonus(c, &s->h.g);
 		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
@@ -716,6 +763,8 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (!c->hints.have_offset && s->vo.n)   /* nothing placed: the starts most anchors vote for */
 			for (uint32_t q = 0; q < s->vo.n && q < 2; q++)
 				offs_add(&off, s->vo.v[q]);
+		if (!c->hints.have_offset && c->ps_off && ps_bonus(c, &s->h.g) > 0)
+			offs_add(&off, c->ps_off);   /* where the parity scan saw the junk end */
 		struct offs wide = off;
 		for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
 			offs_add(&wide, s->vo.v[q]);
@@ -796,12 +845,13 @@ static rk_err fill(struct dt_ctx *c, struct rk_detect_result *r, struct dt_hyp *
 
 /* The runner-ups not equivalent to the winner L->h[BI] into R->alts (one
  * per name); returns the best of them, NULL when there is none. */
-static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct rk_detect_result *r)
+static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct rk_detect_result *r,
+                                      const uint8_t *same)
 {
 	const struct dt_hyp *best = &l->h[bi], *ru = NULL;
 	for (uint32_t k = 0; k < l->n; k++) {
 		const struct dt_hyp *h = &l->h[k];
-		if (k == bi || h->score <= -1e8 || equivalent(best, h))
+		if (k == bi || h->score <= -1e8 || same[k] || equivalent(best, h))
 			continue;
 		if (!ru)
 			ru = h;
@@ -822,6 +872,45 @@ static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct
 	return ru;
 }
 
+#define SAME_TRIES 256u          /* close runner-ups compared byte for byte */
+#define SAME_MAX (4ull << 30)     /* the largest volume compared so, and the bytes read for it in all */
+
+#define SAME_NEAR 4.0             /* runner-ups this close to the winner are compared */
+
+/* Marks in SAME (zeroed, L->n entries) the runner-ups of *BI within
+ * SAME_NEAR of its score that export the very bytes of it over the
+ * smaller volume (detect_same.c): they are the same answer, not rivals (a
+ * mirror of one member that holds all the data is the start of the
+ * array).  The winner becomes the one of them with the largest volume (an
+ * export shorter than the array leaves part of it out; one longer than it
+ * carries junk behind).  Stops at the first close one (within 1) that
+ * differs: the answer is a tie then anyway. */
+static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint8_t *same)
+{
+	const struct dt_hyp *b = &l->h[*bi];
+	uint32_t tries = 0, big = *bi;
+	uint64_t budget = SAME_MAX;
+	for (uint32_t k = 0; k < l->n && tries < SAME_TRIES; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k == *bi || h->score < b->score - SAME_NEAR || equivalent(b, h))
+			continue;
+		tries++;
+		if (!dt_same_export(c, b, h, SAME_MAX, &budget)) {
+			if (h->score >= b->score - 1)
+				break;
+			continue;
+		}
+		same[k] = 1;
+		if (h->g.volume_size > l->h[big].g.volume_size)
+			big = k;
+	}
+	if (big != *bi) {
+		same[*bi] = 1;
+		same[big] = 0;
+		*bi = big;
+	}
+}
+
 /* Anchors on images H leaves out. */
 static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 {
@@ -834,6 +923,74 @@ static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 	}
 	return n;
 }
+
+/* Whether image I, left out of H, fits missing role R at start OFF:
+ * parity with it there holds, or cannot be checked. */
+static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off)
+{
+	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
+		return 0;   /* too short to be a member there */
+	struct dt_hyp t = *h;
+	t.role_img[r] = (int32_t)i;
+	t.off[r] = off;
+	dt_check_redundancy(c, &t, 64, 4);
+	return !t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz;
+}
+
+/* Whether an image H leaves out that holds anchors may be one of its
+ * missing members: in a missing role, at a start one of its anchors says
+ * (under any role) or one of H's members has, parity holds or cannot be
+ * checked.  Without parity any such image may be.  An image that parity
+ * rejects everywhere is unrelated (a forensic sample among the images). */
+static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		int used = 0, held = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
+			used = h->role_img[r] == (int32_t)i;
+		struct offs o = { { 0 }, 0 };
+		for (uint32_t k = 0; k < c->nanc && !used; k++) {
+			const struct dt_anchor *a = &c->anc[k];
+			if (a->img != i || a->voff == DT_NONE)
+				continue;
+			held = 1;
+			struct rk_loc locs[8];
+			uint32_t n = rk_geom_copies(&h->g, a->voff, locs, 8);
+			for (uint32_t j = 0; j < n; j++)
+				if (a->ioff >= locs[j].member_off)
+					offs_add(&o, a->ioff - locs[j].member_off);
+		}
+		if (!held)
+			continue;
+		if (!h->g.nparity)
+			return 1;
+		for (uint32_t r = 0; r < h->g.nroles; r++)
+			if (h->role_img[r] >= 0)
+				offs_add(&o, h->off[r]);
+		for (uint32_t r = 0; r < h->g.nroles; r++)
+			for (uint32_t q = 0; q < o.n && h->role_img[r] < 0; q++)
+				if (fits_at(c, h, i, r, o.v[q]))
+					return 1;
+	}
+	return 0;
+}
+
+#ifdef DT_DEBUG
+/* The best hypotheses on stderr (a debugging build). */
+static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
+{
+	for (uint32_t k = 0; k < l->n && k < 6; k++) {
+		const struct dt_hyp *x = &l->h[k];
+		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
+		        k == bi ? "*" : same[k] ? "=" : "", x->g.level, x->g.layout, (unsigned long long)x->g.chunk, x->g.nroles,
+		        (unsigned long long)x->g.volume_size, x->score, x->anc_ok, x->anc_bad, x->probe_ok, x->probe_bad, x->bm_ok, x->bm_bad,
+		        (unsigned long long)x->rows_nz, (unsigned long long)x->rows_ok, (unsigned long long)x->rows_bad, (unsigned long long)x->place_bad);
+		for (uint32_t q = 0; q < x->g.nroles; q++)
+			fprintf(stderr, " %d@%llu", x->role_img[q], (unsigned long long)x->off[q]);
+		fprintf(stderr, "\n");
+	}
+}
+#endif
 
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
@@ -877,8 +1034,18 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}
+	uint8_t *same = calloc(l.n, 1);
+	if (!same) {
+		free(l.h);
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	}
+	same_set(c, &l, &bi, same);
 	struct dt_hyp best = l.h[bi];
-	const struct dt_hyp *ru = list_alts(&l, bi, r);
+#ifdef DT_DEBUG
+	debug_top(&l, bi, same);
+#endif
+	const struct dt_hyp *ru = list_alts(&l, bi, r, same);
+	free(same);
 	double margin = ru ? best.score - ru->score : best.score;
 	double ev = (double)best.anc_ok + best.probe_ok + (best.checked && best.rows_nz ? 8.0 * best.rows_ok / best.rows_nz : 0);
 	r->confidence = confidence_of(&best, margin);
@@ -892,7 +1059,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		enough = 0;
 	/* a role missing while an image left out holds anchors: that image may
 	 * be the member (seed 1055: the member holding the volume's start) */
-	if (best.missing && unexplained(c, &best))
+	if (best.missing && unexplained(c, &best) && unexplained_fits(c, &best))
 		enough = 0;
 	/* the file system's own structure, read through the answer, must
 	 * mostly hold (stale copies of metadata fail a few predictions) */
@@ -902,6 +1069,11 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	 * have run (a RAID-5 is otherwise a RAID-6 whose Q is missing) */
 	if (best.missing && best.missing < best.g.nparity && !(best.checked && best.rows_nz >= 8))
 		enough = 0;
+#ifdef DT_DEBUG
+	fprintf(stderr, "GATE enough %d amb %d score %.2f ev %.1f conf %.3f miss %u unexpl %u anc %u/%u probe %u/%u\n", enough,
+	        r->ambiguous, best.score, ev, r->confidence, best.missing, unexplained(c, &best), best.anc_ok, best.anc_bad,
+	        best.probe_ok, best.probe_bad);
+#endif
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
 	e = fill(c, r, &best);
 	if (r->found)

@@ -1,0 +1,305 @@
+/* detect_pscan.c: the parity scan, before any geometry is guessed.  Images
+ * whose members share one data start put one stripe row at every image
+ * offset, whatever the chunk, rotation and order; so rows taken at the same
+ * image offset of every image show the level's algebra directly:
+ *  - RAID-4/5 with every member present: the XOR of the members is zero;
+ *  - RAID-6 with every member present: the XOR of all members is the row's
+ *    Q block, so exactly one member equals the XOR of all (the Q holder).
+ * An unrelated image among them is found as the one that, left out, makes
+ * the rows vanish.  The member count found, and the data start (the end of
+ * the last head sector where the algebra fails), steer stage 1 of the
+ * search (detect_search.c); nothing is decided here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_util.h"
+
+#define PS_ROWS 160u              /* rows sampled */
+#define PS_MIN_NZ 12u             /* non-zero rows needed for a verdict */
+#define PS_HEAD (4ull << 20)      /* where data starts lie: 512-byte steps searched for the start */
+
+static void xor_into(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (size_t k = 0; k + 8 <= n; k += 8) {
+		uint64_t a, b;
+		memcpy(&a, d + k, 8);
+		memcpy(&b, s + k, 8);
+		a ^= b;
+		memcpy(d + k, &a, 8);
+	}
+}
+
+/* Rows where images of T (bitmask; the others left out) XOR to zero
+ * (*Z5), or where one image equals the XOR of all (*Z6, the Q holder),
+ * or all are copies of one (*MIRROR), over rows with a non-zero block (*NZ).  X: DT_BLK scratch. */
+static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, uint32_t *nz, uint32_t *z5,
+                      uint32_t *z6, uint32_t *mirror, uint64_t *nzimg, const uint64_t *io)
+{
+	const uint8_t *b[64];
+	uint32_t any = 0;
+	memset(acc, 0, DT_BLK);
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		if (!(t >> i & 1))
+			continue;
+		if (!(b[i] = dt_block(c, i, x + (io ? io[i] : 0))))
+			return;   /* an image too short: not a row of all */
+		if (!rk_buf_is_zero(b[i], DT_BLK)) {
+			any++;
+			*nzimg |= 1ull << i;
+		}
+		xor_into(acc, b[i], DT_BLK);
+	}
+	if (!any)
+		return;
+	(*nz)++;
+	int same = 1;   /* every image a copy of the first: a mirror, not parity */
+	const uint8_t *first = NULL;
+	for (uint32_t i = 0; i < c->nimg && same; i++)
+		if (t >> i & 1) {
+			if (!first)
+				first = b[i];
+			else
+				same = !memcmp(first, b[i], DT_BLK);
+		}
+	if (same) {
+		(*mirror)++;
+		return;
+	}
+	if (rk_buf_is_zero(acc, DT_BLK)) {
+		(*z5)++;
+		return;
+	}
+	/* Q equals the XOR of all; a row of one block is trivially so, and
+	 * a RAID-6 row with data holds at least data, P and Q */
+	for (uint32_t i = 0; i < c->nimg && any >= 3; i++)
+		if ((t >> i & 1) && !memcmp(b[i], acc, DT_BLK)) {
+			(*z6)++;
+			return;
+		}
+}
+
+/* The image offset of sampled row K: the even rows in the first 64 MiB
+ * past the head (where a file system keeps most), the odd ones up to SPAN;
+ * hashed, not strided (a stride aliases with the stripe period). */
+static uint64_t row_at(uint32_t k, uint64_t span)
+{
+	uint64_t lo = PS_HEAD, hi = k % 2 == 0 && span > PS_HEAD + (64ull << 20) ? PS_HEAD + (64ull << 20) : span;
+	if (hi <= lo + DT_BLK)
+		return UINT64_MAX;
+	uint64_t z = (k + 1) * 0x9E3779B97F4A7C15ull;   /* splitmix64 */
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return lo + z % ((hi - lo) / DT_BLK) * DT_BLK;
+}
+
+/* The verdict for T: 5 (XOR vanishes), 6 (one equals the XOR), 1 (some
+ * rows vanish), 0 none; *NZIMG: the images of T holding data in some
+ * row; *SHARE: the share of rows that vanish; IO: each image's offset of
+ * the rows (NULL: all 0). */
+static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, uint64_t *nzimg, double *share,
+                   const uint64_t *io)
+{
+	uint32_t nz = 0, z5 = 0, z6 = 0, mirror = 0;
+	for (uint32_t k = 0; k < PS_ROWS; k++) {
+		uint64_t x = row_at(k, span);
+		if (x == UINT64_MAX)
+			break;
+		dt_cache_trim(c);
+		row_tally(c, t, x, acc, &nz, &z5, &z6, &mirror, nzimg, io);
+	}
+#ifdef DT_DEBUG
+	fprintf(stderr, "VERDICT t %llx nz %u z5 %u z6 %u span %llu\n", (unsigned long long)t, nz, z5, z6, (unsigned long long)span);
+#endif
+	if (nz < PS_MIN_NZ || mirror * 10 >= nz)
+		return 0;   /* too little data, or copies: the mirror checks find those */
+	*share = (double)z5 / nz;
+	if (z5 * 20 >= nz * 19)
+		return 5;
+	if ((z5 + z6) * 20 >= nz * 19 && z6 * 4 >= nz)
+		return 6;
+	/* some rows vanish, not all: parity with members missing (RAID-5's
+	 * rows where the missing block is zero, RAID-6's where it is Q);
+	 * striping without redundancy has no such rows */
+	if (z5 >= 4 && z5 * 20 >= nz)
+		return 1;
+	return 0;
+}
+
+/* Sectors of the head: the data start is past the last one where the
+ * algebra of kind K over T fails (0 when it holds everywhere: no junk
+ * before the data to tell where it starts). */
+static uint64_t data_start(struct dt_ctx *c, uint64_t t, int kind)
+{
+	uint8_t acc[512], s[64][512];
+	uint64_t last = 0;
+	for (uint64_t x = 0; x < PS_HEAD; x += 512) {
+		memset(acc, 0, sizeof acc);
+		for (uint32_t i = 0; i < c->nimg; i++) {
+			if (!(t >> i & 1))
+				continue;
+			const uint8_t *b = dt_block(c, i, x & ~(uint64_t)(DT_BLK - 1));
+			if (!b)
+				return 0;
+			memcpy(s[i], b + (x & (DT_BLK - 1)), 512);
+			xor_into(acc, s[i], 512);
+		}
+		int ok = rk_buf_is_zero(acc, 512);
+		for (uint32_t i = 0; i < c->nimg && !ok && kind == 6; i++)
+			ok = (t >> i & 1) && !memcmp(s[i], acc, 512);
+		if (!ok)
+			last = x + 512;
+		if ((x & (DT_BLK - 1)) == DT_BLK - 512)
+			dt_cache_trim(c);
+	}
+	return last;
+}
+
+/* Where the junk before image I's data ends: past the last 512-byte
+ * sector of its first 4 MiB that looks random (160 or more distinct byte
+ * values), 0 when none does. */
+static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
+{
+	uint64_t last = 0;
+	for (uint64_t x = 0; x < PS_HEAD; x += DT_BLK) {
+		dt_cache_trim(c);
+		const uint8_t *b = dt_block(c, i, x);
+		if (!b)
+			break;
+		for (uint32_t q = 0; q < DT_BLK / 512; q++) {
+			uint32_t seen[8] = { 0 }, distinct = 0;
+			for (uint32_t k = 0; k < 512; k++) {
+				uint8_t v = b[q * 512 + k];
+				if (!(seen[v >> 5] >> (v & 31) & 1)) {
+					seen[v >> 5] |= 1u << (v & 31);
+					distinct++;
+				}
+			}
+			if (distinct >= 160)
+				last = x + (q + 1) * 512;
+		}
+	}
+	return last;
+}
+
+/* The rows at image offsets IO over T, as pscan_starts tries them: 1 when
+ * they vanish (c->ps5_* filled). */
+static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint64_t span, uint8_t *acc)
+{
+	uint64_t nz = 0;
+	double sh = 0;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if ((t >> i & 1) && io[i] > span)
+			return 0;
+	if (span < PS_HEAD * 2 || verdict(c, t, span - PS_HEAD, acc, &nz, &sh, io) != 5)
+		return 0;
+	c->ps5_mask = t;
+	c->ps5_hi = (uint32_t)__builtin_popcountll(t);
+	c->ps5_lo = (uint32_t)__builtin_popcountll(t & nz);
+	memcpy(c->ps_ioff, io, c->nimg * sizeof *io);
+	c->ps_has_ioff = 1;
+	return 1;
+}
+
+/* Members whose data starts differ: the rows at each image's end of junk
+ * (junk_end; or 0 for one of them, whose own data may look random), every
+ * image or every image but one; a vanishing XOR there proves both the
+ * members and their starts.  Fills c->ps5_* and ps_ioff. */
+static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *acc)
+{
+	uint64_t je[64], io[64];
+	int differ = 0;
+	if (c->nimg > 12)
+		return;   /* (images + 1)^2 tries */
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		je[i] = junk_end(c, i);
+		differ |= je[i] != je[0];
+	}
+	if (!differ)
+		return;   /* the same start: the rows at equal offsets said it all */
+	for (uint32_t v = 0; v <= c->nimg; v++) {
+		if (v && !je[v - 1])
+			continue;
+		memcpy(io, je, c->nimg * sizeof *io);
+		if (v)
+			io[v - 1] = 0;
+		for (uint32_t j = 0; j <= c->nimg && (j == 0 || c->nimg >= 4); j++)
+			if (starts_vanish(c, j == 0 ? all : all & ~(1ull << (j - 1)), io, span, acc))
+				return;
+	}
+}
+
+/* See detect_int.h. */
+void dt_pscan(struct dt_ctx *c)
+{
+	c->ps5_lo = c->ps5_hi = c->ps6_lo = c->ps6_hi = 0;
+	c->ps_off = c->ps5_mask = c->ps6_mask = 0;
+	c->ps_has_ioff = 0;
+	if (c->nimg < 3 || c->nimg > 64)
+		return;
+	uint64_t all = c->nimg == 64 ? UINT64_MAX : (1ull << c->nimg) - 1, span = UINT64_MAX;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if (c->img[i].size >= (8ull << 20) && c->img[i].size < span)
+			span = c->img[i].size;
+	uint8_t *acc = malloc(DT_BLK);
+	if (!acc || span == UINT64_MAX) {
+		free(acc);
+		return;
+	}
+	/* every image, then every image but one: an unrelated image, or the Q
+	 * of a RAID-6 that keeps Q on one member (both stay candidates); images
+	 * of zeros fit any row, so the member count lies between the images
+	 * holding data and all of them */
+	uint64_t nzimg = 0, t5 = 0, t6 = 0, t1 = 0, nz1 = 0;
+	double sh = 0, best1 = 0;
+	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL);
+	if (k == 5)
+		t5 = all;
+	if (k == 6)
+		t6 = all;
+	if (k == 1)
+		t1 = all, nz1 = nzimg, best1 = sh;
+	if (t5 || t6) {
+		uint64_t t = t5 ? t5 : t6;
+		uint32_t *lo = t5 ? &c->ps5_lo : &c->ps6_lo, *hi = t5 ? &c->ps5_hi : &c->ps6_hi;
+		*hi = (uint32_t)__builtin_popcountll(t);
+		*lo = (uint32_t)__builtin_popcountll(t & nzimg);
+	}
+	for (uint32_t j = 0; !t5 && c->nimg >= 4 && j < c->nimg; j++) {
+		uint64_t t = all & ~(1ull << j), nz = 0;
+		sh = 0;
+		k = verdict(c, t, span, acc, &nz, &sh, NULL);
+		if (k == 5) {
+			t5 = t;
+			c->ps5_hi = (uint32_t)__builtin_popcountll(t);
+			c->ps5_lo = (uint32_t)__builtin_popcountll(t & nz);
+		} else if (k == 1 && sh > best1 * 1.25)   /* an unrelated image among them dilutes the share */
+			t1 = t, nz1 = nz, best1 = sh;
+	}
+	if (!t5 && !t6 && t1) {   /* members missing: one (RAID-5, 6) or two (RAID-6) */
+		uint32_t n = (uint32_t)__builtin_popcountll(t1), lo = (uint32_t)__builtin_popcountll(t1 & nz1);
+		t5 = t6 = t1;
+		c->ps5_lo = lo + 1;
+		c->ps5_hi = n + 1;
+		c->ps6_lo = lo + 1;
+		c->ps6_hi = n + 2;
+		c->ps5_mask = c->ps6_mask = t1;
+		free(acc);
+		return;   /* no start: the rows do not all vanish */
+	}
+	if (!t5 && !t6 && !t1)
+		pscan_starts(c, all, span, acc);
+	free(acc);
+	if (c->ps_has_ioff)
+		return;
+	c->ps5_mask = t5;
+	c->ps6_mask = t6;
+	if (t5 || t6)
+		c->ps_off = data_start(c, t5 ? t5 : t6, t5 ? 5 : 6);
+#ifdef DT_DEBUG
+	fprintf(stderr, "PSCAN 5: %u..%u mask %llx, 6: %u..%u mask %llx, off %llu\n", c->ps5_lo, c->ps5_hi, (unsigned long long)t5,
+	        c->ps6_lo, c->ps6_hi, (unsigned long long)t6, (unsigned long long)c->ps_off);
+#endif
+}

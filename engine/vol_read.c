@@ -1,0 +1,201 @@
+/* vol_read.c: the read path of the parity levels (RAID-4/5/6).
+ *
+ * Healthy: every wanted data block goes straight from its member into the
+ * caller's buffer, READ_BATCH volume bytes per vol_run (as the direct path
+ * of RAID-0 does), so a wide array reads like RAID-0 of its data members.
+ * Degraded, or when a member goes down during a batch: unit by unit.  A
+ * stripe with a wanted block on a down member reads its live data blocks
+ * and only the parity the loss needs (P for one lost data block; Q too for
+ * two, or with P down) in one pass, then reconstructs.  Where the stripe's
+ * whole column range is wanted, its data blocks (read and rebuilt) live in
+ * the caller's buffer and only parity is staged; edge stripes are staged
+ * whole and copied out.
+ */
+#include <string.h>
+#include "vol_int.h"
+
+#define READ_BATCH (32u << 20)   /* volume bytes per healthy batch */
+
+/* Where volume column A of data block J of unit stripe U sits in the
+ * caller's buffer BUF (volume byte OFF0 at index 0). */
+static uint8_t *caller_bytes(const rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u,
+                             uint32_t j, uint32_t a)
+{
+	return buf + (v->stripes[u].stripe * v->g.stripe_data + (uint64_t)j * v->g.chunk + unit->col0 + a - off0);
+}
+
+/* Queues reads of every data byte of [off, end) straight from the members
+ * into BUF (volume byte OFF0 at index 0); no role is down. */
+static rk_err queue_healthy(rk_vol *v, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t chunk = g->chunk;
+	for (uint64_t s = off / g->stripe_data; s * g->stripe_data < end; s++) {
+		struct rk_stripe_map m = { .vol_role = v->vol_role, .slot = v->slot };
+		rk_geom_stripe_map(g, s, &m);   /* cannot fail: s < nstripes */
+		uint64_t vs = s * g->stripe_data;
+		for (uint32_t j = 0; j < g->ndata; j++) {
+			uint64_t bs = vs + (uint64_t)j * chunk;
+			uint64_t a = bs > off ? bs : off, b = bs + chunk < end ? bs + chunk : end;
+			if (a >= b)
+				continue;
+			rk_err e = vol_queue(v, m.vol_role[j], 0, s * chunk + (a - bs), buf + (a - off0), (size_t)(b - a));
+			if (e)
+				return e;
+		}
+	}
+	return RK_OK;
+}
+
+/* Whether every data block of unit stripe U is wanted over the stripe's
+ * whole column range (its blocks can then live in the caller's buffer). */
+static int stripe_full(const rk_vol *v, uint32_t u)
+{
+	const struct unit_stripe *st = &v->stripes[u];
+	size_t at = (size_t)u * v->g.ndata;
+	for (uint32_t j = 0; j < v->g.ndata; j++)
+		if (v->block_from[at + j] != st->from || v->block_to[at + j] != st->to)
+			return 0;
+	return 1;
+}
+
+/* The parity reconstruction of unit stripe U needs: bit 0 P, bit 1 Q. */
+static unsigned parity_needed(const rk_vol *v, uint32_t u)
+{
+	const struct unit_stripe *st = &v->stripes[u];
+	const uint32_t *vr = v->vol_role + (size_t)u * v->g.ndata;
+	uint32_t lost = 0;
+	for (uint32_t j = 0; j < v->g.ndata; j++)
+		lost += vol_is_down(v, vr[j]);
+	if (v->g.level != 6 || (lost == 1 && !vol_is_down(v, st->p_role)))
+		return 1u;
+	return 3u;
+}
+
+/* Queues the reads of unit stripe U: wanted blocks straight to the caller
+ * when none is lost; else the live data blocks (to the caller when the
+ * stripe is full, else staged) and the parity the loss needs (staged). */
+static rk_err queue_stripe_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u)
+{
+	struct unit_stripe *st = &v->stripes[u];
+	uint32_t nd = v->g.ndata;
+	const uint32_t *vr = v->vol_role + (size_t)u * nd;
+	size_t at = (size_t)u * nd;
+	st->lost = 0;
+	for (uint32_t j = 0; j < nd; j++)
+		if (v->block_from[at + j] < v->block_to[at + j] && vol_is_down(v, vr[j]))
+			st->lost = 1;
+	rk_err e = RK_OK;
+	if (!st->lost) {
+		for (uint32_t j = 0; j < nd && !e; j++) {
+			uint32_t a = v->block_from[at + j], b = v->block_to[at + j];
+			if (a < b)
+				e = vol_queue(v, vr[j], 0, vol_unit_member_off(v, unit, st->stripe, a),
+				              caller_bytes(v, unit, buf, off0, u, j, a), b - a);
+		}
+		return e;
+	}
+	int full = stripe_full(v, u);
+	uint64_t moff = vol_unit_member_off(v, unit, st->stripe, st->from);
+	size_t len = st->to - st->from;
+	for (uint32_t j = 0; j < nd && !e; j++)
+		if (!vol_is_down(v, vr[j]))
+			e = vol_queue(v, vr[j], 0, moff,
+			              full ? caller_bytes(v, unit, buf, off0, u, j, st->from) : vol_role_buf(v, vr[j], u) + st->from,
+			              len);
+	unsigned need = parity_needed(v, u);
+	uint32_t prole[2] = { st->p_role, st->q_role };
+	for (uint32_t k = 0; k < v->g.nparity && !e; k++)
+		if ((need >> k & 1u) && !vol_is_down(v, prole[k]))
+			e = vol_queue(v, prole[k], 0, moff, vol_role_buf(v, prole[k], u) + st->from, len);
+	return e;
+}
+
+/* Rebuilds the lost blocks of unit stripe U (read by queue_stripe_read)
+ * and copies a staged stripe's wanted bytes to the caller. */
+static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u)
+{
+	const struct unit_stripe *st = &v->stripes[u];
+	if (!st->lost)
+		return RK_OK;
+	uint32_t nd = v->g.ndata;
+	const uint32_t *vr = v->vol_role + (size_t)u * nd;
+	size_t at = (size_t)u * nd;
+	int full = stripe_full(v, u);
+	for (uint32_t r = 0; r < v->nroles; r++)
+		v->bptr[r] = vol_role_buf(v, r, u) + st->from;
+	for (uint32_t j = 0; j < nd && full; j++)
+		v->bptr[vr[j]] = caller_bytes(v, unit, buf, off0, u, j, st->from);
+	rk_err e = vol_reconstruct_at(v, u, v->bptr);
+	for (uint32_t j = 0; j < nd && !e && !full; j++) {
+		uint32_t a = v->block_from[at + j], b = v->block_to[at + j];
+		if (a < b)
+			memcpy(caller_bytes(v, unit, buf, off0, u, j, a), vol_role_buf(v, vr[j], u) + a, b - a);
+	}
+	return e;
+}
+
+/* Reads the part of [off, end) in UNIT into BUF (volume byte OFF0 at 0),
+ * again while members go down during the reads. */
+static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
+{
+	vol_unit_setup(v, unit, off, end);
+	for (uint32_t tries = 0;; tries++) {
+		if (!vol_readable(v) || tries > v->nroles)
+			return vol_too_few(v);
+		rk_err e = RK_OK;
+		for (uint32_t u = 0; u < unit->count && !e; u++)
+			e = queue_stripe_read(v, unit, buf, off0, u);
+		uint32_t before = vol_ndown(v);
+		if (e || (e = vol_run(v)))
+			return e;
+		if (vol_ndown(v) == before)
+			break;
+	}
+	for (uint32_t u = 0; u < unit->count; u++) {
+		rk_err e = finish_stripe(v, unit, buf, off0, u);
+		if (e)
+			return e;
+	}
+	return RK_OK;
+}
+
+/* [off, end) unit by unit (BUF holds volume byte OFF0 at index 0). */
+static rk_err units_read(rk_vol *v, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
+{
+	const struct rk_geom *g = &v->g;
+	uint64_t s = off / g->stripe_data, last = (end - 1) / g->stripe_data + 1;
+	while (s < last) {
+		struct stripe_unit unit;
+		for (uint64_t c0 = 0; c0 < g->chunk; c0 += v->unit_cols) {
+			vol_unit_slice(v, &unit, s, last, c0);
+			rk_err e = unit_read(v, &unit, buf, off0, off, end);
+			if (e)
+				return e;
+		}
+		s += unit.count;
+	}
+	return RK_OK;
+}
+
+rk_err vol_parity_read(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off)
+{
+	uint64_t end = off + len;
+	for (uint64_t at = off; at < end;) {
+		uint64_t bend = end - at > READ_BATCH ? at + READ_BATCH : end;
+		rk_err e;
+		if (vol_ndown(v) == 0) {
+			if ((e = queue_healthy(v, buf, off, at, bend)) || (e = vol_run(v)))
+				return e;
+			if (vol_ndown(v) == 0) {
+				at = bend;
+				continue;
+			}
+			/* a member went down during the batch: again, reconstructing */
+		}
+		if ((e = units_read(v, buf, off, at, bend)))
+			return e;
+		at = bend;
+	}
+	return RK_OK;
+}

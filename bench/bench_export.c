@@ -41,7 +41,7 @@ extern char **environ;
 #define NDATA 4
 #define PIECE (8u << 20)
 
-static char bindir[4096], member[NMEM][4096], out[4096];
+static char bindir[4096], asmdir[4096], member[NMEM][4096], out[4096];
 
 static void die(const char *what)
 {
@@ -153,7 +153,7 @@ static double reference(void)
 static double export_run(unsigned missing)
 {
 	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/raid-assemble", bindir);
+	snprintf(tool, sizeof tool, "%s/raid-assemble", asmdir);
 	static char o_export[] = "--export";
 	char *argv[16] = { tool, o_export, out };
 	int k = 3;
@@ -209,8 +209,8 @@ int main(int argc, char **argv)
 	char self[4096];
 	snprintf(self, sizeof self, "%s", argv[0]);
 	snprintf(bindir, sizeof bindir, "%s/../bin", dirname(self));
-	if (getenv("RK_BENCH_BIN"))   /* another build's tools (before/after comparisons) */
-		snprintf(bindir, sizeof bindir, "%s", getenv("RK_BENCH_BIN"));
+	/* another build's raid-assemble (before/after comparisons) */
+	snprintf(asmdir, sizeof asmdir, "%s", getenv("RK_BENCH_BIN") ? getenv("RK_BENCH_BIN") : bindir);
 	for (int r = 0; r < NMEM; r++)
 		snprintf(member[r], sizeof member[r], "%s/rk-bench-export.m%d", dir, r);
 	snprintf(out, sizeof out, "%s/rk-bench-export.out", dir);

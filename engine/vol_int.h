@@ -41,6 +41,7 @@ struct member_io {
 	uint8_t *buf;
 	size_t   len;
 	rk_err   err;
+	uint32_t untried;    /* not issued: an earlier request of its group failed */
 };
 
 /* How a stripe of a unit is written (parity levels). */

@@ -14,7 +14,7 @@ scripts/install-deps bench
 # members; then (issue 13 part 4) RAID-5 of 9 and RAID-6 of 10 reading
 # against RAID-0 of 8 (same data members, 64 KiB chunks; target >= 0.9) and
 # degraded reads against healthy ones (target >= 0.6), best of 7 alternating.
-"$O"/bench/bench_vol 64 7
+"$O"/bench/bench_vol 32 7
 
 # Export (issue 13 part 1): raid-assemble --export of a RAID-6 of 6 x 256
 # MiB member files in ${TMPDIR:-/var/tmp} (a real disk, for the cold cases)

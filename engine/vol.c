@@ -204,7 +204,16 @@ static rk_err alloc_units(rk_vol *v)
 	/* staging merges a unit's stripes into one request per member: worth a
 	 * copy only while chunks are small */
 	v->zero_copy = v->unit_stripes == 1 || chunk >= (256u << 10);
-	size_t per = (size_t)v->unit_stripes * v->unit_cols, nst = v->unit_stripes;
+	/* degraded reads of whole stripes stage only parity, so more stripes go
+	 * per run in the same buffer (vol_read.c) */
+	v->read_stripes = v->unit_stripes;
+	if (v->unit_cols == chunk) {
+		uint64_t rs = (uint64_t)v->unit_stripes * n / v->g.nparity;
+		rs = rs < VOL_MAX_UNIT_STRIPES ? rs : VOL_MAX_UNIT_STRIPES;
+		rs = rs < v->g.nstripes ? rs : v->g.nstripes;
+		v->read_stripes = rs > v->unit_stripes ? (uint32_t)rs : v->unit_stripes;
+	}
+	size_t per = (size_t)v->unit_stripes * v->unit_cols, nst = v->read_stripes;
 	size_t cols = (v->unit_cols + 63) / 64 * 64;
 	uint32_t nd = v->g.ndata, slots = v->g.q_slots + 2;
 	v->role_buf = calloc(n, sizeof *v->role_buf);

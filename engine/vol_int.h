@@ -99,6 +99,8 @@ struct rk_vol {
 	uint32_t *group_start;       /* group g (one role) = queue[group_start[g] .. group_start[g+1]) */
 	/* parity-level unit state */
 	uint32_t unit_stripes;       /* stripes per unit */
+	uint32_t read_stripes;       /* stripes per degraded read unit of whole stripes (>= unit_stripes;
+	                                the unit arrays below hold this many) */
 	int zero_copy;               /* healthy data moves straight between members and the caller */
 	uint64_t unit_cols;          /* columns per slice */
 	uint8_t **role_buf;          /* per role: unit_stripes * unit_cols bytes */

@@ -9,7 +9,10 @@
  * two, or with P down) in one pass, then reconstructs.  Where the stripe's
  * whole column range is wanted, its data blocks (read and rebuilt) live in
  * the caller's buffer and only parity is staged; edge stripes are staged
- * whole and copied out.
+ * whole and copied out.  Runs of whole stripes go in "flat" units of up to
+ * read_stripes stripes whose parity is staged side by side in the role
+ * buffers' memory (nparity blocks per stripe instead of nroles), so a run
+ * covers several times more stripes.
  */
 #include <string.h>
 #include "vol_int.h"
@@ -59,6 +62,22 @@ static int stripe_full(const rk_vol *v, uint32_t u)
 	return 1;
 }
 
+/* Flat units: parity block K (0 P, 1 Q) of unit stripe U. */
+static uint8_t *flat_parity(const rk_vol *v, uint32_t u, uint32_t k)
+{
+	return v->role_buf_mem + ((size_t)u * v->g.nparity + k) * v->unit_cols;
+}
+
+/* Where role R's bytes of unit stripe U are staged (from the stripe's
+ * first column): its role buffer, or in a FLAT unit its parity block. */
+static uint8_t *staged(const rk_vol *v, uint32_t u, uint32_t r, int flat)
+{
+	const struct unit_stripe *st = &v->stripes[u];
+	if (flat)
+		return flat_parity(v, u, r == st->p_role ? 0 : 1);
+	return vol_role_buf(v, r, u) + st->from;
+}
+
 /* The parity reconstruction of unit stripe U needs: bit 0 P, bit 1 Q. */
 static unsigned parity_needed(const rk_vol *v, uint32_t u)
 {
@@ -75,7 +94,8 @@ static unsigned parity_needed(const rk_vol *v, uint32_t u)
 /* Queues the reads of unit stripe U: wanted blocks straight to the caller
  * when none is lost; else the live data blocks (to the caller when the
  * stripe is full, else staged) and the parity the loss needs (staged). */
-static rk_err queue_stripe_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u)
+static rk_err queue_stripe_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u,
+                                int flat)
 {
 	struct unit_stripe *st = &v->stripes[u];
 	uint32_t nd = v->g.ndata;
@@ -95,7 +115,7 @@ static rk_err queue_stripe_read(rk_vol *v, const struct stripe_unit *unit, uint8
 		}
 		return e;
 	}
-	int full = stripe_full(v, u);
+	int full = flat || stripe_full(v, u);
 	uint64_t moff = vol_unit_member_off(v, unit, st->stripe, st->from);
 	size_t len = st->to - st->from;
 	for (uint32_t j = 0; j < nd && !e; j++)
@@ -107,13 +127,14 @@ static rk_err queue_stripe_read(rk_vol *v, const struct stripe_unit *unit, uint8
 	uint32_t prole[2] = { st->p_role, st->q_role };
 	for (uint32_t k = 0; k < v->g.nparity && !e; k++)
 		if ((need >> k & 1u) && !vol_is_down(v, prole[k]))
-			e = vol_queue(v, prole[k], 0, moff, vol_role_buf(v, prole[k], u) + st->from, len);
+			e = vol_queue(v, prole[k], 0, moff, staged(v, u, prole[k], flat), len);
 	return e;
 }
 
 /* Rebuilds the lost blocks of unit stripe U (read by queue_stripe_read)
  * and copies a staged stripe's wanted bytes to the caller. */
-static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u)
+static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u,
+                            int flat)
 {
 	const struct unit_stripe *st = &v->stripes[u];
 	if (!st->lost)
@@ -121,9 +142,15 @@ static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *
 	uint32_t nd = v->g.ndata;
 	const uint32_t *vr = v->vol_role + (size_t)u * nd;
 	size_t at = (size_t)u * nd;
-	int full = stripe_full(v, u);
-	for (uint32_t r = 0; r < v->nroles; r++)
-		v->bptr[r] = vol_role_buf(v, r, u) + st->from;
+	int full = flat || stripe_full(v, u);
+	if (flat) {   /* every role is a data block or P/Q of the stripe */
+		v->bptr[st->p_role] = flat_parity(v, u, 0);
+		if (v->g.nparity > 1)
+			v->bptr[st->q_role] = flat_parity(v, u, 1);
+	} else {
+		for (uint32_t r = 0; r < v->nroles; r++)
+			v->bptr[r] = vol_role_buf(v, r, u) + st->from;
+	}
 	for (uint32_t j = 0; j < nd && full; j++)
 		v->bptr[vr[j]] = caller_bytes(v, unit, buf, off0, u, j, st->from);
 	rk_err e = vol_reconstruct_at(v, u, v->bptr);
@@ -136,8 +163,10 @@ static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *
 }
 
 /* Reads the part of [off, end) in UNIT into BUF (volume byte OFF0 at 0),
- * again while members go down during the reads. */
-static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
+ * again while members go down during the reads; FLAT: UNIT is whole
+ * stripes inside the range, staged flat. */
+static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end,
+                        int flat)
 {
 	vol_unit_setup(v, unit, off, end);
 	for (uint32_t tries = 0;; tries++) {
@@ -145,7 +174,7 @@ static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf,
 			return vol_too_few(v);
 		rk_err e = RK_OK;
 		for (uint32_t u = 0; u < unit->count && !e; u++)
-			e = queue_stripe_read(v, unit, buf, off0, u);
+			e = queue_stripe_read(v, unit, buf, off0, u, flat);
 		uint32_t before = vol_ndown(v);
 		if (e || (e = vol_run(v)))
 			return e;
@@ -153,24 +182,38 @@ static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf,
 			break;
 	}
 	for (uint32_t u = 0; u < unit->count; u++) {
-		rk_err e = finish_stripe(v, unit, buf, off0, u);
+		rk_err e = finish_stripe(v, unit, buf, off0, u, flat);
 		if (e)
 			return e;
 	}
 	return RK_OK;
 }
 
-/* [off, end) unit by unit (BUF holds volume byte OFF0 at index 0). */
+/* [off, end) unit by unit (BUF holds volume byte OFF0 at index 0): the
+ * whole stripes inside in flat units where the units are whole chunks,
+ * the partial stripes at the edges in ordinary ones. */
 static rk_err units_read(rk_vol *v, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
 {
 	const struct rk_geom *g = &v->g;
-	uint64_t s = off / g->stripe_data, last = (end - 1) / g->stripe_data + 1;
+	uint64_t sd = g->stripe_data, s = off / sd, last = (end - 1) / sd + 1;
+	uint64_t fa = (off + sd - 1) / sd, fb = end / sd;   /* whole stripes [fa, fb) */
+	int flat_ok = v->unit_cols == g->chunk;
 	while (s < last) {
 		struct stripe_unit unit;
+		rk_err e;
+		if (flat_ok && s >= fa && s < fb) {
+			uint64_t left = fb - s;
+			unit = (struct stripe_unit){ .first = s, .count = left < v->read_stripes ? (uint32_t)left : v->read_stripes,
+			                             .col0 = 0, .col1 = g->chunk };
+			if ((e = unit_read(v, &unit, buf, off0, off, end, 1)))
+				return e;
+			s += unit.count;
+			continue;
+		}
+		uint64_t lim = flat_ok && s < fa ? fa : last;   /* a head edge stays out of the flat run */
 		for (uint64_t c0 = 0; c0 < g->chunk; c0 += v->unit_cols) {
-			vol_unit_slice(v, &unit, s, last, c0);
-			rk_err e = unit_read(v, &unit, buf, off0, off, end);
-			if (e)
+			vol_unit_slice(v, &unit, s, lim > s ? lim : s + 1, c0);
+			if ((e = unit_read(v, &unit, buf, off0, off, end, 0)))
 				return e;
 		}
 		s += unit.count;

@@ -22,9 +22,9 @@ struct mem_array {
 	uint64_t size;
 };
 
-static void mem_make(struct mem_array *m, int32_t level, uint32_t n)
+static void mem_make(struct mem_array *m, int32_t level, uint32_t n, uint64_t chunk)
 {
-	struct rk_test_mem_array a = { level, level >= 4 ? RK_ALG_LEFT_SYMMETRIC : 0, 16384, n, 2 * RK_TEST_MIB, 0, NULL };
+	struct rk_test_mem_array a = { level, level >= 4 ? RK_ALG_LEFT_SYMMETRIC : 0, chunk, n, (chunk > 65536 ? 4 : 2) * RK_TEST_MIB, 0, NULL };
 	rk_test_rnd_seed(7 + (uint64_t)level);
 	m->n = n;
 	m->volume = rk_test_mem_array_make(m->devs, &a, &m->size);
@@ -77,14 +77,18 @@ static void check_stream(rk_array *a, const uint8_t *want, uint64_t off, uint64_
 	rk_array_stream_close(s);
 }
 
-static const struct { int32_t level; uint32_t n; unsigned down; } shapes[] = {
-	{ 5, 4, 0 }, { 5, 4, 0x2 }, { 6, 5, 0x1 }, { 6, 5, 0x6 }, { 0, 3, 0 }, { 6, 5, 0 },
+/* 512 KiB chunks: degraded runs of whole stripes in flat units of more
+ * stripes than the ordinary ones (vol_read.c) */
+static const struct { int32_t level; uint32_t n; unsigned down; uint64_t chunk; } shapes[] = {
+	{ 5, 4, 0, 16384 },  { 5, 4, 0x2, 16384 }, { 6, 5, 0x1, 16384 },  { 6, 5, 0x6, 16384 },
+	{ 0, 3, 0, 16384 },  { 6, 5, 0, 16384 },   { 6, 6, 0x2, 524288 }, { 6, 6, 0x9, 524288 },
+	{ 5, 5, 0x1, 524288 },
 };
 
 START_TEST(t_bytes_equal)
 {
 	struct mem_array m;
-	mem_make(&m, shapes[_i].level, shapes[_i].n);
+	mem_make(&m, shapes[_i].level, shapes[_i].n, shapes[_i].chunk);
 	rk_array *a = open_with(&m, m.devs, shapes[_i].down);
 	/* rk_array_read agrees with what was written, and so does the stream */
 	uint8_t *r = malloc(m.size);
@@ -92,6 +96,7 @@ START_TEST(t_bytes_equal)
 	ck_assert(memcmp(r, m.volume, m.size) == 0);
 	check_stream(a, m.volume, 0, m.size, 0);
 	check_stream(a, m.volume, 12345, m.size - 12345 - 777, 65536 + 4096);
+	check_stream(a, m.volume, 1 << 20, m.size - (1 << 20), 3 << 20);
 	check_stream(a, m.volume, 511, 70001, 4096);
 	check_stream(a, m.volume, m.size - 3, 3, 0);
 	check_stream(a, m.volume, 100, 0, 0);
@@ -110,13 +115,13 @@ START_TEST(t_read_error)
 {
 	int32_t level = _i ? 5 : 0;
 	struct mem_array m;
-	mem_make(&m, level, 3);
+	mem_make(&m, level, 3, 16384);
 	struct rk_fault_spec fs;
 	memset(&fs, 0, sizeof fs);
 	fs.model = RK_FAULT_READ_ERROR;
 	fs.member = 1;
 	fs.off = m.sbs[1]->data_offset + m.sbs[1]->data_size / 2;
-	fs.len = 4096;
+	fs.len = 3 * 16384;   /* some of it in data chunks whatever the layout */
 	rk_fault_plan *plan;
 	ck_assert_int_eq(rk_fault_plan_create(&plan, &fs), RK_OK);
 	rk_dev *w[NMAX];

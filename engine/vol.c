@@ -130,7 +130,7 @@ static void vol_free(rk_vol *v)
 	rk_pool_destroy(v->pool);
 	RK_FREE_ALL(v->devs, v->data_offset, v->role_state, v->io_msg, v->queue, v->group_start, v->role_buf,
 	            v->role_buf_mem, v->zero, v->scratch, v->vol_role, v->slot, v->block_from, v->block_to,
-	            v->stripes, v->ptrs, v->bptr, v->locs, v->journal_segs, v->read_errors);
+	            v->stripes, v->ptrs, v->bptr, v->job_bptr, v->job_ptrs, v->locs, v->journal_segs, v->read_errors);
 	pthread_mutex_destroy(&v->state_lock);
 	pthread_mutex_destroy(&v->op_lock);
 	free(v);
@@ -227,7 +227,10 @@ static rk_err alloc_units(rk_vol *v)
 	v->stripes = calloc(nst, sizeof *v->stripes);
 	v->ptrs = calloc(slots > n + 2 ? slots : n + 2, sizeof *v->ptrs);
 	v->bptr = calloc(n, sizeof *v->bptr);
-	if (!v->bptr || !v->role_buf || !v->role_buf_mem || !v->zero || !v->scratch || !v->vol_role || !v->slot || !v->block_from ||
+	v->nptrs = slots > n + 2 ? slots : n + 2;
+	v->job_bptr = calloc(nst * n, sizeof *v->job_bptr);
+	v->job_ptrs = calloc(nst * v->nptrs, sizeof *v->job_ptrs);
+	if (!v->bptr || !v->job_bptr || !v->job_ptrs || !v->role_buf || !v->role_buf_mem || !v->zero || !v->scratch || !v->vol_role || !v->slot || !v->block_from ||
 	    !v->block_to || !v->stripes || !v->ptrs)
 		return rk_fail(RK_E_NOMEM, "volume: out of memory");
 	memset(v->zero, 0, v->unit_cols);

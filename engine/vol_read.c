@@ -15,6 +15,7 @@
  * covers several times more stripes.
  */
 #include <string.h>
+#include "rk_pool.h"
 #include "vol_int.h"
 
 #define READ_BATCH (32u << 20)   /* volume bytes per healthy batch */
@@ -162,6 +163,75 @@ static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *
 	return e;
 }
 
+/* A flat unit run as one pool job per stripe (read, then rebuilt while
+ * its blocks are still in the CPU cache); any failure sends the unit to
+ * the queued path, which notes read errors and fails members. */
+struct flat_jobs {
+	rk_vol *v;
+	const struct stripe_unit *unit;
+	uint8_t *buf;
+	uint64_t off0;
+	int failed;
+};
+
+/* Reads LEN bytes of ROLE at data-area offset MOFF into DST; 0 or -1. */
+static int job_read(const rk_vol *v, uint32_t role, uint64_t moff, uint8_t *dst, size_t len)
+{
+	return rk_dev_pread(v->devs[role], dst, len, v->data_offset[role] + moff) ? -1 : 0;
+}
+
+/* Pool job: flat unit stripe U, read and (when lost) rebuilt. */
+static void flat_stripe_job(void *ctx, uint32_t worker, uint32_t u)
+{
+	struct flat_jobs *fj = ctx;
+	const rk_vol *v = fj->v;
+	const struct unit_stripe *st = &v->stripes[u];
+	uint32_t nd = v->g.ndata, n = v->nroles;
+	const uint32_t *vr = v->vol_role + (size_t)u * nd;
+	uint64_t moff = vol_unit_member_off(v, fj->unit, st->stripe, st->from);
+	size_t len = st->to - st->from;
+	uint8_t **bp = v->job_bptr + (size_t)u * n;
+	int bad = 0;
+	for (uint32_t j = 0; j < nd && !bad; j++) {
+		bp[vr[j]] = caller_bytes(v, fj->unit, fj->buf, fj->off0, u, j, st->from);
+		if (!vol_is_down(v, vr[j]))
+			bad = job_read(v, vr[j], moff, bp[vr[j]], len);
+	}
+	if (!bad && st->lost) {
+		unsigned need = parity_needed(v, u);
+		uint32_t prole[2] = { st->p_role, st->q_role };
+		for (uint32_t k = 0; k < v->g.nparity && !bad; k++) {
+			bp[prole[k]] = flat_parity(v, u, k);
+			if ((need >> k & 1u) && !vol_is_down(v, prole[k]))
+				bad = job_read(v, prole[k], moff, bp[prole[k]], len);
+		}
+		if (!bad)
+			bad = vol_reconstruct_with(v, u, bp, v->job_ptrs + (size_t)u * v->nptrs);
+	}
+	if (bad)
+		__atomic_store_n(&fj->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Runs the flat UNIT (set up) as stripe jobs: 0 done, -1 when anything
+ * failed (the caller reads it again the queued way). */
+static int flat_run_jobs(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0)
+{
+	uint32_t nd = v->g.ndata;
+	for (uint32_t u = 0; u < unit->count; u++) {
+		const uint32_t *vr = v->vol_role + (size_t)u * nd;
+		v->stripes[u].lost = 0;
+		for (uint32_t j = 0; j < nd; j++)
+			v->stripes[u].lost |= vol_is_down(v, vr[j]);
+	}
+	struct flat_jobs fj = { v, unit, buf, off0, 0 };
+	if (v->pool && unit->count > 1)
+		rk_pool_run(v->pool, unit->count, flat_stripe_job, &fj);
+	else
+		for (uint32_t u = 0; u < unit->count; u++)
+			flat_stripe_job(&fj, 0, u);
+	return fj.failed ? -1 : 0;
+}
+
 /* Reads the part of [off, end) in UNIT into BUF (volume byte OFF0 at 0),
  * again while members go down during the reads; FLAT: UNIT is whole
  * stripes inside the range, staged flat. */
@@ -169,6 +239,8 @@ static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf,
                         int flat)
 {
 	vol_unit_setup(v, unit, off, end);
+	if (flat && flat_run_jobs(v, unit, buf, off0) == 0)
+		return RK_OK;
 	for (uint32_t tries = 0;; tries++) {
 		if (!vol_readable(v) || tries > v->nroles)
 			return vol_too_few(v);

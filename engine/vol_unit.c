@@ -104,26 +104,31 @@ static void syndrome_ptrs_from_role_bufs(rk_vol *v, uint32_t u)
 }
 
 /* One lost data block with P live: the XOR of the other data blocks and P
- * (BP: each role's bytes at the stripe's first column). */
-static void reconstruct_from_p(rk_vol *v, uint32_t u, uint32_t lost, uint8_t *const *bp)
+ * (BP: each role's bytes at the stripe's first column; PTRS scratch). */
+static void reconstruct_from_p(const rk_vol *v, uint32_t u, uint32_t lost, uint8_t *const *bp, void **ptrs)
 {
 	const struct unit_stripe *st = &v->stripes[u];
 	size_t len = st->to - st->from;
 	uint32_t k = 0;
 	for (uint32_t r = 0; r < v->nroles; r++)
 		if (r != lost && r != st->q_role)
-			v->ptrs[k++] = bp[r];
-	v->ptrs[k++] = bp[lost];
+			ptrs[k++] = bp[r];
+	ptrs[k++] = bp[lost];
 	if (k == 2)
-		memcpy(v->ptrs[1], v->ptrs[0], len);
+		memcpy(ptrs[1], ptrs[0], len);
 	else
-		v->pa->xor_gen((int)k, len, v->ptrs);
+		v->pa->xor_gen((int)k, len, ptrs);
 }
 
 rk_err vol_reconstruct_at(rk_vol *v, uint32_t u, uint8_t *const *bp)
 {
+	return vol_reconstruct_with(v, u, bp, v->ptrs) ? vol_too_few(v) : RK_OK;
+}
+
+int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs)
+{
 	const struct rk_geom *g = &v->g;
-	struct unit_stripe *st = &v->stripes[u];
+	const struct unit_stripe *st = &v->stripes[u];
 	const uint32_t *slot = v->slot + (size_t)u * v->nroles;
 	size_t len = st->to - st->from;
 	uint32_t lost_data[2], nlost_data = 0, nlost = 0;
@@ -133,28 +138,28 @@ rk_err vol_reconstruct_at(rk_vol *v, uint32_t u, uint8_t *const *bp)
 		nlost++;
 		if (r != st->p_role && r != st->q_role) {
 			if (nlost_data == 2)
-				return vol_too_few(v);
+				return -1;
 			lost_data[nlost_data++] = r;
 		}
 	}
 	if (nlost_data == 0 || len == 0)
-		return RK_OK;
+		return 0;
 	if (nlost > g->nparity)
-		return vol_too_few(v);
+		return -1;
 	if (nlost_data == 1 && !vol_is_down(v, st->p_role)) {
-		reconstruct_from_p(v, u, lost_data[0], bp);
-		return RK_OK;
+		reconstruct_from_p(v, u, lost_data[0], bp, ptrs);
+		return 0;
 	}
 	/* RAID-6 with Q */
 	uint32_t slots = g->q_slots + 2;
-	rk_parity_stripe_ptrs(v->ptrs, slots, slot, v->nroles, bp, 0, v->zero);
+	rk_parity_stripe_ptrs(ptrs, slots, slot, v->nroles, bp, 0, v->zero);
 	if (nlost_data == 1) {          /* data + P lost */
-		v->pa->rec_datap((int)slots, len, (int)slot[lost_data[0]], v->ptrs);
+		v->pa->rec_datap((int)slots, len, (int)slot[lost_data[0]], ptrs);
 	} else {
 		uint32_t a = slot[lost_data[0]], b = slot[lost_data[1]];
-		v->pa->rec_2data((int)slots, len, (int)(a < b ? a : b), (int)(a < b ? b : a), v->ptrs);
+		v->pa->rec_2data((int)slots, len, (int)(a < b ? a : b), (int)(a < b ? b : a), ptrs);
 	}
-	return RK_OK;
+	return 0;
 }
 
 rk_err vol_reconstruct(rk_vol *v, uint32_t u)

@@ -2,14 +2,8 @@
  * its own, RK_STREAM_NBUF batches ahead of the caller, with read-ahead
  * advice to the members (rk_array_stream.h).
  *
- * Why plain threads and posix_fadvise, not io_uring or O_DIRECT: in page
- * cache a read is a memory copy and the engine already copies on one
- * thread per member, so what export lacked was overlap of those reads with
- * the caller's write; with cold members, WILLNEED advice a few batches
- * ahead keeps every member's disk busy through the kernel's readahead,
- * which is what io_uring would buy, without a second I/O path in the
- * engine; O_DIRECT would bypass the page cache other tools (and --hash's
- * catch-up) rely on.  Measured: ARCHITECTURE.md "Sequential reads".
+ * Why plain threads and posix_fadvise, not io_uring or O_DIRECT:
+ * ARCHITECTURE.md "Sequential reads".
  */
 #include "array_int.h"
 #include "rk_array_stream.h"

@@ -73,7 +73,7 @@ static rk_err read_batch(rk_array_stream *s, struct stream_slot *sl, uint64_t at
 	if (want > s->end)
 		want = s->end;
 	if (want > s->advised) {
-		advise(s, s->advised, want, RK_DEV_ADV_WILLNEED);
+		advise(s, s->advised, want, RK_DEV_ADV_READAHEAD);
 		s->advised = want;
 	}
 	sl->len = n;

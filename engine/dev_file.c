@@ -193,6 +193,8 @@ static void file_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
 	/* advice only: a failure changes nothing, so results are not looked at */
 	if (adv & RK_DEV_ADV_SEQUENTIAL)
 		(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
+	if (adv & RK_DEV_ADV_READAHEAD)
+		(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
 	if (blk) {
 		if (adv & RK_DEV_ADV_WILLNEED)
 			(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);

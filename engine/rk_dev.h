@@ -129,6 +129,8 @@ int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
 #define RK_DEV_ADV_WILLNEED   0x2u  /* read soon: start reading it into the page cache; if it is all
                                        resident, fill the page tables of the peek mapping in one go
                                        (no page fault per page on access) */
+#define RK_DEV_ADV_READAHEAD  0x8u  /* read soon through pread: start reading it into the page cache
+                                       only (no peek mapping is made or filled) */
 #define RK_DEV_ADV_DONTNEED   0x4u  /* done with the peeked bytes: drop the peek mapping's page
                                        tables (the page cache keeps the data) */
 void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);

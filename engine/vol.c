@@ -130,7 +130,7 @@ static void vol_free(rk_vol *v)
 	rk_pool_destroy(v->pool);
 	RK_FREE_ALL(v->devs, v->data_offset, v->role_state, v->io_msg, v->queue, v->group_start, v->role_buf,
 	            v->role_buf_mem, v->zero, v->scratch, v->vol_role, v->slot, v->block_from, v->block_to,
-	            v->stripes, v->ptrs, v->locs, v->journal_segs, v->read_errors);
+	            v->stripes, v->ptrs, v->bptr, v->job_bptr, v->job_ptrs, v->locs, v->journal_segs, v->read_errors);
 	pthread_mutex_destroy(&v->state_lock);
 	pthread_mutex_destroy(&v->op_lock);
 	free(v);
@@ -204,7 +204,16 @@ static rk_err alloc_units(rk_vol *v)
 	/* staging merges a unit's stripes into one request per member: worth a
 	 * copy only while chunks are small */
 	v->zero_copy = v->unit_stripes == 1 || chunk >= (256u << 10);
-	size_t per = (size_t)v->unit_stripes * v->unit_cols, nst = v->unit_stripes;
+	/* degraded reads of whole stripes stage only parity, so more stripes go
+	 * per run in the same buffer (vol_read.c) */
+	v->read_stripes = v->unit_stripes;
+	if (v->unit_cols == chunk) {
+		uint64_t rs = (uint64_t)v->unit_stripes * n / v->g.nparity;
+		rs = rs < VOL_MAX_UNIT_STRIPES ? rs : VOL_MAX_UNIT_STRIPES;
+		rs = rs < v->g.nstripes ? rs : v->g.nstripes;
+		v->read_stripes = rs > v->unit_stripes ? (uint32_t)rs : v->unit_stripes;
+	}
+	size_t per = (size_t)v->unit_stripes * v->unit_cols, nst = v->read_stripes;
 	size_t cols = (v->unit_cols + 63) / 64 * 64;
 	uint32_t nd = v->g.ndata, slots = v->g.q_slots + 2;
 	v->role_buf = calloc(n, sizeof *v->role_buf);
@@ -217,7 +226,11 @@ static rk_err alloc_units(rk_vol *v)
 	v->block_to = calloc(nst * nd, sizeof *v->block_to);
 	v->stripes = calloc(nst, sizeof *v->stripes);
 	v->ptrs = calloc(slots > n + 2 ? slots : n + 2, sizeof *v->ptrs);
-	if (!v->role_buf || !v->role_buf_mem || !v->zero || !v->scratch || !v->vol_role || !v->slot || !v->block_from ||
+	v->bptr = calloc(n, sizeof *v->bptr);
+	v->nptrs = slots > n + 2 ? slots : n + 2;
+	v->job_bptr = calloc(nst * n, sizeof *v->job_bptr);
+	v->job_ptrs = calloc(nst * v->nptrs, sizeof *v->job_ptrs);
+	if (!v->bptr || !v->job_bptr || !v->job_ptrs || !v->role_buf || !v->role_buf_mem || !v->zero || !v->scratch || !v->vol_role || !v->slot || !v->block_from ||
 	    !v->block_to || !v->stripes || !v->ptrs)
 		return rk_fail(RK_E_NOMEM, "volume: out of memory");
 	memset(v->zero, 0, v->unit_cols);

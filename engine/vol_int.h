@@ -3,7 +3,8 @@
  *   vol.c          open/close, member state, the public read/write/flush,
  *                  the direct path of linear, RAID-0, RAID-1 and RAID-10
  *   vol_io.c       the member I/O queue: merged per role, run in parallel
- *   vol_unit.c     parity levels: stripe units, reconstruction, parity, reads
+ *   vol_unit.c     parity levels: stripe units, reconstruction, parity
+ *   vol_read.c     parity levels: the read path (healthy batches, degraded units)
  *   vol_write.c    parity levels: write modes and the journal hook
  *   vol_rebuild.c  resync, rebuild onto a new device
  *   vol_repair.c   repair of read errors met by rk_vol_read
@@ -40,6 +41,7 @@ struct member_io {
 	uint8_t *buf;
 	size_t   len;
 	rk_err   err;
+	uint32_t untried;    /* not issued: an earlier request of its group failed */
 };
 
 /* How a stripe of a unit is written (parity levels). */
@@ -97,6 +99,8 @@ struct rk_vol {
 	uint32_t *group_start;       /* group g (one role) = queue[group_start[g] .. group_start[g+1]) */
 	/* parity-level unit state */
 	uint32_t unit_stripes;       /* stripes per unit */
+	uint32_t read_stripes;       /* stripes per degraded read unit of whole stripes (>= unit_stripes;
+	                                the unit arrays below hold this many) */
 	int zero_copy;               /* healthy data moves straight between members and the caller */
 	uint64_t unit_cols;          /* columns per slice */
 	uint8_t **role_buf;          /* per role: unit_stripes * unit_cols bytes */
@@ -106,6 +110,10 @@ struct rk_vol {
 	uint32_t *block_from, *block_to;   /* per unit stripe and data block: touched columns */
 	struct unit_stripe *stripes;
 	void **ptrs;                 /* q_slots + 2 (or nroles + 2) */
+	uint8_t **bptr;              /* nroles: each role's bytes of the stripe being rebuilt */
+	uint8_t **job_bptr;          /* read_stripes * nroles: the same per stripe job (vol_read.c) */
+	void **job_ptrs;             /* read_stripes * nptrs: reconstruction scratch per stripe job */
+	uint32_t nptrs;              /* entries of ptrs */
 	struct rk_loc *locs;         /* g.copies entries */
 	/* write journal (rk_vol_set_journal): parity-level unit commits */
 	rk_vol_journal_fn journal_fn;
@@ -179,6 +187,12 @@ rk_err vol_unit_read_all(rk_vol *v, const struct stripe_unit *unit, rk_err (*ext
  * the live roles (already read there).  RK_E_TOOFEW when the parity cannot
  * cover the loss. */
 rk_err vol_reconstruct(rk_vol *v, uint32_t u);
+/* The same with each role's bytes of the stripe (from its first touched
+ * column) at BP[role] (nroles entries), which need not be role buffers. */
+rk_err vol_reconstruct_at(rk_vol *v, uint32_t u, uint8_t *const *bp);
+/* The same with PTRS as scratch (q_slots + 2 or nroles + 2 entries), safe
+ * on a pool thread: 0, or -1 when the parity cannot cover the loss. */
+int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs);
 /* Recomputes P (and Q) of unit stripe U from the data in the role buffers,
  * or from SRC (the caller's data of the stripe's slice) when not NULL. */
 void vol_gen_parity(rk_vol *v, uint32_t u, const uint8_t *src);
@@ -189,6 +203,10 @@ rk_err vol_queue_stripe_parity(rk_vol *v, const struct stripe_unit *unit, uint32
 rk_err vol_queue_parity_writes(rk_vol *v, const struct stripe_unit *unit);
 /* Reads or (BUF NULL) writes [off, off+len) of a parity volume. */
 rk_err vol_parity_io(rk_vol *v, uint8_t *buf, const uint8_t *cbuf, uint64_t len, uint64_t off);
+
+/* ---- vol_read.c ---- */
+/* Reads [off, off+len) of a parity volume into BUF (range checked). */
+rk_err vol_parity_read(rk_vol *v, uint8_t *buf, uint64_t len, uint64_t off);
 
 /* ---- vol_write.c ---- */
 /* Writes the part of [off, end) in UNIT from BUF (volume byte OFF0 at 0). */

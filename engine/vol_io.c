@@ -42,16 +42,28 @@ void vol_pool_start(rk_vol *v)
 		v->pool = NULL;
 }
 
+/* Whether a read error of ROLE inside rk_vol_read is to be repaired
+ * rather than fail the member (see rk_vol_on_repair). */
+static int repairs_reads(const rk_vol *v, uint32_t role)
+{
+	return v->in_read && role < v->nroles && rk_geom_redundancy(&v->g) > 0 && v->role_state[role] != ROLE_FAILED &&
+	       rk_dev_writable(v->devs[role]);
+}
+
 /* Runs the requests of group (role) JOB in order; after a failure the rest
- * of the group is not tried and carries the same error. */
+ * of the group is not tried and carries the same error (marked untried),
+ * except read errors to be repaired: every request is tried, so each bad
+ * range is noted, however the reads were split. */
 static void run_group(void *ctx, uint32_t worker, uint32_t job)
 {
 	rk_vol *v = ctx;
 	rk_err prev = RK_OK;
 	for (uint32_t i = v->group_start[job]; i < v->group_start[job + 1]; i++) {
 		struct member_io *io = &v->queue[i];
-		if (prev) {
+		io->untried = 0;
+		if (prev && !(prev == RK_E_IO && !io->is_write && repairs_reads(v, io->role))) {
 			io->err = prev;
+			io->untried = 1;
 			continue;
 		}
 		rk_dev *d = v->devs[io->role];
@@ -114,10 +126,8 @@ static rk_err handle_errors(rk_vol *v, uint32_t m)
 			/* a read error inside rk_vol_read on a writable member: repaired
 			 * afterwards (only the request that really failed: later ones of
 			 * its group were not tried) */
-			if (!q[i].is_write && v->in_read && v->role_state[q[i].role] != ROLE_FAILED &&
-			    rk_dev_writable(v->devs[q[i].role])) {
-				if ((i > 0 && q[i - 1].role == q[i].role && q[i - 1].err) ||
-				    vol_note_read_error(v, q[i].role, q[i].off, q[i].len))
+			if (!q[i].is_write && repairs_reads(v, q[i].role)) {
+				if (q[i].untried || vol_note_read_error(v, q[i].role, q[i].off, q[i].len))
 					continue;
 			}
 			vol_fail_role(v, q[i].role, RK_E_IO);

@@ -103,26 +103,32 @@ static void syndrome_ptrs_from_role_bufs(rk_vol *v, uint32_t u)
 	                      (size_t)u * v->unit_cols + v->stripes[u].from, v->zero);
 }
 
-/* One lost data block with P live: the XOR of the other data blocks and P. */
-static void reconstruct_from_p(rk_vol *v, uint32_t u, uint32_t lost)
+/* One lost data block with P live: the XOR of the other data blocks and P
+ * (BP: each role's bytes at the stripe's first column; PTRS scratch). */
+static void reconstruct_from_p(const rk_vol *v, uint32_t u, uint32_t lost, uint8_t *const *bp, void **ptrs)
 {
 	const struct unit_stripe *st = &v->stripes[u];
 	size_t len = st->to - st->from;
 	uint32_t k = 0;
 	for (uint32_t r = 0; r < v->nroles; r++)
 		if (r != lost && r != st->q_role)
-			v->ptrs[k++] = vol_role_buf(v, r, u) + st->from;
-	v->ptrs[k++] = vol_role_buf(v, lost, u) + st->from;
+			ptrs[k++] = bp[r];
+	ptrs[k++] = bp[lost];
 	if (k == 2)
-		memcpy(v->ptrs[1], v->ptrs[0], len);
+		memcpy(ptrs[1], ptrs[0], len);
 	else
-		v->pa->xor_gen((int)k, len, v->ptrs);
+		v->pa->xor_gen((int)k, len, ptrs);
 }
 
-rk_err vol_reconstruct(rk_vol *v, uint32_t u)
+rk_err vol_reconstruct_at(rk_vol *v, uint32_t u, uint8_t *const *bp)
+{
+	return vol_reconstruct_with(v, u, bp, v->ptrs) ? vol_too_few(v) : RK_OK;
+}
+
+int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs)
 {
 	const struct rk_geom *g = &v->g;
-	struct unit_stripe *st = &v->stripes[u];
+	const struct unit_stripe *st = &v->stripes[u];
 	const uint32_t *slot = v->slot + (size_t)u * v->nroles;
 	size_t len = st->to - st->from;
 	uint32_t lost_data[2], nlost_data = 0, nlost = 0;
@@ -132,28 +138,35 @@ rk_err vol_reconstruct(rk_vol *v, uint32_t u)
 		nlost++;
 		if (r != st->p_role && r != st->q_role) {
 			if (nlost_data == 2)
-				return vol_too_few(v);
+				return -1;
 			lost_data[nlost_data++] = r;
 		}
 	}
 	if (nlost_data == 0 || len == 0)
-		return RK_OK;
+		return 0;
 	if (nlost > g->nparity)
-		return vol_too_few(v);
+		return -1;
 	if (nlost_data == 1 && !vol_is_down(v, st->p_role)) {
-		reconstruct_from_p(v, u, lost_data[0]);
-		return RK_OK;
+		reconstruct_from_p(v, u, lost_data[0], bp, ptrs);
+		return 0;
 	}
 	/* RAID-6 with Q */
 	uint32_t slots = g->q_slots + 2;
-	syndrome_ptrs_from_role_bufs(v, u);
+	rk_parity_stripe_ptrs(ptrs, slots, slot, v->nroles, bp, 0, v->zero);
 	if (nlost_data == 1) {          /* data + P lost */
-		v->pa->rec_datap((int)slots, len, (int)slot[lost_data[0]], v->ptrs);
+		v->pa->rec_datap((int)slots, len, (int)slot[lost_data[0]], ptrs);
 	} else {
 		uint32_t a = slot[lost_data[0]], b = slot[lost_data[1]];
-		v->pa->rec_2data((int)slots, len, (int)(a < b ? a : b), (int)(a < b ? b : a), v->ptrs);
+		v->pa->rec_2data((int)slots, len, (int)(a < b ? a : b), (int)(a < b ? b : a), ptrs);
 	}
-	return RK_OK;
+	return 0;
+}
+
+rk_err vol_reconstruct(rk_vol *v, uint32_t u)
+{
+	for (uint32_t r = 0; r < v->nroles; r++)
+		v->bptr[r] = vol_role_buf(v, r, u) + v->stripes[u].from;
+	return vol_reconstruct_at(v, u, v->bptr);
 }
 
 void vol_gen_parity(rk_vol *v, uint32_t u, const uint8_t *src)
@@ -209,107 +222,10 @@ rk_err vol_queue_parity_writes(rk_vol *v, const struct stripe_unit *unit)
 	return RK_OK;
 }
 
-/* ---- the read path ---- */
-
-/* Where volume column A of data block J of unit stripe U sits in the
- * caller's buffer BUF (volume byte OFF0 at index 0). */
-static uint8_t *caller_bytes(const rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint32_t u,
-                             uint32_t j, uint32_t a)
-{
-	return buf + (v->stripes[u].stripe * v->g.stripe_data + (uint64_t)j * v->g.chunk + unit->col0 + a - off0);
-}
-
-/* Pass 1 of a unit read: the wanted blocks from their members (healthy
- * blocks straight into the caller's buffer when zero_copy). */
-static rk_err queue_wanted_blocks(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0)
-{
-	uint32_t nd = v->g.ndata;
-	for (uint32_t u = 0; u < unit->count; u++)
-		for (uint32_t j = 0; j < nd; j++) {
-			size_t at = (size_t)u * nd + j;
-			uint32_t a = v->block_from[at], b = v->block_to[at], r = v->vol_role[at];
-			if (a >= b)
-				continue;
-			if (vol_is_down(v, r)) {
-				v->stripes[u].lost = 1;
-				continue;
-			}
-			uint8_t *dst = v->zero_copy ? caller_bytes(v, unit, buf, off0, u, j, a) : vol_role_buf(v, r, u) + a;
-			rk_err e = vol_queue(v, r, 0, vol_unit_member_off(v, unit, v->stripes[u].stripe, a), dst, b - a);
-			if (e)
-				return e;
-		}
-	return RK_OK;
-}
-
-/* Marks the stripes with a wanted block on a down member and queues reads
- * of their live roles; *NEED gets how many. */
-static rk_err queue_lost_stripes(rk_vol *v, const struct stripe_unit *unit, uint32_t *need)
-{
-	uint32_t nd = v->g.ndata;
-	*need = 0;
-	for (uint32_t u = 0; u < unit->count; u++) {
-		struct unit_stripe *st = &v->stripes[u];
-		st->lost = 0;
-		for (uint32_t j = 0; j < nd; j++) {
-			size_t at = (size_t)u * nd + j;
-			if (v->block_from[at] < v->block_to[at] && vol_is_down(v, v->vol_role[at]))
-				st->lost = 1;
-		}
-		if (!st->lost)
-			continue;
-		(*need)++;
-		rk_err e = vol_queue_all_live(v, unit, u);
-		if (e)
-			return e;
-	}
-	return RK_OK;
-}
-
-/* Reads the volume range [off, end) that falls in UNIT into BUF (which
- * holds volume byte OFF0 at index 0). */
-static rk_err unit_read(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0, uint64_t off, uint64_t end)
-{
-	uint32_t nd = v->g.ndata;
-	rk_err e;
-	vol_unit_setup(v, unit, off, end);
-	if ((e = queue_wanted_blocks(v, unit, buf, off0)) || (e = vol_run(v)))
-		return e;
-	/* pass 2..: stripes with a wanted block on a down member */
-	for (uint32_t tries = 0;; tries++) {
-		uint32_t need;
-		if ((e = queue_lost_stripes(v, unit, &need)))
-			return e;
-		if (!need)
-			break;
-		if (!vol_readable(v) || tries > v->nroles)
-			return vol_too_few(v);
-		uint32_t before = vol_ndown(v);
-		if ((e = vol_run(v)))
-			return e;
-		if (vol_ndown(v) != before)
-			continue;   /* another member failed meanwhile: read again */
-		for (uint32_t u = 0; u < unit->count; u++)
-			if (v->stripes[u].lost && (e = vol_reconstruct(v, u)))
-				return e;
-		break;
-	}
-	/* copy out the stripes that were staged */
-	for (uint32_t u = 0; u < unit->count; u++) {
-		if (!v->stripes[u].lost && v->zero_copy)
-			continue;
-		for (uint32_t j = 0; j < nd; j++) {
-			size_t at = (size_t)u * nd + j;
-			uint32_t a = v->block_from[at], b = v->block_to[at];
-			if (a < b)
-				memcpy(caller_bytes(v, unit, buf, off0, u, j, a), vol_role_buf(v, v->vol_role[at], u) + a, b - a);
-		}
-	}
-	return RK_OK;
-}
-
 rk_err vol_parity_io(rk_vol *v, uint8_t *buf, const uint8_t *cbuf, uint64_t len, uint64_t off)
 {
+	if (buf)
+		return vol_parity_read(v, buf, len, off);
 	const struct rk_geom *g = &v->g;
 	uint64_t end = off + len;
 	uint64_t s = off / g->stripe_data, last = (end - 1) / g->stripe_data + 1;
@@ -317,7 +233,7 @@ rk_err vol_parity_io(rk_vol *v, uint8_t *buf, const uint8_t *cbuf, uint64_t len,
 		struct stripe_unit unit;
 		for (uint64_t c0 = 0; c0 < g->chunk; c0 += v->unit_cols) {
 			vol_unit_slice(v, &unit, s, last, c0);
-			rk_err e = buf ? unit_read(v, &unit, buf, off, off, end) : vol_unit_write(v, &unit, cbuf, off, off, end);
+			rk_err e = vol_unit_write(v, &unit, cbuf, off, off, end);
 			if (e)
 				return e;
 		}

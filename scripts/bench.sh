@@ -10,8 +10,20 @@ scripts/install-deps bench
 # Parity kernels (XOR, P+Q, two-erasure recovery) vs ISA-L, memory rates.
 "$O"/bench/bench_parity
 
-# Stripe engine: full-stripe write, read and degraded read over memory members.
-"$O"/bench/bench_vol
+# Stripe engine: full-stripe write, read and degraded read over memory
+# members; then (issue 13 part 4) RAID-5 of 9 and RAID-6 of 10 reading
+# against RAID-0 of 8 (same data members, 64 KiB chunks; target >= 0.9) and
+# degraded reads against healthy ones (target >= 0.6), best of 7 alternating.
+"$O"/bench/bench_vol 32 7
+
+# Export (issue 13 part 1): raid-assemble --export of a RAID-6 of 6 x 256
+# MiB member files in ${TMPDIR:-/var/tmp} (a real disk, for the cold cases)
+# against the reference: every member read at once (one reader each), the
+# data members' worth written into one output file.  Healthy, 1 and 2
+# members missing; in page cache (best of 5) and with caches dropped
+# before every run (root only, else SKIP; best of 2); alternating order.
+# Targets: >= 0.9 healthy, >= 0.8 missing members.
+"$O"/bench/bench_export "${TMPDIR:-/var/tmp}" 256 5 2
 
 # Scrub (RAID-6 and RAID-5 of 6 x 256 MiB image files in page cache).
 # Reference: the same member files read at once, one `cat FILE > /dev/null`

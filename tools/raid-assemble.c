@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "test_hooks.h"
 #include "rk_array.h"
+#include "rk_array_stream.h"
 #include "rk_discover.h"
 #include "rk_geom.h"
 #include "rk_geometry.h"
@@ -252,39 +253,47 @@ static uint8_t *batch_buffer(void)
 	return buf;
 }
 
+/* Writes one exported batch to FD (a hole for a zero batch when SPARSE):
+ * 0, or -1 with errno set. */
+static int export_write(int fd, int sparse, const uint8_t *buf, size_t n)
+{
+	if (sparse && rk_buf_is_zero(buf, n))
+		return lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
+	return write_all(fd, buf, n);
+}
+
 /* Copies res->length volume bytes from res->offset to FD (holes for zero
- * runs when SPARSE): EX_DONE or EX_FAIL (said). */
+ * runs when SPARSE), read ahead by a stream while the batches are written:
+ * EX_DONE or EX_FAIL (said). */
 static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct cli_progress *pg,
                        struct action_result *res)
 {
-	uint8_t *buf = batch_buffer();
-	if (!buf)
-		return EX_FAIL;
+	rk_array_stream *st;
+	if (rk_array_stream_open(&st, arr, res->offset, res->length, BATCH))
+		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	uint64_t done = 0;
 	int rc = EX_DONE;
 	while (done < res->length) {
-		size_t n = res->length - done < BATCH ? (size_t)(res->length - done) : BATCH;
-		if (rk_array_read(arr, buf, n, res->offset + done)) {
-			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s",
-			                  res->offset + done, n, rk_errmsg());
+		const uint8_t *buf;
+		size_t n;
+		rk_err e = rk_array_stream_next(st, &buf, &n);
+		if (e || n == 0) {
+			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s", res->offset + done,
+			                  (size_t)(res->length - done < BATCH ? res->length - done : BATCH),
+			                  e ? rk_errmsg() : "the stream ended early");
 			break;
 		}
 		cli_hash_export_update(buf, n);   /* the bytes written, zero runs too */
-		int wr;
-		if (sparse && rk_buf_is_zero(buf, n))
-			wr = lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
-		else
-			wr = write_all(fd, buf, n);
-		if (wr) {
+		if (export_write(fd, sparse, buf, n)) {
 			rc = action_error(res, EX_FAIL, "%s: write failed: %s", to, strerror(errno));
 			break;
 		}
 		done += n;
 		cli_progress_update(pg, done);
 	}
+	rk_array_stream_close(st);
 	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length))
 		rc = action_error(res, EX_FAIL, "%s: %s", to, strerror(errno));
-	free(buf);
 	res->done = done;
 	return rc;
 }

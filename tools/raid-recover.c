@@ -22,6 +22,7 @@
 #include "rk_print.h"
 #include "rk_recover.h"
 #include "rk_array.h"
+#include "rk_array_stream.h"
 #include "rk_detect.h"
 #include "rk_geometry.h"
 
@@ -337,14 +338,21 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 		cli_err("%s: cannot open for writing: %s", to, strerror(errno));
 		return EX_FAIL;
 	}
-	size_t bsz = 4u << 20;
-	uint8_t *buf = malloc(bsz);
+	rk_array_stream *st = NULL;
 	struct cli_progress *pg = cli_progress_start("raid-recover: export", len, progress, json);
-	int rc = buf ? EX_DONE : EX_FAIL;
+	int rc = EX_DONE;
+	if (rk_array_stream_open(&st, arr, 0, len, 0)) {
+		cli_err("reading the volume: %s", rk_errmsg());
+		rc = EX_FAIL;
+	}
 	for (uint64_t done = 0; rc == EX_DONE && done < len;) {
-		size_t n = len - done < bsz ? (size_t)(len - done) : bsz;
-		if (rk_array_read(arr, buf, n, done)) {
-			cli_err("reading volume bytes [%" PRIu64 ", +%zu): %s", done, n, rk_errmsg());
+		const uint8_t *buf;
+		size_t n;
+		rk_err e = rk_array_stream_next(st, &buf, &n);
+		if (e || n == 0) {
+			cli_err("reading volume bytes [%" PRIu64 ", +%zu): %s", done,
+			        (size_t)(len - done < RK_STREAM_BATCH ? len - done : RK_STREAM_BATCH),
+			        e ? rk_errmsg() : "the stream ended early");
 			rc = EX_FAIL;
 			break;
 		}
@@ -357,11 +365,11 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 		done += n;
 		cli_progress_update(pg, done);
 	}
+	rk_array_stream_close(st);
 	if (rc == EX_DONE && ftruncate(fd, (off_t)len))
 		rc = EX_FAIL;
 	if (pg)
 		cli_progress_end(pg);
-	free(buf);
 	if (close(fd) && rc == EX_DONE)
 		rc = EX_FAIL;
 	return rc;

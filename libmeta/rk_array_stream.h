@@ -1,0 +1,44 @@
+/* rk_array_stream.h: a sequential reader of an open array's volume that
+ * reads ahead on its own thread.
+ *
+ * For export-like consumers (raid-assemble --export, raid-recover
+ * --detect's export): while the caller writes or hashes one batch, the
+ * next ones are read (members in parallel through the engine, lost blocks
+ * reconstructed), and members are told to read ahead (posix_fadvise
+ * SEQUENTIAL, then WILLNEED (RK_DEV_ADV_READAHEAD) a few batches before
+ * the reads reach them) so
+ * that members not in the page cache stream at disk speed.  Bytes are
+ * exactly rk_array_read's.  Memory: RK_STREAM_NBUF batches of
+ * RK_STREAM_BATCH bytes.  While a stream is open the array must not be used
+ * by anything else (its one reader is the stream's thread).
+ */
+#ifndef RK_ARRAY_STREAM_H
+#define RK_ARRAY_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_array.h"
+#include "rk_err.h"
+
+#define RK_STREAM_BATCH (8u << 20)   /* volume bytes per batch */
+#define RK_STREAM_NBUF  4u           /* batches in flight (read ahead of the caller) */
+
+typedef struct rk_array_stream rk_array_stream;
+
+/* Starts reading volume bytes [off, off+len) of A in order (past the end
+ * is RK_E_RANGE; LEN 0 gives an empty stream).  BATCH is the size of each
+ * batch but the last (0: RK_STREAM_BATCH; rounded up to 4 KiB). */
+rk_err rk_array_stream_open(rk_array_stream **out, rk_array *a, uint64_t off, uint64_t len, size_t batch);
+/* The next batch in order: *BUF gets its bytes, *LEN its size (0 and
+ * RK_OK at the end of the range).  *BUF stays valid until the next call
+ * or rk_array_stream_close.  A read that failed returns its error (and
+ * message) at the batch where it happened, batches before it having been
+ * delivered; later calls return the same error. */
+rk_err rk_array_stream_next(rk_array_stream *s, const uint8_t **buf, size_t *len);
+/* Volume offset of the next batch rk_array_stream_next would return. */
+uint64_t rk_array_stream_pos(const rk_array_stream *s);
+/* Stops the thread (waiting for the read in flight) and frees; NULL is
+ * allowed.  The array stays open. */
+void rk_array_stream_close(rk_array_stream *s);
+
+#endif

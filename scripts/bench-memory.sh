@@ -6,10 +6,10 @@
 # beside the 64 MiB target (issue 13, part 6).  Members are sparse files
 # in DIR (default /dev/shm): what is measured is what the tool allocates,
 # which must not grow with the member count or the member size.
-# Usage: bench-memory.sh [COUNTS [SIZE_MIB [DIR]]]  (COUNTS "5 64 255")
+# Usage: bench-memory.sh [COUNTS [SIZE_MIB [DIR]]]  (COUNTS "5 255")
 set -eu
 O=${O:-build}
-COUNTS=${1:-"5 64 255"}
+COUNTS=${1:-"5 255"}
 SIZE=${2:-4}
 DIR=${3:-/dev/shm}
 LIMIT_KB=$((64 * 1024))

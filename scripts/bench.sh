@@ -37,7 +37,8 @@ scripts/install-deps bench
 # 4 -> 5 once each for information.
 scripts/bench-resize.sh 256
 
-# Peak RSS of export, scrub, rebuild, reshape (RAID-6, RAID-5, RAID-0 of 5,
-# 64 and 255 sparse members of 4 MiB) and --detect, each beside the target
+# Peak RSS of export, scrub, rebuild, reshape (RAID-6, RAID-5, RAID-0 of 5
+# and 255 sparse members of 4 MiB; RAID-6 of 6 x 512 MiB) and --detect, each
+# beside the target
 # < 64 MiB.
 scripts/bench-memory.sh

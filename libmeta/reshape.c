@@ -174,7 +174,8 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 	uint64_t rows_max = bmax / sd ? bmax / sd : 1, step_rows = RESHAPE_STEP / sd ? RESHAPE_STEP / sd : 1;
 	run.plan = (struct reshape_steps){ .go = &run.go, .gn = &run.gn, .oldvol = oldvol, .rows_max = rows_max,
 	                                   .shift = t->data_offset - nd->data_offset,
-	                                   .step = (step_rows < rows_max ? step_rows : rows_max) * sd };
+	                                   .step = (step_rows < rows_max ? step_rows : rows_max) * sd,
+	                                   .slots = sd > RESHAPE_STEP ? 1 : 2 };
 	if (!(run.nt = malloc(sizeof *run.nt))) {
 		e = rk_fail(RK_E_NOMEM, "out of memory");
 		goto out;

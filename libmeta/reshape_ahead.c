@@ -1,7 +1,9 @@
 /* reshape_ahead.c: the read-ahead of a forward reshape.  One thread reads
  * the old geometry step by step into two buffers while the caller writes
  * the step before through the new geometry, flushes and records the
- * checkpoint: reading, parity and writing overlap.
+ * checkpoint: reading, parity and writing overlap.  A step wider than
+ * the budget (one stripe of a wide array) gets one buffer: the reader then
+ * waits for the writer, and memory stays one stripe.
  *
  * Why it is safe (spec/reshape.md, "Order of writes"): the steps are read
  * in volume order, and the reader is never more than one step ahead of the
@@ -34,6 +36,7 @@ struct reshape_ahead {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct ahead_slot slot[2];
+	uint32_t nslots;         /* 2, or 1 when a step is a wide stripe (plan->slots) */
 	uint32_t next_take;      /* slot the writer takes next */
 	int quit, started;
 };
@@ -96,7 +99,7 @@ static void *ahead_main(void *arg)
 			pthread_mutex_unlock(&a->mu);
 			if (s->err)
 				return NULL;
-			k ^= 1;
+			k = (k + 1) % a->nslots;
 			q += len;
 		}
 		p += wl < pl->oldvol - p ? wl : pl->oldvol - p;
@@ -112,9 +115,10 @@ rk_err reshape_ahead_start(struct reshape_ahead **out, const struct reshape_step
 		return rk_fail(RK_E_NOMEM, "out of memory");
 	a->plan = plan;
 	a->vo = vo;
+	a->nslots = plan->slots == 1 ? 1 : 2;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
-	for (int i = 0; i < 2; i++)
+	for (uint32_t i = 0; i < a->nslots; i++)
 		if (!(a->slot[i].buf = malloc((size_t)plan->step))) {
 			reshape_ahead_stop(a);
 			return rk_fail(RK_E_NOMEM, "out of memory for a reshape step of %llu bytes",
@@ -153,7 +157,7 @@ void reshape_ahead_done(struct reshape_ahead *a)
 	s->ready = 0;
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
-	a->next_take ^= 1;
+	a->next_take = (a->next_take + 1) % a->nslots;
 }
 
 void reshape_ahead_stop(struct reshape_ahead *a)

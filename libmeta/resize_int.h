@@ -134,6 +134,7 @@ uint64_t reshape_revert_from(const struct rk_geom *go, const struct rk_geom *gn,
 struct reshape_steps {
 	const struct rk_geom *go, *gn;
 	uint64_t shift, oldvol, from, rows_max, step;
+	uint32_t slots;          /* step buffers: 2 (read-ahead), 1 (a wide stripe) */
 };
 struct reshape_ahead;
 /* The window from P in volume bytes (whole new stripes, may pass the old

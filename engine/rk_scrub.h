@@ -64,6 +64,7 @@
 #include "rk_geom.h"
 
 #define RK_SCRUB_BATCH        (4u << 20)   /* bytes read per member per batch (target) */
+#define RK_SCRUB_MEM          (24u << 20)  /* member buffers of both batches together, about */
 #define RK_SCRUB_SECTOR       512u         /* mismatch granularity */
 #define RK_SCRUB_MAX_THREADS  16u         /* readers; also checkers */
 

@@ -322,6 +322,11 @@ static rk_err scrub_setup(struct scrub_state *sc, uint32_t *batch_stripes, uint6
 	sc->pslot = g->level == 6 ? g->q_slots : g->ndata;
 	sc->unit = sc->family == SCRUB_PARITY || g->level == 10 ? g->chunk : g->stripe_data;
 	sc->batch_bytes = sc->opts->batch ? sc->opts->batch : RK_SCRUB_BATCH;
+	/* Two batches of one buffer per member: wide arrays read less per
+	 * member so that memory stays near RK_SCRUB_MEM whatever the count. */
+	if (!sc->opts->batch && sc->batch_bytes > RK_SCRUB_MEM / 2 / sc->width)
+		sc->batch_bytes = RK_SCRUB_MEM / 2 / sc->width / 4096 * 4096 > SCRUB_MIN_BATCH
+		                      ? RK_SCRUB_MEM / 2 / sc->width / 4096 * 4096 : SCRUB_MIN_BATCH;
 	if (sc->batch_bytes < RK_SCRUB_SECTOR)
 		sc->batch_bytes = RK_SCRUB_SECTOR;
 	sc->batch_bytes -= sc->batch_bytes % RK_SCRUB_SECTOR;

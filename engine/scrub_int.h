@@ -29,6 +29,7 @@
 #include "rk_util.h"
 
 #define SLICE_BYTES       65536u       /* verify slice: scratch stays in cache */
+#define SCRUB_MIN_BATCH   4096u        /* per member per batch, however wide the array */
 #define CHECK_PIECE_BYTES (256u << 10) /* checker job: column bytes of one stripe */
 #define PROBE_BYTES       (64u << 10)  /* first re-read size of a block whose read failed */
 #define DEAD_BLOCKS       2u           /* blocks with no readable sector before a member counts as dead */

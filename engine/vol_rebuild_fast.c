@@ -14,6 +14,7 @@
 
 #define FAST_BATCH (4u << 20)     /* member bytes per role per batch */
 #define FAST_MAX_WORKERS 4u       /* threads computing batches, the caller included */
+#define FAST_MAPPED (16u << 20)   /* peeked bytes of all batches in flight, about (they count in RSS) */
 #define FAST_PIECE (256u << 10)   /* target bytes computed and written at a time */
 
 enum batch_state {
@@ -36,6 +37,7 @@ struct fast_rebuild {
 	uint32_t role;
 	uint64_t s0, s1;          /* stripes to rebuild */
 	uint64_t per_batch, nbatch;   /* batch i: stripes s0 + i * per_batch (fewer at s1) */
+	uint64_t workers;         /* batches in flight at the most (FAST_MAPPED) */
 	uint8_t *state;           /* enum batch_state per batch */
 	const uint8_t *zero;      /* a chunk of zeros for unused syndrome slots (or NULL) */
 	struct fast_scratch *scratch;   /* per pool worker */
@@ -212,8 +214,7 @@ static struct fast_scratch *alloc_scratch(const rk_vol *v, uint32_t workers)
 /* Runs every batch on a pool of up to one thread per CPU. */
 static rk_err fast_run(struct fast_rebuild *f)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t workers = ncpu < 1 ? 1 : ncpu > FAST_MAX_WORKERS ? FAST_MAX_WORKERS : (uint64_t)ncpu;
+	uint64_t workers = f->workers;
 	if (workers > f->nbatch)
 		workers = f->nbatch;
 	rk_pool *pool;
@@ -241,7 +242,17 @@ rk_err vol_rebuild_parity_fast(rk_vol *v, uint32_t role, uint64_t s0, uint64_t s
 	if (s0 >= s1 || vol_ndown(v) != 1 || chunk > RK_GEOM_MAX_CHUNK)
 		return vol_rebuild_parity(v, role, s0, s1, progress, ctx);
 	struct fast_rebuild f = { .v = v, .role = role, .s0 = s0, .s1 = s1 };
-	f.per_batch = FAST_BATCH / chunk ? FAST_BATCH / chunk : 1;
+	/* wide arrays: fewer bytes per role, so that the pages mapped at once
+	 * stay near FAST_MAPPED whatever the member count */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t nw = ncpu < 1 ? 1 : ncpu > FAST_MAX_WORKERS ? FAST_MAX_WORKERS : (uint64_t)ncpu;
+	uint64_t per_role = FAST_MAPPED / nw / v->nroles < FAST_BATCH ? FAST_MAPPED / nw / v->nroles : FAST_BATCH;
+	f.per_batch = per_role / chunk ? per_role / chunk : 1;
+	/* a batch of one chunk per role may alone pass the share: fewer workers */
+	uint64_t batch_bytes = f.per_batch * chunk * v->nroles;
+	f.workers = FAST_MAPPED / batch_bytes < nw ? FAST_MAPPED / batch_bytes : nw;
+	if (!f.workers)
+		f.workers = 1;
 	f.nbatch = (s1 - s0 + f.per_batch - 1) / f.per_batch;
 	if (f.nbatch > UINT32_MAX)   /* more pool jobs than one batch can name */
 		return vol_rebuild_parity(v, role, s0, s1, progress, ctx);

@@ -288,6 +288,26 @@ static int whole_disk_member(const char *path, const struct rk_foreign_read *f)
 	return own;
 }
 
+/* The unchosen copy shares the chosen one's superblock struct when both
+ * say the same (only where they live differs, which copy[].offset keeps):
+ * a superblock holds a role table of RK_SB_MAX_ROLES entries (64 KiB), and
+ * keeping both doubled discovery's memory on wide arrays (issue 13, peak
+ * RSS).  rk_sb_read_free frees a shared struct once. */
+static void share_twin(struct rk_sb_read *rd)
+{
+	struct rk_sb *c = rd->copy[rd->chosen].sb, *o = rd->copy[!rd->chosen].sb;
+	if (!o || rd->copy[!rd->chosen].status != RK_COPY_OK)
+		return;
+	uint64_t off = o->sb_offset;
+	o->sb_offset = c->sb_offset;   /* decoded structs are zeroed, padding included */
+	int same = memcmp(c, o, sizeof *c) == 0;
+	o->sb_offset = off;
+	if (same) {
+		free(o);
+		rd->copy[!rd->chosen].sb = c;
+	}
+}
+
 /* Step 1 for candidate I: open, identify, read raidkit's copies, else look
  * into a partition table (LOOK_INSIDE), else foreign formats, else say what
  * it is.  Errors only for memory. */
@@ -307,6 +327,7 @@ static rk_err examine_one(struct cand_vec *v, int64_t i, int look_inside)
 	if (e == RK_OK && m->rd.chosen >= 0 && m->rd.chosen < 2 && m->rd.copy[m->rd.chosen].sb) {
 		rk_dev_close(d);
 		take_sb(m, m->rd.copy[m->rd.chosen].sb);
+		share_twin(&m->rd);
 		return RK_OK;
 	}
 	if (e != RK_E_NOSB && e != RK_OK) {

@@ -11,54 +11,74 @@
 
 #define NOCHUNK_DEFAULT (64u * 1024u)   /* chunk for a level leaving RAID-1 */
 
+#define RESHAPE_STEP (8ull << 20)   /* volume bytes read and written per step, at most */
+
 /* The engines and scratch of a forward run. */
 struct reshape_run {
 	struct resize_set *s;
 	rk_vol *vo, *vn;
 	struct rk_geom go, gn;
-	uint8_t *buf;            /* one batch */
+	struct reshape_steps plan;
 	struct rk_sb *nt;        /* scratch template */
-	uint64_t rows_max;
-	int failed;              /* a member failed (the engines' callback) */
+	int failed;              /* a member failed (the engines' callback, atomic) */
 };
 
-/* Copies batches from reshape_pos to the old volume's end, each made
- * durable before a checkpoint in the superblocks says so. */
+/* Writes the window [P, P+WL) step by step as the read-ahead delivers it
+ * (whole new rows; bytes past the old volume are the new space: zeros). */
+static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, uint64_t p, uint64_t wl)
+{
+	for (uint64_t q = p; q < p + wl;) {
+		uint64_t len = reshape_step_len(&run->plan, p, wl, q);
+		const uint8_t *b;
+		rk_err e = reshape_ahead_take(ah, q, len, &b);
+		if (!e)
+			e = rk_vol_write(run->vn, b, (size_t)len, q);
+		reshape_ahead_done(ah);
+		if (e)
+			return e;
+		q += len;
+	}
+	return RK_OK;
+}
+
+/* Copies windows from reshape_pos to the old volume's end, each made
+ * durable before a checkpoint in the superblocks says so; the next steps
+ * are read meanwhile (reshape_ahead.c). */
 static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts *o, struct rk_resize_result *res)
 {
 	struct resize_set *s = run->s;
-	const struct rk_geom *go = &run->go, *gn = &run->gn;
 	const struct rk_sb *t = s->t;
-	uint64_t shift = t->data_offset - t->reshape_new.data_offset, oldvol = t->volume_size;
-	uint64_t p = t->reshape_pos;
-	if (p < oldvol && p % gn->stripe_data)
+	uint64_t oldvol = t->volume_size, p = t->reshape_pos;
+	if (p < oldvol && p % run->gn.stripe_data)
 		return rk_fail(RK_E_CORRUPT, "reshape_pos %llu: not on a new stripe boundary (%llu)",
-		               (unsigned long long)p, (unsigned long long)gn->stripe_data);
-	while (p < oldvol) {
-		if (o && o->stop && *o->stop)
-			return rk_fail(RK_E_FAULT, "interrupted at volume byte %llu of %llu: resume with --continue",
-			               (unsigned long long)p, (unsigned long long)oldvol);
-		uint64_t k = reshape_batch_rows(go, gn, shift, oldvol, p, run->rows_max);
-		if (!k)
-			return rk_fail(RK_E_NOTSUP, "no room to move volume byte %llu forward", (unsigned long long)p);
-		uint64_t blen = k * gn->stripe_data;
-		uint64_t rlen = oldvol - p < blen ? oldvol - p : blen;
-		/* Read the old copy, then write whole new rows (bytes past the old
-		 * volume are the new space: zeros). */
-		rk_err e = rk_vol_read(run->vo, run->buf, (size_t)rlen, p);
-		if (e)
-			return e;
-		memset(run->buf + rlen, 0, (size_t)(blen - rlen));
-		if ((e = rk_vol_write(run->vn, run->buf, (size_t)blen, p)) || (e = rk_vol_flush(run->vn)))
-			return e;
-		if (run->failed)
-			return rk_fail(RK_E_IO, "a member failed during the reshape (stopped at volume byte %llu): %s",
-			               (unsigned long long)p, rk_errmsg());
-		/* The batch is durable: only now may the superblocks say so. */
+		               (unsigned long long)p, (unsigned long long)run->gn.stripe_data);
+	run->plan.from = p;
+	struct reshape_ahead *ah = NULL;
+	rk_err e = p < oldvol ? reshape_ahead_start(&ah, &run->plan, run->vo) : RK_OK;
+	while (!e && p < oldvol) {
+		if (o && o->stop && *o->stop) {
+			e = rk_fail(RK_E_FAULT, "interrupted at volume byte %llu of %llu: resume with --continue",
+			            (unsigned long long)p, (unsigned long long)oldvol);
+			break;
+		}
+		uint64_t wl = reshape_window(&run->plan, p);
+		if (!wl) {
+			e = rk_fail(RK_E_NOTSUP, "no room to move volume byte %llu forward", (unsigned long long)p);
+			break;
+		}
+		uint64_t rlen = oldvol - p < wl ? oldvol - p : wl;
+		if ((e = write_window(run, ah, p, wl)) || (e = rk_vol_flush(run->vn)))
+			break;
+		if (__atomic_load_n(&run->failed, __ATOMIC_ACQUIRE)) {
+			e = rk_fail(RK_E_IO, "a member failed during the reshape (stopped at volume byte %llu): %s",
+			            (unsigned long long)p, rk_errmsg());
+			break;
+		}
+		/* The window is durable: only now may the superblocks say so. */
 		memcpy(run->nt, t, sizeof *run->nt);
 		run->nt->reshape_pos = p + rlen;
 		if ((e = resize_commit(s, run->nt)))
-			return e;
+			break;
 		t = s->t;
 		p += rlen;
 		res->moved += rlen;
@@ -66,7 +86,8 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
 		if (o && o->progress)
 			o->progress(o->progress_ctx, p, oldvol);
 	}
-	return RK_OK;
+	reshape_ahead_stop(ah);
+	return e;
 }
 
 /* Everything is in the new geometry: the old area is free.  What lies past
@@ -88,10 +109,16 @@ static rk_err publish_new(struct reshape_run *run, struct rk_resize_result *res)
 		for (uint32_t r = 0; r < nd->nroles; r++)
 			if (s->dev[r] && (e = resize_zero_range(s->dev[r], nd->data_offset + from, nd->data_size - from)))
 				return e;
-	memset(run->buf, 0, (size_t)gn->stripe_data);
-	for (uint64_t z = qend; z < gn->volume_size && reshape_geo_lo(gn, z) < from; z += gn->stripe_data)
-		if ((e = rk_vol_write(run->vn, run->buf, (size_t)gn->stripe_data, z)))
+	uint8_t *zeros = NULL;
+	for (uint64_t z = qend; z < gn->volume_size && reshape_geo_lo(gn, z) < from; z += gn->stripe_data) {
+		if (!zeros && !(zeros = calloc(1, (size_t)gn->stripe_data)))
+			return rk_fail(RK_E_NOMEM, "out of memory");
+		if ((e = rk_vol_write(run->vn, zeros, (size_t)gn->stripe_data, z))) {
+			free(zeros);
 			return e;
+		}
+	}
+	free(zeros);
 	if ((e = resize_flush_all(s, s->span)))
 		return e;
 	struct rk_sb *nt = run->nt;
@@ -143,11 +170,14 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 		            (unsigned long long)run.gn.volume_size, (unsigned long long)oldvol);
 		goto out;
 	}
-	uint64_t bmax = o && o->batch_max ? o->batch_max : RK_RESIZE_BATCH_MAX;
-	run.rows_max = bmax / run.gn.stripe_data ? bmax / run.gn.stripe_data : 1;
-	if (!(run.buf = malloc(run.rows_max * run.gn.stripe_data)) || !(run.nt = malloc(sizeof *run.nt))) {
-		e = rk_fail(RK_E_NOMEM, "out of memory for a batch of %llu bytes",
-		            (unsigned long long)(run.rows_max * run.gn.stripe_data));
+	uint64_t bmax = o && o->batch_max ? o->batch_max : RK_RESIZE_BATCH_MAX, sd = run.gn.stripe_data;
+	uint64_t rows_max = bmax / sd ? bmax / sd : 1, step_rows = RESHAPE_STEP / sd ? RESHAPE_STEP / sd : 1;
+	run.plan = (struct reshape_steps){ .go = &run.go, .gn = &run.gn, .oldvol = oldvol, .rows_max = rows_max,
+	                                   .shift = t->data_offset - nd->data_offset,
+	                                   .step = (step_rows < rows_max ? step_rows : rows_max) * sd,
+	                                   .slots = sd > RESHAPE_STEP ? 1 : 2 };
+	if (!(run.nt = malloc(sizeof *run.nt))) {
+		e = rk_fail(RK_E_NOMEM, "out of memory");
 		goto out;
 	}
 	if (!(e = copy_forward(&run, o, res)))
@@ -155,7 +185,6 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 out:
 	rk_vol_close(run.vo);
 	rk_vol_close(run.vn);
-	free(run.buf);
 	free(run.nt);
 	return e;
 }

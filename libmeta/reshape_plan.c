@@ -146,6 +146,6 @@ void reshape_on_member_fail(void *ctx, uint32_t role, rk_err why)
 {
 	(void)role;
 	(void)why;
-	*(int *)ctx = 1;
+	__atomic_store_n((int *)ctx, 1, __ATOMIC_RELEASE);
 }
 

@@ -126,6 +126,31 @@ void reshape_on_member_fail(void *ctx, uint32_t role, rk_err why);
 uint64_t reshape_revert_from(const struct rk_geom *go, const struct rk_geom *gn, uint64_t shift, uint64_t p,
                           uint64_t rows_max);
 
+/* reshape_ahead.c: the read-ahead of a forward run */
+/* How a forward run cuts the old volume: windows (one checkpoint each, the
+ * ordering rule's batches of at most ROWS_MAX new stripes) from FROM on,
+ * each read and written in steps of at most STEP bytes (whole new
+ * stripes; the read-ahead's two buffers are STEP bytes each). */
+struct reshape_steps {
+	const struct rk_geom *go, *gn;
+	uint64_t shift, oldvol, from, rows_max, step;
+	uint32_t slots;          /* step buffers: 2 (read-ahead), 1 (a wide stripe) */
+};
+struct reshape_ahead;
+/* The window from P in volume bytes (whole new stripes, may pass the old
+ * volume's end); 0 when not one stripe fits. */
+uint64_t reshape_window(const struct reshape_steps *pl, uint64_t p);
+/* The step at OFF of the window [WIN, WIN+WIN_LEN). */
+uint64_t reshape_step_len(const struct reshape_steps *pl, uint64_t win, uint64_t win_len, uint64_t off);
+/* Starts the reader thread over VO for PLAN (both must outlive it). */
+rk_err reshape_ahead_start(struct reshape_ahead **a, const struct reshape_steps *plan, rk_vol *vo);
+/* Waits for the step [OFF, OFF+LEN) (the next one in plan order): *BUF
+ * holds its bytes until reshape_ahead_done; its read error is returned. */
+rk_err reshape_ahead_take(struct reshape_ahead *a, uint64_t off, uint64_t len, const uint8_t **buf);
+void reshape_ahead_done(struct reshape_ahead *a);
+/* Stops the reader (it finishes the read under way) and frees A (NULL ok). */
+void reshape_ahead_stop(struct reshape_ahead *a);
+
 /* reshape_revert.c */
 /* Moves the volume bytes below reshape_pos back into the old geometry,
  * batch by batch down to 0 (spec/reshape.md, "Revert"), then finishes the

@@ -31,7 +31,9 @@ struct rk_member {
 	uint8_t  member_uuid[16];
 	uint64_t events;
 	struct rk_sb *sb;            /* chosen copy: points into rd (freed with it), NULL when none */
-	struct rk_sb_read rd;        /* both copies as read (all zero for a missing role) */
+	struct rk_sb_read rd;        /* both copies as read (all zero for a missing role); when
+	                              * they say the same, both sb point at one struct (the
+	                              * chosen copy's sb_offset; copy[].offset is each one's) */
 	char     foreign_type[64];   /* blkid TYPE for foreign metadata, else "" */
 	/* refinements (additive) */
 	int32_t  argi;               /* index in the paths given, -1 for a missing role */

@@ -281,6 +281,7 @@ struct rk_sb_read {
  * when a copy was chosen, RK_E_NOSB when neither copy is valid (the detail
  * names both copies' faults), RK_E_NOMEM. */
 rk_err rk_sb_read(rk_dev *d, struct rk_sb_read *out);
+/* Frees both copies' structs (once when they share one). */
 void   rk_sb_read_free(struct rk_sb_read *r);
 /* Writes SB to both copies in the crash-safe order of spec/format.md: the
  * copy that is not currently trusted first (the backup when both are good),

@@ -174,6 +174,8 @@ void rk_sb_read_free(struct rk_sb_read *r)
 {
 	if (!r)
 		return;
+	if (r->copy[1].sb == r->copy[0].sb)   /* one struct shared by both copies (discovery) */
+		r->copy[1].sb = NULL;
 	for (int i = 0; i < 2; i++) {
 		free(r->copy[i].sb);
 		r->copy[i].sb = NULL;

@@ -45,9 +45,16 @@ scripts/install-deps bench
 # <= 20 %, RAID-5/6/10), best of 3 runs in alternating order.
 "$O"/bench/bench_journal "${TMPDIR:-/var/tmp}" 64 400 3
 
-# Reshape (raid-resize --add; RAID-5 4 -> 5 members, and 5 -> 6 with one
-# added) against a plain copy of the same member files, in /dev/shm.
+# Reshape (raid-resize --add): RAID-5 4 -> RAID-6 5 against a plain copy
+# of the same member files (cat), in /dev/shm; ratio = copy time / reshape
+# time, target >= 0.9, best of 3 alternating; RAID-5 4 -> 5 and RAID-10
+# 4 -> 5 once each for information.
 scripts/bench-resize.sh 256
+
+# Peak RSS of export, scrub, rebuild, reshape (RAID-6, RAID-5, RAID-0 of 5
+# and 255 sparse members of 4 MiB; RAID-6 of 6 x 512 MiB) and --detect, each
+# beside the target < 64 MiB.
+scripts/bench-memory.sh
 
 # Members with a bandwidth of their own, like disks: 6 loop devices of 256
 # MiB throttled to 150 MB/s each (cgroup v1 blkio; root).  raid-scrub,

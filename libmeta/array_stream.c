@@ -26,6 +26,7 @@ struct rk_array_stream {
 	uint64_t end, rpos, cpos;   /* range end; next volume byte to read; to deliver */
 	uint64_t advised;           /* volume bytes advised up to */
 	size_t batch;
+	uint64_t align;             /* batches end on multiples of this (0: none) */
 	struct stream_slot slot[RK_STREAM_NBUF];
 	uint32_t rslot, cslot;      /* next slot to fill; to deliver */
 	int held;                   /* the caller holds slot cslot - 1 */
@@ -93,7 +94,9 @@ static void *reader(void *arg)
 			continue;
 		}
 		uint64_t at = s->rpos;
-		size_t n = s->end - at < s->batch ? (size_t)(s->end - at) : s->batch;
+		size_t n = s->batch - (size_t)(s->align ? at % s->align : 0);
+		if (s->end - at < n)
+			n = (size_t)(s->end - at);
 		pthread_mutex_unlock(&s->mu);
 		rk_err e = read_batch(s, sl, at, n);
 		pthread_mutex_lock(&s->mu);
@@ -111,6 +114,26 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* The default batch of A: whole data stripes adding up to about
+ * RK_STREAM_BATCH (*ALIGN: the stripe), or RK_STREAM_BATCH unaligned for
+ * wide stripes and the levels without one. */
+static size_t default_batch(const rk_array *a, uint64_t *align)
+{
+	const struct rk_geom *g = &a->g;
+	uint64_t sd = g->stripe_data;
+	*align = 0;
+	if ((g->level != 0 && g->level != 4 && g->level != 5 && g->level != 6) || sd == 0 || sd % 4096 ||
+	    sd > RK_STREAM_STRIPE_MAX)
+		return RK_STREAM_BATCH;
+	*align = sd;
+	return (size_t)((RK_STREAM_BATCH + sd - 1) / sd * sd);
+}
+
+size_t rk_array_stream_batch(const rk_array_stream *s)
+{
+	return s->batch;
+}
+
 rk_err rk_array_stream_open(rk_array_stream **out, rk_array *a, uint64_t off, uint64_t len, size_t batch)
 {
 	*out = NULL;
@@ -124,7 +147,7 @@ rk_err rk_array_stream_open(rk_array_stream **out, rk_array *a, uint64_t off, ui
 	s->a = a;
 	s->rpos = s->cpos = s->advised = off;
 	s->end = end;
-	s->batch = batch ? (batch + 4095) / 4096 * 4096 : RK_STREAM_BATCH;
+	s->batch = batch ? (batch + 4095) / 4096 * 4096 : default_batch(a, &s->align);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	for (uint32_t i = 0; i < RK_STREAM_NBUF; i++)

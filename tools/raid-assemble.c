@@ -269,7 +269,7 @@ static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct
                        struct action_result *res)
 {
 	rk_array_stream *st;
-	if (rk_array_stream_open(&st, arr, res->offset, res->length, BATCH))
+	if (rk_array_stream_open(&st, arr, res->offset, res->length, 0))
 		return action_error(res, EX_FAIL, "%s", rk_errmsg());
 	uint64_t done = 0;
 	int rc = EX_DONE;
@@ -279,7 +279,8 @@ static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct
 		rk_err e = rk_array_stream_next(st, &buf, &n);
 		if (e || n == 0) {
 			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s", res->offset + done,
-			                  (size_t)(res->length - done < BATCH ? res->length - done : BATCH),
+			                  (size_t)(res->length - done < rk_array_stream_batch(st) ? res->length - done
+			                                                                          : rk_array_stream_batch(st)),
 			                  e ? rk_errmsg() : "the stream ended early");
 			break;
 		}

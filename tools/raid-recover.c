@@ -351,7 +351,7 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 		rk_err e = rk_array_stream_next(st, &buf, &n);
 		if (e || n == 0) {
 			cli_err("reading volume bytes [%" PRIu64 ", +%zu): %s", done,
-			        (size_t)(len - done < RK_STREAM_BATCH ? len - done : RK_STREAM_BATCH),
+			        (size_t)(len - done < rk_array_stream_batch(st) ? len - done : rk_array_stream_batch(st)),
 			        e ? rk_errmsg() : "the stream ended early");
 			rc = EX_FAIL;
 			break;

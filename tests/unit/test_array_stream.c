@@ -95,6 +95,8 @@ START_TEST(t_bytes_equal)
 	ck_assert_int_eq(rk_array_read(a, r, m.size, 0), RK_OK);
 	ck_assert(memcmp(r, m.volume, m.size) == 0);
 	check_stream(a, m.volume, 0, m.size, 0);
+	/* default batches end on stripe boundaries: a first batch cut short */
+	check_stream(a, m.volume, 12345, m.size - 12345 - 777, 0);
 	check_stream(a, m.volume, 12345, m.size - 12345 - 777, 65536 + 4096);
 	check_stream(a, m.volume, 1 << 20, m.size - (1 << 20), 3 << 20);
 	check_stream(a, m.volume, 511, 70001, 4096);

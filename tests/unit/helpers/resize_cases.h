@@ -13,10 +13,10 @@
 
 #define RESIZE_MAX_MEMBERS 12
 /* Kill points tried: every write with RK_FAULTS=full; in make check every
- * 2nd (every 24th under the sanitizers, several times slower), since the
+ * 2nd (every 12th under the sanitizers, several times slower), since the
  * fault harness (test_faults_resize.c) kills reshapes at every write too. */
 #ifdef __SANITIZE_ADDRESS__
-#define RESIZE_KILL_STRIDE_SAMPLE 24
+#define RESIZE_KILL_STRIDE_SAMPLE 12
 #else
 #define RESIZE_KILL_STRIDE_SAMPLE 2
 #endif

@@ -23,11 +23,15 @@ failed_names=()
 # Suites run RK_TEST_JOBS at a time (default: the number of CPUs); their
 # results are read in name order below.
 jobs=${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
-for t in "$O"/tests/test_*; do
+# The longest suites start first (tests/slow-first), so that no long one
+# runs alone at the end while the other CPU idles.
+mapfile -t order < <(tests/slow-first "$O"/tests/test_*)
+for t in "${order[@]}"; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-	( t0=$SECONDS; "$t" >"$log/$name.log" 2>&1; echo $? >"$log/$name.rc"; echo $((SECONDS - t0)) >"$log/$name.secs" ) &
+	( t0=$SECONDS; "$t" >"$log/$name.log" 2>&1; echo $? >"$log/$name.rc"; echo $((SECONDS - t0)) >"$log/$name.secs"
+	  times >"$log/$name.times"; tests/cpu-secs "$log/$name.times" >"$log/$name.cpu" ) &
 done
 wait
 for t in "$O"/tests/test_*; do
@@ -56,7 +60,7 @@ for t in "$O"/tests/test_*; do
 		[ "$bad" -eq 0 ] && { fail=$((fail + 1)); }
 		failed_names+=("$name")
 	else
-		echo "ok   $name: $n checks${s:+, $s skipped} ($(cat "$log/$name.secs" 2>/dev/null)s)"
+		echo "ok   $name: $n checks${s:+, $s skipped} ($(cat "$log/$name.secs" 2>/dev/null)s, cpu $(cat "$log/$name.cpu" 2>/dev/null)s)"
 	fi
 	grep '^SKIP' "$out" | sed 's/^/    /'
 done

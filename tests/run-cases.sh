@@ -23,11 +23,13 @@ run_case() {
 	local t0=$SECONDS
 	( cd "$tmp" && BIN=$bin CASE=$c TOP=$top PATH=$bin:$PATH timeout 600 bash "$c/script" >"$tmp/.stdout" 2>"$tmp/.stderr" )
 	rc=$?
+	times >"$tmp/.times"
+	local cpu; cpu=$("$top/tests/cpu-secs" "$tmp/.times")
 	{
 	if [ $rc -eq 77 ]; then
 		echo "skip $name: $(grep -h -m1 '^SKIP' "$tmp/.stdout" "$tmp/.stderr" | head -n 1 | sed 's/^SKIP: *//')"
 	elif [ $rc -eq 0 ] && { [ ! -f "$c/expect" ] || diff -u "$c/expect" "$tmp/.stdout" >"$tmp/.diff"; }; then
-		echo "ok   case $name ($((SECONDS - t0))s)"
+		echo "ok   case $name ($((SECONDS - t0))s, cpu ${cpu}s)"
 	else
 		echo "FAIL case $name (exit $rc)"
 		[ -s "$tmp/.diff" ] && sed 's/^/    /' "$tmp/.diff" | head -n 40
@@ -38,8 +40,10 @@ run_case() {
 	rm -rf "$tmp"
 }
 
-# Cases run RK_TEST_JOBS at a time; verdicts are printed in name order.
-for c in "$top"/tests/cases/*/; do
+# Cases run RK_TEST_JOBS at a time, the slowest first (tests/slow-first);
+# verdicts are printed in name order.
+mapfile -t order < <("$top"/tests/slow-first "$top"/tests/cases/*/)
+for c in "${order[@]}"; do
 	c=${c%/}; name=$(basename "$c")
 	[ -f "$c/script" ] || continue
 	[ -n "$only" ] && [[ "$name" != $only ]] && continue

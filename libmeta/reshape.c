@@ -20,8 +20,11 @@ struct reshape_run {
 	struct rk_geom go, gn;
 	struct reshape_steps plan;
 	struct rk_sb *nt;        /* scratch template */
+	rk_pool *pool;           /* superblock updates and zeroing, every member at once */
 	int failed;              /* a member failed (the engines' callback, atomic) */
 };
+
+#define RESHAPE_META_THREADS 15u   /* threads for per-member superblock writes and zeroing, at most */
 
 /* Writes the window [P, P+WL) step by step as the read-ahead delivers it
  * (whole new rows; bytes past the old volume are the new space: zeros). */
@@ -77,7 +80,7 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
 		/* The window is durable: only now may the superblocks say so. */
 		memcpy(run->nt, t, sizeof *run->nt);
 		run->nt->reshape_pos = p + rlen;
-		if ((e = resize_commit(s, run->nt)))
+		if ((e = resize_commit_par(s, run->nt, run->pool)))
 			break;
 		t = s->t;
 		p += rlen;
@@ -96,6 +99,19 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
  * on every member; below that (RAID-10: the rest of the last row written
  * holds copies of later chunks) the chunks whose copies start there are
  * written as zeros through the new geometry, so every copy agrees. */
+/* The member rows past the copied stripes, zeroed on one role. */
+struct zero_tail {
+	struct resize_set *s;
+	uint64_t off, len;
+};
+
+static rk_err zero_tail_role(void *ctx, uint32_t role, uint32_t worker)
+{
+	struct zero_tail *z = ctx;
+	(void)worker;
+	return resize_zero_range(z->s->dev[role], z->off, z->len);
+}
+
 static rk_err publish_new(struct reshape_run *run, struct rk_resize_result *res)
 {
 	struct resize_set *s = run->s;
@@ -105,10 +121,11 @@ static rk_err publish_new(struct reshape_run *run, struct rk_resize_result *res)
 	uint64_t qend = (t->volume_size + gn->stripe_data - 1) / gn->stripe_data * gn->stripe_data;
 	uint64_t from = reshape_geo_hi(gn, qend);
 	rk_err e;
-	if (from < nd->data_size)
-		for (uint32_t r = 0; r < nd->nroles; r++)
-			if (s->dev[r] && (e = resize_zero_range(s->dev[r], nd->data_offset + from, nd->data_size - from)))
-				return e;
+	/* every member's tail at once: with disks, each zeroes at its own rate */
+	struct zero_tail tail = { .s = s, .off = nd->data_offset + from,
+	                          .len = from < nd->data_size ? nd->data_size - from : 0 };
+	if (tail.len && (e = resize_par_roles(s, nd->nroles, run->pool, zero_tail_role, &tail)))
+		return e;
 	uint8_t *zeros = NULL;
 	for (uint64_t z = qend; z < gn->volume_size && reshape_geo_lo(gn, z) < from; z += gn->stripe_data) {
 		if (!zeros && !(zeros = calloc(1, (size_t)gn->stripe_data)))
@@ -180,11 +197,15 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 		e = rk_fail(RK_E_NOMEM, "out of memory");
 		goto out;
 	}
+	uint32_t nth = s->span > 1 ? s->span - 1 : 0;
+	if ((e = rk_pool_create(&run.pool, nth < RESHAPE_META_THREADS ? nth : RESHAPE_META_THREADS)))
+		goto out;
 	if (!(e = copy_forward(&run, o, res)))
 		e = publish_new(&run, res);
 out:
 	rk_vol_close(run.vo);
 	rk_vol_close(run.vn);
+	rk_pool_destroy(run.pool);
 	free(run.nt);
 	return e;
 }

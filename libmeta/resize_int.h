@@ -8,6 +8,7 @@
 #include "rk_dev.h"
 #include "rk_err.h"
 #include "rk_geom.h"
+#include "rk_pool.h"
 #include "rk_resize.h"
 #include "rk_sb.h"
 #include "rk_vol.h"
@@ -20,6 +21,7 @@ struct resize_set {
 	rk_dev **dev;             /* RK_SB_MAX_ROLES entries, by role */
 	struct rk_sb **sb;        /* own superblock by role (NULL when not given) */
 	uint64_t *doff;           /* current data offset by role (commit writes it) */
+	struct rk_sb_wstate *ws;  /* by role: what this run wrote to its copy areas */
 	uint64_t maxev;
 	int mixed;                /* members disagree on events */
 	/* Members a finished revert dropped from the array but had not wiped
@@ -42,6 +44,17 @@ rk_err rk_resize_geom_vol(rk_vol **v, struct rk_geom *g, rk_dev *const *devs, in
  * (s->doff) and dev_size (its own, or the device size where the data
  * areas need more). */
 rk_err resize_commit(struct resize_set *s, struct rk_sb *t);
+/* resize_commit for a generation whose role table and span are those of
+ * the one before (a checkpoint): when no member is behind, every member is
+ * written at once on POOL (the order among members does not matter: each
+ * may lag by one update, spec/reshape.md "Interruptions"); otherwise, or
+ * without a pool, resize_commit. */
+rk_err resize_commit_par(struct resize_set *s, struct rk_sb *t, rk_pool *pool);
+/* Runs FN(CTX, ROLE, WORKER) for every given role of [0, SPAN), at once on
+ * POOL (WORKER < rk_pool_workers) or in turn without one; the first failure
+ * by role is returned with its message. */
+typedef rk_err (*resize_role_fn)(void *ctx, uint32_t role, uint32_t worker);
+rk_err resize_par_roles(struct resize_set *s, uint32_t span, rk_pool *pool, resize_role_fn fn, void *ctx);
 /* Roles of the array's current geometry not active (after a degraded
  * continue or revert: for raid-recover --rebuild). */
 uint32_t resize_count_missing(const struct resize_set *s);

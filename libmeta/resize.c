@@ -350,6 +350,19 @@ rk_err resize_flush_all(struct resize_set *s, uint32_t span)
 	return rk_dev_flush_set(s->dev, span, NULL, NULL, NULL);
 }
 
+static rk_err flush_role(void *ctx, uint32_t role, uint32_t worker)
+{
+	struct resize_set *s = ctx;
+	(void)worker;
+	rk_err e = rk_dev_flush(s->dev[role]);
+	return e ? rk_fail(e, "%s: flush: %s", rk_dev_path(s->dev[role]), rk_errmsg()) : RK_OK;
+}
+
+rk_err resize_flush_par(struct resize_set *s, uint32_t span, rk_pool *pool)
+{
+	return resize_par_roles(s, span, pool, flush_role, s);
+}
+
 /* An array stopped unclean in the middle of a reshape (written through
  * rk_array mid-reshape, then killed): its journal is replayed by opening
  * it read-write and closing it (clean), then the set is read again, so the

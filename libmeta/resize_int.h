@@ -60,6 +60,10 @@ rk_err resize_par_roles(struct resize_set *s, uint32_t span, rk_pool *pool, resi
 uint32_t resize_count_missing(const struct resize_set *s);
 /* Flushes every given member of roles [0, SPAN). */
 rk_err resize_flush_all(struct resize_set *s, uint32_t span);
+/* resize_flush_all with every member flushed at once on POOL: with buffered
+ * writes a flush is the write-back, and members each have their own
+ * bandwidth. */
+rk_err resize_flush_par(struct resize_set *s, uint32_t span, rk_pool *pool);
 /* Continue and revert start alike: the members loaded (mid-reshape some
  * may be missing, set_need_reshape), the journal of an unclean stop
  * replayed, missing roles recorded faulty.  On error S is freed. */
@@ -163,6 +167,24 @@ rk_err reshape_ahead_take(struct reshape_ahead *a, uint64_t off, uint64_t len, c
 void reshape_ahead_done(struct reshape_ahead *a);
 /* Stops the reader (it finishes the read under way) and frees A (NULL ok). */
 void reshape_ahead_stop(struct reshape_ahead *a);
+
+/* reshape_tail.c: the new space zeroed while a forward run copies */
+struct reshape_tail;
+/* Member rows [FROM, END) of the new geometry (offsets from its data area,
+ * DOFF on the members) are to be zeroed on every member of S; nothing is
+ * written yet.  A pool of its own does the writes. */
+rk_err reshape_tail_start(struct reshape_tail **z, struct resize_set *s, uint64_t doff, uint64_t from, uint64_t end);
+/* Checkpoint P is durable, so rows below UPTO (shift + lo_old(P)) hold no
+ * block still needed: zeroing up to there starts on every member at once
+ * (after the batch before ends; its error is returned) and runs while the
+ * caller goes on.  No flush: the caller's flushes write the zeros back. */
+rk_err reshape_tail_free_to(struct reshape_tail *z, uint64_t upto);
+/* Waits for the batch under way; its first error by role. */
+rk_err reshape_tail_wait(struct reshape_tail *z);
+/* Where the zeroed rows end (after reshape_tail_wait: all written). */
+uint64_t reshape_tail_done(const struct reshape_tail *z);
+/* Waits for a batch under way and frees Z (NULL ok). */
+void reshape_tail_stop(struct reshape_tail *z);
 
 /* reshape_revert.c */
 /* Moves the volume bytes below reshape_pos back into the old geometry,

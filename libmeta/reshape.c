@@ -25,7 +25,7 @@ struct reshape_run {
 	int failed;              /* a member failed (the engines' callback, atomic) */
 };
 
-#define RESHAPE_META_THREADS 15u   /* threads for per-member superblock writes and zeroing, at most */
+#define RESHAPE_META_THREADS 7u   /* threads for per-member flushes and superblock writes, at most (each costs memory: 255 members stay < 64 MiB) */
 
 /* Writes the window [P, P+WL) step by step as the read-ahead delivers it
  * (whole new rows; bytes past the old volume are the new space: zeros),

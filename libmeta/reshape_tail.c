@@ -34,7 +34,7 @@ struct reshape_tail {
 	char (*msg)[512];
 };
 
-#define TAIL_THREADS 16u   /* members zeroed at once, at most */
+#define TAIL_THREADS 8u   /* members zeroed at once, at most (each thread costs memory: 255 members stay < 64 MiB) */
 
 rk_err reshape_tail_start(struct reshape_tail **out, struct resize_set *s, uint64_t doff, uint64_t from,
                           uint64_t end)

@@ -20,11 +20,19 @@ struct reshape_run {
 	struct rk_geom go, gn;
 	struct reshape_steps plan;
 	struct rk_sb *nt;        /* scratch template */
+	rk_pool *pool;           /* superblock updates and zeroing, every member at once */
+	struct reshape_tail *tail;   /* the new space, zeroed as checkpoints free it */
 	int failed;              /* a member failed (the engines' callback, atomic) */
 };
 
+#define RESHAPE_META_THREADS 7u   /* threads for per-member flushes and superblock writes, at most (each costs memory: 255 members stay < 64 MiB) */
+
 /* Writes the window [P, P+WL) step by step as the read-ahead delivers it
- * (whole new rows; bytes past the old volume are the new space: zeros). */
+ * (whole new rows; bytes past the old volume are the new space: zeros),
+ * each step flushed on every member at once: with buffered writes the
+ * flush is the write-back, which then runs while the reader reads the next
+ * step instead of all at the window's end.  Stops early, without error,
+ * when a member failed (the caller reports it). */
 static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, uint64_t p, uint64_t wl)
 {
 	for (uint64_t q = p; q < p + wl;) {
@@ -34,6 +42,10 @@ static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, ui
 		if (!e)
 			e = rk_vol_write(run->vn, b, (size_t)len, q);
 		reshape_ahead_done(ah);
+		if (!e && __atomic_load_n(&run->failed, __ATOMIC_ACQUIRE))
+			return RK_OK;
+		if (!e)
+			e = resize_flush_par(run->s, run->s->span, run->pool);
 		if (e)
 			return e;
 		q += len;
@@ -67,7 +79,7 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
 			break;
 		}
 		uint64_t rlen = oldvol - p < wl ? oldvol - p : wl;
-		if ((e = write_window(run, ah, p, wl)) || (e = rk_vol_flush(run->vn)))
+		if ((e = write_window(run, ah, p, wl)))   /* flushed step by step */
 			break;
 		if (__atomic_load_n(&run->failed, __ATOMIC_ACQUIRE)) {
 			e = rk_fail(RK_E_IO, "a member failed during the reshape (stopped at volume byte %llu): %s",
@@ -77,10 +89,15 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
 		/* The window is durable: only now may the superblocks say so. */
 		memcpy(run->nt, t, sizeof *run->nt);
 		run->nt->reshape_pos = p + rlen;
-		if ((e = resize_commit(s, run->nt)))
+		if ((e = resize_commit_par(s, run->nt, run->pool)))
 			break;
 		t = s->t;
 		p += rlen;
+		uint64_t upto;
+		if (rk_add_ovf(run->plan.shift, reshape_geo_lo(&run->go, p), &upto))
+			upto = UINT64_MAX;
+		if ((e = reshape_tail_free_to(run->tail, upto)))
+			break;
 		res->moved += rlen;
 		res->checkpoints++;
 		if (o && o->progress)
@@ -96,6 +113,19 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
  * on every member; below that (RAID-10: the rest of the last row written
  * holds copies of later chunks) the chunks whose copies start there are
  * written as zeros through the new geometry, so every copy agrees. */
+/* The member rows past the copied stripes, zeroed on one role. */
+struct zero_tail {
+	struct resize_set *s;
+	uint64_t off, len;
+};
+
+static rk_err zero_tail_role(void *ctx, uint32_t role, uint32_t worker)
+{
+	struct zero_tail *z = ctx;
+	(void)worker;
+	return resize_zero_range(z->s->dev[role], z->off, z->len);
+}
+
 static rk_err publish_new(struct reshape_run *run, struct rk_resize_result *res)
 {
 	struct resize_set *s = run->s;
@@ -104,11 +134,15 @@ static rk_err publish_new(struct reshape_run *run, struct rk_resize_result *res)
 	const struct rk_geom_desc *nd = &t->reshape_new;
 	uint64_t qend = (t->volume_size + gn->stripe_data - 1) / gn->stripe_data * gn->stripe_data;
 	uint64_t from = reshape_geo_hi(gn, qend);
-	rk_err e;
-	if (from < nd->data_size)
-		for (uint32_t r = 0; r < nd->nroles; r++)
-			if (s->dev[r] && (e = resize_zero_range(s->dev[r], nd->data_offset + from, nd->data_size - from)))
-				return e;
+	rk_err e = reshape_tail_wait(run->tail);
+	if (e)
+		return e;
+	/* the rest of every member's tail at once: with disks, each zeroes at
+	 * its own rate (most of it was zeroed during the copy) */
+	uint64_t zd = reshape_tail_done(run->tail);
+	struct zero_tail tail = { .s = s, .off = nd->data_offset + zd, .len = zd < nd->data_size ? nd->data_size - zd : 0 };
+	if (tail.len && (e = resize_par_roles(s, nd->nroles, run->pool, zero_tail_role, &tail)))
+		return e;
 	uint8_t *zeros = NULL;
 	for (uint64_t z = qend; z < gn->volume_size && reshape_geo_lo(gn, z) < from; z += gn->stripe_data) {
 		if (!zeros && !(zeros = calloc(1, (size_t)gn->stripe_data)))
@@ -119,7 +153,7 @@ static rk_err publish_new(struct reshape_run *run, struct rk_resize_result *res)
 		}
 	}
 	free(zeros);
-	if ((e = resize_flush_all(s, s->span)))
+	if ((e = resize_flush_par(s, s->span, run->pool)))
 		return e;
 	struct rk_sb *nt = run->nt;
 	memcpy(nt, t, sizeof *nt);
@@ -180,11 +214,19 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 		e = rk_fail(RK_E_NOMEM, "out of memory");
 		goto out;
 	}
+	uint32_t nth = s->span > 1 ? s->span - 1 : 0;
+	if ((e = rk_pool_create(&run.pool, nth < RESHAPE_META_THREADS ? nth : RESHAPE_META_THREADS)))
+		goto out;
+	uint64_t qend = (oldvol + sd - 1) / sd * sd;
+	if ((e = reshape_tail_start(&run.tail, s, nd->data_offset, reshape_geo_hi(&run.gn, qend), nd->data_size)))
+		goto out;
 	if (!(e = copy_forward(&run, o, res)))
 		e = publish_new(&run, res);
 out:
+	reshape_tail_stop(run.tail);   /* before the members' engines go */
 	rk_vol_close(run.vo);
 	rk_vol_close(run.vn);
+	rk_pool_destroy(run.pool);
 	free(run.nt);
 	return e;
 }

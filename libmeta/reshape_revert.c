@@ -87,6 +87,7 @@ static rk_err revert_finish(struct resize_set *s, struct rk_resize_result *res)
 		if (s->dev[r])
 			added[nad++] = s->dev[r];
 		s->dev[r] = NULL;
+		memset(&s->ws[r], 0, sizeof s->ws[r]);   /* wiped below */
 	}
 	e = resize_commit(s, nt);
 	free(nt);

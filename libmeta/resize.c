@@ -13,6 +13,7 @@
 #include "rk_le.h"
 #include "resize_int.h"
 #include "rk_fmt.h"
+#include "rk_pool.h"
 #include "rk_util.h"
 
 #define ZERO_BUF (1u << 20)
@@ -22,7 +23,7 @@ void resize_set_free(struct resize_set *s)
 	if (s->sb)
 		for (uint32_t r = 0; r < RK_SB_MAX_ROLES; r++)
 			free(s->sb[r]);
-	RK_FREE_ALL(s->sb, s->dev, s->doff, s->left, s->t);
+	RK_FREE_ALL(s->sb, s->dev, s->doff, s->ws, s->left, s->t);
 	memset(s, 0, sizeof *s);
 }
 
@@ -96,9 +97,10 @@ rk_err resize_set_load(struct resize_set *s, rk_dev *const *devs, uint32_t n, en
 	s->dev = calloc(RK_SB_MAX_ROLES, sizeof *s->dev);
 	s->sb = calloc(RK_SB_MAX_ROLES, sizeof *s->sb);
 	s->doff = calloc(RK_SB_MAX_ROLES, sizeof *s->doff);
+	s->ws = calloc(RK_SB_MAX_ROLES, sizeof *s->ws);
 	s->t = malloc(sizeof *s->t);
 	s->left = calloc(n, sizeof *s->left);
-	if (!own || !s->dev || !s->sb || !s->doff || !s->t || !s->left) {
+	if (!own || !s->dev || !s->sb || !s->doff || !s->ws || !s->t || !s->left) {
 		e = rk_fail(RK_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -186,7 +188,9 @@ out:
 
 /* Writes generation T to role I's device as its superblock: its UUID,
  * role, data offset (s->doff) and dev_size (its own, or the device size
- * where the data areas need more); s->sb[I] becomes it.  NSB is scratch. */
+ * where the data areas need more); s->sb[I] becomes it.  NSB is scratch.
+ * The set holds the members for the whole run, so after the first update
+ * the copies are not read again (rk_sb_write_known, s->ws[I]). */
 static rk_err write_role(struct resize_set *s, const struct rk_sb *t, uint32_t i, struct rk_sb *nsb)
 {
 	memcpy(nsb, t, sizeof *nsb);
@@ -197,7 +201,7 @@ static rk_err write_role(struct resize_set *s, const struct rk_sb *t, uint32_t i
 	nsb->dev_size = s->sb[i] ? s->sb[i]->dev_size : 0;
 	if (nsb->dev_size && rk_sb_validate(nsb, rk_dev_size(s->dev[i])))
 		nsb->dev_size = 0;   /* the member grew and the new areas need it */
-	rk_err e = rk_sb_write(s->dev[i], nsb);
+	rk_err e = rk_sb_write_known(s->dev[i], nsb, &s->ws[i]);
 	if (e)
 		return rk_fail(e, "%s: writing the superblock: %s", rk_dev_path(s->dev[i]), rk_errmsg());
 	if (!s->sb[i] && !(s->sb[i] = malloc(sizeof *nsb)))
@@ -247,6 +251,86 @@ rk_err resize_commit(struct resize_set *s, struct rk_sb *t)
 	return e;
 }
 
+/* One call of resize_par_roles: the role's job and its outcome. */
+struct par_roles {
+	struct resize_set *s;
+	resize_role_fn fn;
+	void *ctx;
+	rk_err *err;
+	char (*msg)[512];
+};
+
+static void par_role_job(void *arg, uint32_t worker, uint32_t role)
+{
+	struct par_roles *pr = arg;
+	if (!pr->s->dev[role])
+		return;
+	if ((pr->err[role] = pr->fn(pr->ctx, role, worker)))
+		snprintf(pr->msg[role], sizeof pr->msg[role], "%s", rk_errmsg());
+}
+
+rk_err resize_par_roles(struct resize_set *s, uint32_t span, rk_pool *pool, resize_role_fn fn, void *ctx)
+{
+	struct par_roles pr = { .s = s, .fn = fn, .ctx = ctx, .err = calloc(span ? span : 1, sizeof *pr.err),
+	                        .msg = calloc(span ? span : 1, sizeof *pr.msg) };
+	rk_err e = RK_OK;
+	if (!pr.err || !pr.msg) {
+		e = rk_fail(RK_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if (pool) {
+		rk_pool_run(pool, span, par_role_job, &pr);
+	} else {
+		for (uint32_t r = 0; r < span; r++)
+			par_role_job(&pr, 0, r);
+	}
+	for (uint32_t r = 0; r < span && !e; r++)
+		if (pr.err[r])
+			e = rk_fail(pr.err[r], "%s", pr.msg[r]);
+out:
+	free(pr.err);
+	free(pr.msg);
+	return e;
+}
+
+/* The checkpoint generation, written to one role (resize_commit_par). */
+struct commit_par {
+	struct resize_set *s;
+	const struct rk_sb *t;
+	struct rk_sb *nsb;        /* scratch per worker */
+};
+
+static rk_err commit_role(void *ctx, uint32_t role, uint32_t worker)
+{
+	struct commit_par *cp = ctx;
+	return write_role(cp->s, cp->t, role, &cp->nsb[worker]);
+}
+
+rk_err resize_commit_par(struct resize_set *s, struct rk_sb *t, rk_pool *pool)
+{
+	if (!pool || s->mixed || gen_span(t) != gen_span(s->t))
+		return resize_commit(s, t);
+	uint64_t ev;
+	if (rk_add_ovf(s->maxev, 1, &ev))
+		return rk_fail(RK_E_RANGE, "event counter overflow");
+	for (uint32_t i = 0; i < gen_span(s->t); i++)
+		if (s->dev[i] && rk_sb_behind(s->sb[i], s->t))
+			return resize_commit(s, t);   /* a member to bring forward first: in order */
+	struct commit_par cp = { .s = s, .t = t, .nsb = malloc(rk_pool_workers(pool) * sizeof *cp.nsb) };
+	if (!cp.nsb)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	t->events = ev;
+	t->utime = (uint64_t)time(NULL);
+	rk_err e = resize_par_roles(s, gen_span(t), pool, commit_role, &cp);
+	free(cp.nsb);
+	if (!e) {
+		s->maxev = ev;
+		s->mixed = 0;
+		memcpy(s->t, t, sizeof *t);
+	}
+	return e;
+}
+
 rk_err resize_zero_range(rk_dev *d, uint64_t off, uint64_t len)
 {
 	static const uint8_t zeros[ZERO_BUF];
@@ -264,6 +348,19 @@ rk_err resize_zero_range(rk_dev *d, uint64_t off, uint64_t len)
 rk_err resize_flush_all(struct resize_set *s, uint32_t span)
 {
 	return rk_dev_flush_set(s->dev, span, NULL, NULL, NULL);
+}
+
+static rk_err flush_role(void *ctx, uint32_t role, uint32_t worker)
+{
+	struct resize_set *s = ctx;
+	(void)worker;
+	rk_err e = rk_dev_flush(s->dev[role]);
+	return e ? rk_fail(e, "%s: flush: %s", rk_dev_path(s->dev[role]), rk_errmsg()) : RK_OK;
+}
+
+rk_err resize_flush_par(struct resize_set *s, uint32_t span, rk_pool *pool)
+{
+	return resize_par_roles(s, span, pool, flush_role, s);
 }
 
 /* An array stopped unclean in the middle of a reshape (written through

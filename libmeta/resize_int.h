@@ -8,6 +8,7 @@
 #include "rk_dev.h"
 #include "rk_err.h"
 #include "rk_geom.h"
+#include "rk_pool.h"
 #include "rk_resize.h"
 #include "rk_sb.h"
 #include "rk_vol.h"
@@ -20,6 +21,7 @@ struct resize_set {
 	rk_dev **dev;             /* RK_SB_MAX_ROLES entries, by role */
 	struct rk_sb **sb;        /* own superblock by role (NULL when not given) */
 	uint64_t *doff;           /* current data offset by role (commit writes it) */
+	struct rk_sb_wstate *ws;  /* by role: what this run wrote to its copy areas */
 	uint64_t maxev;
 	int mixed;                /* members disagree on events */
 	/* Members a finished revert dropped from the array but had not wiped
@@ -42,11 +44,26 @@ rk_err rk_resize_geom_vol(rk_vol **v, struct rk_geom *g, rk_dev *const *devs, in
  * (s->doff) and dev_size (its own, or the device size where the data
  * areas need more). */
 rk_err resize_commit(struct resize_set *s, struct rk_sb *t);
+/* resize_commit for a generation whose role table and span are those of
+ * the one before (a checkpoint): when no member is behind, every member is
+ * written at once on POOL (the order among members does not matter: each
+ * may lag by one update, spec/reshape.md "Interruptions"); otherwise, or
+ * without a pool, resize_commit. */
+rk_err resize_commit_par(struct resize_set *s, struct rk_sb *t, rk_pool *pool);
+/* Runs FN(CTX, ROLE, WORKER) for every given role of [0, SPAN), at once on
+ * POOL (WORKER < rk_pool_workers) or in turn without one; the first failure
+ * by role is returned with its message. */
+typedef rk_err (*resize_role_fn)(void *ctx, uint32_t role, uint32_t worker);
+rk_err resize_par_roles(struct resize_set *s, uint32_t span, rk_pool *pool, resize_role_fn fn, void *ctx);
 /* Roles of the array's current geometry not active (after a degraded
  * continue or revert: for raid-recover --rebuild). */
 uint32_t resize_count_missing(const struct resize_set *s);
 /* Flushes every given member of roles [0, SPAN). */
 rk_err resize_flush_all(struct resize_set *s, uint32_t span);
+/* resize_flush_all with every member flushed at once on POOL: with buffered
+ * writes a flush is the write-back, and members each have their own
+ * bandwidth. */
+rk_err resize_flush_par(struct resize_set *s, uint32_t span, rk_pool *pool);
 /* Continue and revert start alike: the members loaded (mid-reshape some
  * may be missing, set_need_reshape), the journal of an unclean stop
  * replayed, missing roles recorded faulty.  On error S is freed. */
@@ -150,6 +167,24 @@ rk_err reshape_ahead_take(struct reshape_ahead *a, uint64_t off, uint64_t len, c
 void reshape_ahead_done(struct reshape_ahead *a);
 /* Stops the reader (it finishes the read under way) and frees A (NULL ok). */
 void reshape_ahead_stop(struct reshape_ahead *a);
+
+/* reshape_tail.c: the new space zeroed while a forward run copies */
+struct reshape_tail;
+/* Member rows [FROM, END) of the new geometry (offsets from its data area,
+ * DOFF on the members) are to be zeroed on every member of S; nothing is
+ * written yet.  A pool of its own does the writes. */
+rk_err reshape_tail_start(struct reshape_tail **z, struct resize_set *s, uint64_t doff, uint64_t from, uint64_t end);
+/* Checkpoint P is durable, so rows below UPTO (shift + lo_old(P)) hold no
+ * block still needed: zeroing up to there starts on every member at once
+ * (after the batch before ends; its error is returned) and runs while the
+ * caller goes on.  No flush: the caller's flushes write the zeros back. */
+rk_err reshape_tail_free_to(struct reshape_tail *z, uint64_t upto);
+/* Waits for the batch under way; its first error by role. */
+rk_err reshape_tail_wait(struct reshape_tail *z);
+/* Where the zeroed rows end (after reshape_tail_wait: all written). */
+uint64_t reshape_tail_done(const struct reshape_tail *z);
+/* Waits for a batch under way and frees Z (NULL ok). */
+void reshape_tail_stop(struct reshape_tail *z);
 
 /* reshape_revert.c */
 /* Moves the volume bytes below reshape_pos back into the old geometry,

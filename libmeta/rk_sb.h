@@ -292,4 +292,20 @@ void   rk_sb_read_free(struct rk_sb_read *r);
  * The caller bumps events so that readers prefer the new copies. */
 rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb);
 
+/* What a writer that holds a member through a run of updates (a reshape's
+ * checkpoints) knows of its two copy areas; zeroed = nothing known. */
+struct rk_sb_wstate {
+	int known;               /* both areas written by this writer, last update whole */
+	uint32_t bytes;          /* each area: this many bytes of superblock, then zeros */
+	uint64_t backup_off;     /* where the backup area was */
+};
+/* rk_sb_write for a run of updates of one member nobody else writes
+ * meanwhile.  The first call (WS not known, or the backup area moved) is
+ * rk_sb_write.  After it both copies are identical, so a reader trusts the
+ * primary: later calls write the backup, flush, then the primary, flush,
+ * without reading the copies again, and each only up to max(sb_bytes,
+ * WS->bytes) bytes (the rest of each area is zeros already).  Any failure
+ * forgets WS, so the next call reads again. */
+rk_err rk_sb_write_known(rk_dev *d, const struct rk_sb *sb, struct rk_sb_wstate *ws);
+
 #endif

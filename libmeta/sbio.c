@@ -182,9 +182,10 @@ void rk_sb_read_free(struct rk_sb_read *r)
 	}
 }
 
-static rk_err write_one(rk_dev *d, const uint8_t *buf, uint64_t off, const char *which)
+/* Writes LEN bytes of the copy in BUF at OFF, then flushes. */
+static rk_err write_one(rk_dev *d, const uint8_t *buf, size_t len, uint64_t off, const char *which)
 {
-	rk_err e = rk_dev_pwrite(d, buf, RK_SB_AREA, off);
+	rk_err e = rk_dev_pwrite(d, buf, len, off);
 	if (!e)
 		e = rk_dev_flush(d);
 	if (e) {
@@ -196,22 +197,25 @@ static rk_err write_one(rk_dev *d, const uint8_t *buf, uint64_t off, const char 
 	return RK_OK;
 }
 
-rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb)
+/* The two copies of SB for device D, each a zero-padded area in BUF[i]
+ * (allocated here: the caller frees them) for offset OFF[i]. */
+static rk_err encode_both(rk_dev *d, const struct rk_sb *sb, uint8_t *buf[2], uint64_t off[2])
 {
 	const char *path = rk_dev_path(d);
 	uint64_t size = rk_dev_size(d);
 	uint64_t devsz = sb->dev_size ? sb->dev_size : size;
+	buf[0] = buf[1] = NULL;
 	if (devsz > size)
 		return rk_fail(RK_E_SHORT, "%s: superblock records dev_size %llu but the device has %llu bytes", path,
 		               (unsigned long long)devsz, (unsigned long long)size);
 	if (sb->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP)
 		return rk_fail(RK_E_FEATURE, "%s: ro_compat features 0x%llx unknown to this build: refusing to write",
 		               path, (unsigned long long)(sb->feat_ro_compat & ~RK_FEAT_RO_COMPAT_SUPP));
-	uint64_t off[2] = { RK_SB_PRIMARY_OFF, rk_sb_backup_offset(devsz) };
+	off[0] = RK_SB_PRIMARY_OFF;
+	off[1] = rk_sb_backup_offset(devsz);
 	struct rk_sb *t = malloc(sizeof *t);
-	uint8_t *buf[2] = { area_buf(), area_buf() };
-	struct rk_sb_read cur;
-	memset(&cur, 0, sizeof cur);
+	buf[0] = area_buf();
+	buf[1] = area_buf();
 	rk_err e = RK_OK;
 	if (!t || !buf[0] || !buf[1]) {
 		e = rk_fail(RK_E_NOMEM, "%s: out of memory writing superblocks", path);
@@ -219,28 +223,80 @@ rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb)
 	}
 	*t = *sb;
 	t->dev_size = devsz;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 && !e; i++) {
 		t->sb_offset = off[i];
 		if ((e = rk_sb_encode(t, buf[i], RK_SB_AREA))) {
 			char m[512];
 			say(m, sizeof m, "%s", rk_errmsg());
 			e = rk_fail(e, "%s: refusing to write an invalid superblock: %s", path, m);
-			goto out;
 		}
 	}
+out:
+	free(t);
+	if (e) {
+		free(buf[0]);
+		free(buf[1]);
+		buf[0] = buf[1] = NULL;
+	}
+	return e;
+}
+
+rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb)
+{
+	uint8_t *buf[2];
+	uint64_t off[2];
+	struct rk_sb_read cur;
+	memset(&cur, 0, sizeof cur);
+	rk_err e = encode_both(d, sb, buf, off);
+	if (e)
+		return e;
 	/* Keep the copy readers trust now intact until the other one holds the
 	 * new contents durably. */
 	e = rk_sb_read(d, &cur);
 	if (e == RK_E_NOMEM)
 		goto out;
 	int first = cur.chosen == 1 ? 0 : 1;
-	if ((e = write_one(d, buf[first], off[first], first ? "backup" : "primary")))
+	if ((e = write_one(d, buf[first], RK_SB_AREA, off[first], first ? "backup" : "primary")))
 		goto out;
-	e = write_one(d, buf[!first], off[!first], first ? "primary" : "backup");
+	e = write_one(d, buf[!first], RK_SB_AREA, off[!first], first ? "primary" : "backup");
 out:
 	rk_sb_read_free(&cur);
-	free(t);
 	free(buf[0]);
 	free(buf[1]);
 	return e;
+}
+
+rk_err rk_sb_write_known(rk_dev *d, const struct rk_sb *sb, struct rk_sb_wstate *ws)
+{
+	uint8_t *buf[2];
+	uint64_t off[2];
+	uint32_t sbb = sb->sb_bytes ? sb->sb_bytes : rk_sb_bytes_for(sb->nentries);
+	rk_err e = encode_both(d, sb, buf, off);
+	if (e) {
+		ws->known = 0;
+		return e;
+	}
+	if (!ws->known || ws->backup_off != off[1] || ws->bytes > RK_SB_AREA || sbb > RK_SB_AREA) {
+		free(buf[0]);
+		free(buf[1]);
+		ws->known = 0;
+		if ((e = rk_sb_write(d, sb)))
+			return e;
+	} else {
+		/* Both copies identical: readers trust the primary, so the backup
+		 * goes first (the order rk_sb_write's reading would pick). */
+		size_t len = ws->bytes > sbb ? ws->bytes : sbb;
+		ws->known = 0;
+		e = write_one(d, buf[1], len, off[1], "backup");
+		if (!e)
+			e = write_one(d, buf[0], len, off[0], "primary");
+		free(buf[0]);
+		free(buf[1]);
+		if (e)
+			return e;
+	}
+	ws->known = 1;
+	ws->bytes = sbb;
+	ws->backup_off = off[1];
+	return RK_OK;
 }

@@ -23,8 +23,15 @@
 #   scrub, export: each member present read whole (S/RATE);
 #   rebuild: the survivors read whole while the new member is written
 #     whole (S/RATE);
-#   reshape RAID-5 4 -> 5 (--add): old members read whole, each of the 5
-#     writes 3/4 of S (S/RATE).
+#   reshape RAID-5 4 -> 5 (--add): what a reshape must move, per member:
+#     each old member reads the old data it holds (3/4 of its data area:
+#     the data chunks; parity is recomputed, never read) and every member
+#     writes its whole new data area (the moved rows with their parity,
+#     then the new space past them, which must read as zeros).  Reads and
+#     writes are throttled separately, so the reference is the larger of
+#     the two at RATE, from the data sizes the superblocks record before
+#     and after (printed beside it, with what a disk that reads and writes
+#     through one head would need: their sum).
 # ONLY (environment): a regular expression; only the runs whose names match
 # it (scrub, export, rebuild, reshape) are made.
 # Prints SKIP with the reason when not root, without cgroup v1 blkio, or
@@ -126,7 +133,7 @@ measure() {
 	ORDER=$((1 - ORDER))
 	[ "$ORDER" = 1 ] && plain "${ref[@]}"
 	timed "$@"
-	tool=$T thru=$THRU
+	tool=$T thru=$THRU TOOL=$T
 	[ "$ORDER" = 0 ] && plain "${ref[@]}"
 	awk -v w="$what" -v n="$n" -v ref="$REF" -v t="$tool" -v r="$RATE" -v dd="$DD" -v thru="$thru" 'BEGIN {
 		printf "  %-44s %6.2f s (reference %5.2f s: %d x %d MB/s): ratio %.2f (target >= 0.9)\n", w, t, ref, n, r, ref / t
@@ -187,10 +194,23 @@ if want rebuild; then
 		"$BIN/raid-recover" --rebuild "$NEW" --force "${R5[@]:1}"
 fi
 
+# sbnum FIELD MEMBER: a number from the member's superblock (raid-examine --json).
+sbnum() { "$BIN/raid-examine" --json "$2" | tr ',' '\n' | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" | head -n1; }
 if want reshape; then
 	R4=("${M[@]:0:4}") NEW=${M[4]}
 	fill 5 3 "${R4[@]}"
 	echo "reshape:"
+	ds=$(sbnum data_size "${R4[0]}")
 	# the plain reference only reads (writing would destroy the array)
-	measure "raid-resize RAID-5 4 -> 5 (--add)" 5 "${R4[@]}" -- -- "$BIN/raid-resize" --add "$NEW" --force "${R4[@]}"
+	REF0=$REF REF=1
+	measure "raid-resize RAID-5 4 -> 5 (--add)" 5 "${R4[@]}" -- -- "$BIN/raid-resize" --add "$NEW" --force "${R4[@]}" > "$W/line"
+	nds=$(sbnum data_size "$NEW")
+	REF=$(awk -v ds="$ds" -v nds="$nds" -v r="$BPS" 'BEGIN { rd = ds * 3 / 4; print (rd > nds ? rd : nds) / r }')
+	awk -v ds="$ds" -v nds="$nds" -v r="$BPS" -v ref="$REF" -v t="$TOOL" 'BEGIN {
+		printf "  %-44s %6.2f s (reference %5.2f s): ratio %.2f (target >= 0.9)\n", "raid-resize RAID-5 4 -> 5 (--add)", t, ref, ref / t
+		printf "  %-44s reference: each old member reads its data (%.0f MiB), each of the 5 writes its new data area\n", "", ds * 3 / 4 / 1048576
+		printf "  %-44s (%.0f MiB: rows and parity, then the new space zeroed) at %d MB/s, reads beside writes; one head\n", "", nds / 1048576, r / 1000000
+		printf "  %-44s reading and writing in turn would need %.2f s (ratio %.2f)\n", "", (ds * 3 / 4 + nds) / r, (ds * 3 / 4 + nds) / r / t }'
+	sed -n 2p "$W/line"
+	REF=$REF0
 fi

@@ -421,7 +421,78 @@ START_TEST(test_write_power_cut)
 }
 END_TEST
 
+/* A run of updates without reading back (rk_sb_write_known): the first is
+ * rk_sb_write's; later ones write the backup first, only up to sb_bytes
+ * (zeroing what a larger superblock before left), read nothing, and a
+ * write torn at any point leaves a complete old or new superblock. */
+static uint64_t known_reads;
+static rk_err count_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	known_reads++;
+	return torn_pread(d, buf, len, off);
+}
+static const struct rk_dev_ops known_ops = {
+	.name = "known", .pread = count_pread, .pwrite = torn_pwrite, .flush = torn_flush, .close = torn_close,
+};
+
+START_TEST(test_write_known)
+{
+	const uint64_t B = rk_sb_backup_offset(DEV_SZ);
+	struct rk_sb *sb = small_member(5);
+	sb->nentries = 200;   /* 8 KiB of superblock */
+	sb->sb_bytes = rk_sb_bytes_for(200);
+	ck_assert_uint_eq(sb->sb_bytes, 8192);
+	for (uint64_t n = 0; n < 3; n++) {
+		struct torn *t = calloc(1, sizeof *t);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_int_eq(rk_dev_mem(&t->lower, "known", DEV_SZ), RK_OK);
+		t->fail_at = UINT64_MAX;
+		rk_dev *d;
+		ck_assert_int_eq(rk_dev_new(&d, &known_ops, t, "known", DEV_SZ, 512, 1), RK_OK);
+		struct rk_sb_wstate ws = { 0 };
+		sb->events = 5;
+		sb->nentries = 200;
+		sb->sb_bytes = 8192;
+		ck_assert_int_eq(rk_sb_write_known(d, sb, &ws), RK_OK);
+		ck_assert(ws.known);
+		ck_assert_uint_eq(ws.bytes, 8192);
+		/* shrink to 4 KiB, write N of this update torn after 100 bytes */
+		sb->events = 6;
+		sb->nentries = 2;
+		sb->sb_bytes = 4096;
+		known_reads = 0;
+		t->writes = 0;
+		t->fail_at = n;
+		t->keep = 100;
+		rk_err e = rk_sb_write_known(d, sb, &ws);
+		ck_assert_uint_eq(known_reads, 0);
+		uint8_t *mem = rk_dev_mem_data(t->lower);
+		struct rk_sb_read r;
+		ck_assert_int_eq(rk_sb_read(t->lower, &r), RK_OK);
+		if (n >= 2) {
+			ck_assert_int_eq(e, RK_OK);
+			ck_assert(ws.known);
+			ck_assert_uint_eq(ws.bytes, 4096);
+			ck_assert_uint_eq(r.copy[0].sb->events, 6);
+			ck_assert_uint_eq(r.copy[1].sb->events, 6);
+			for (uint64_t i = 4096; i < 65536; i++)   /* the old second 4 KiB zeroed in both */
+				ck_assert_msg(!mem[4096 + i] && !mem[B + i], "byte %llu of an area", (unsigned long long)i);
+		} else {
+			ck_assert_int_ne(e, RK_OK);
+			ck_assert(!ws.known);
+			/* torn backup (n 0): the primary, old, is trusted; torn
+			 * primary (n 1): the backup, new, written first */
+			ck_assert_int_eq(r.chosen, n == 0 ? 0 : 1);
+			ck_assert_uint_eq(r.copy[r.chosen].sb->events, n == 0 ? 5 : 6);
+		}
+		rk_sb_read_free(&r);
+		rk_dev_close(d);
+	}
+	free(sb);
+}
+END_TEST
+
 RK_TEST_SUITE("sb_copies", { "copies", 0, NULL, NULL, 0,
 	  RK_TESTS(RK_TEST(test_read_choose), RK_TEST(test_read_resized),
 	           RK_TEST(test_write_invalid), RK_TEST(test_file_device),
-	           RK_TEST(test_write_torn), RK_TEST(test_write_power_cut)) })
+	           RK_TEST(test_write_torn), RK_TEST(test_write_power_cut), RK_TEST(test_write_known)) })

@@ -17,11 +17,11 @@
 
 /* ---- both copies on a device ---- */
 
-#define DEV_SZ (8 * MiB + 5000)
+#define DEV_SZ (2 * MiB + 5000)
 static struct rk_sb *small_member(uint64_t events)
 {
 	struct rk_sb *sb = sb_sample_new();
-	struct rk_sb_params p = { .name = "pair", .level = 1, .nroles = 2, .data_size = 4 * MiB };
+	struct rk_sb_params p = { .name = "pair", .level = 1, .nroles = 2, .data_size = MiB / 2 };
 	ck_assert_int_eq(rk_sb_init(sb, &p), RK_OK);
 	ck_assert_int_eq(rk_sb_set_member(sb, 0, DEV_SZ), RK_OK);
 	sb->events = events;

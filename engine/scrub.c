@@ -158,11 +158,16 @@ static void check_piece(void *ctx, uint32_t worker, uint32_t job)
 	uint64_t a = (uint64_t)(job % b->pieces) * CHECK_PIECE_BYTES;
 	uint64_t end = a + CHECK_PIECE_BYTES < len ? a + CHECK_PIECE_BYTES : len;
 	const struct scrub_block *blocks = batch_stripe(b, si);
-	int dirty = 0;
-	for (uint32_t k = 0; k < sc->width && !dirty; k++)
+	struct check_scratch *w = &sc->checker_scratch[worker];
+	int dirty = 0, deferred = 0;
+	for (uint32_t k = 0; k < sc->width && !dirty; k++) {
 		dirty = blocks[k].read_failed;
-	if (!dirty)
-		dirty = sc->family == SCRUB_PARITY ? parity_piece_dirty(sc, &sc->checker_scratch[worker], b, si, a, end)
+		deferred |= blocks[k].deferred;
+	}
+	if (!dirty && deferred)
+		dirty = staged_piece_dirty(sc, w, b, si, a, end);
+	else if (!dirty)
+		dirty = sc->family == SCRUB_PARITY ? parity_piece_dirty(sc, w, blocks, b->first_stripe + si, a, end)
 		                                   : mirror_piece_dirty(sc, blocks, a, end);
 	if (dirty)
 		__atomic_store_n(&b->dirty[si], 1, __ATOMIC_RELAXED);
@@ -178,6 +183,9 @@ static rk_err check_batch(struct scrub_state *sc, struct scrub_batch *b)
 	for (uint32_t i = 0; i < b->nstripes; i++) {
 		const struct scrub_block *blocks = batch_stripe(b, i);
 		int read_failed = 0;
+		rk_err fe = b->dirty[i] ? fetch_deferred(sc, b, i) : RK_OK;
+		if (fe)
+			return fe;
 		for (uint32_t k = 0; k < sc->width; k++)
 			read_failed |= blocks[k].read_failed;
 		count_stripe(sc, b, i);

@@ -159,6 +159,7 @@ struct scrub_state {
 	uint32_t nchecker_scratch;
 	int write_begun;
 	uint32_t *extent_cursor;
+	uint64_t *ahead_end;         /* per role: where the read-ahead asked for so far ends (reader job r only) */
 	/* verification scratch (the caller's thread) */
 	struct check_scratch *analysis;
 	uint8_t *zero, *tmp;

@@ -148,12 +148,14 @@ rk_err batch_plan(struct scrub_state *sc, struct scrub_batch *b, uint64_t s0, ui
 	return RK_OK;
 }
 
-/* After role R had to read extents of B (not page cache): asks the device
- * to read the READ_AHEAD_BATCHES batches' worth of bytes that follow them
- * on the member now, so that the member stays busy while the batch waits
- * for the slowest member and is checked (a disk with its own bandwidth
- * loses what it idles).  Advice only; clamped to the member's data. */
-static void read_ahead(const struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
+/* After role R's extents of B were read or found in the page cache: asks
+ * the device to read the READ_AHEAD_BATCHES batches' worth of bytes that
+ * follow them on the member now (those not asked for before), so that the
+ * member stays busy while the batch waits for the slowest member and is
+ * checked (a disk with its own bandwidth loses what it idles).  Advice
+ * only, into the page cache (no peek mapping); clamped to the member's
+ * data. */
+static void read_ahead(struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
 {
 	const struct read_extent *first = &io->extents[0], *last = &io->extents[io->nextents - 1];
 	uint64_t from = last->member_off + last->len, end = sc->data_offset[r] + sc->g->member_size, span, len;
@@ -162,9 +164,14 @@ static void read_ahead(const struct scrub_state *sc, const struct role_io *io, r
 	span = from - first->member_off;
 	if (rk_mul_ovf(span, READ_AHEAD_BATCHES, &len) || len > end - from)
 		len = end - from;
+	uint64_t start = sc->ahead_end[r] > from && sc->ahead_end[r] < from + len ? sc->ahead_end[r] : from;
+	if (sc->ahead_end[r] >= from + len)
+		return;   /* asked for already */
+	sc->ahead_end[r] = from + len;
 	/* in pieces: the kernel reads at most its readahead window per call */
-	for (uint64_t at = 0; at < len; at += READ_AHEAD_PIECE)
-		rk_dev_advise(dev, from + at, len - at < READ_AHEAD_PIECE ? len - at : READ_AHEAD_PIECE, RK_DEV_ADV_WILLNEED);
+	for (uint64_t at = start; at < from + len; at += READ_AHEAD_PIECE)
+		rk_dev_advise(dev, at, from + len - at < READ_AHEAD_PIECE ? from + len - at : READ_AHEAD_PIECE,
+		              RK_DEV_ADV_READAHEAD);
 }
 
 /* Reader job: role R's extents of the batch. */
@@ -175,7 +182,6 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 	struct role_io *io = &b->roles[r];
 	rk_dev *dev = sc->devs[r];
 	(void)worker;
-	int read_any = 0;
 	for (uint32_t i = 0; i < io->nextents; i++) {
 		struct read_extent *x = &io->extents[i];
 		const uint8_t *mapped;
@@ -202,9 +208,8 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 			pthread_mutex_unlock(&b->err_lock);
 			return;
 		}
-		read_any = 1;
 	}
-	if (read_any)
+	if (io->nextents)
 		read_ahead(sc, io, dev, r);
 }
 

@@ -158,11 +158,16 @@ static void check_piece(void *ctx, uint32_t worker, uint32_t job)
 	uint64_t a = (uint64_t)(job % b->pieces) * CHECK_PIECE_BYTES;
 	uint64_t end = a + CHECK_PIECE_BYTES < len ? a + CHECK_PIECE_BYTES : len;
 	const struct scrub_block *blocks = batch_stripe(b, si);
-	int dirty = 0;
-	for (uint32_t k = 0; k < sc->width && !dirty; k++)
+	struct check_scratch *w = &sc->checker_scratch[worker];
+	int dirty = 0, deferred = 0;
+	for (uint32_t k = 0; k < sc->width && !dirty; k++) {
 		dirty = blocks[k].read_failed;
-	if (!dirty)
-		dirty = sc->family == SCRUB_PARITY ? parity_piece_dirty(sc, &sc->checker_scratch[worker], b, si, a, end)
+		deferred |= blocks[k].deferred;
+	}
+	if (!dirty && deferred)
+		dirty = staged_piece_dirty(sc, w, b, si, a, end);
+	else if (!dirty)
+		dirty = sc->family == SCRUB_PARITY ? parity_piece_dirty(sc, w, blocks, b->first_stripe + si, a, end)
 		                                   : mirror_piece_dirty(sc, blocks, a, end);
 	if (dirty)
 		__atomic_store_n(&b->dirty[si], 1, __ATOMIC_RELAXED);
@@ -178,6 +183,9 @@ static rk_err check_batch(struct scrub_state *sc, struct scrub_batch *b)
 	for (uint32_t i = 0; i < b->nstripes; i++) {
 		const struct scrub_block *blocks = batch_stripe(b, i);
 		int read_failed = 0;
+		rk_err fe = b->dirty[i] ? fetch_deferred(sc, b, i) : RK_OK;
+		if (fe)
+			return fe;
 		for (uint32_t k = 0; k < sc->width; k++)
 			read_failed |= blocks[k].read_failed;
 		count_stripe(sc, b, i);
@@ -203,7 +211,7 @@ static void scrub_free(struct scrub_state *sc)
 	for (uint32_t i = 0; i < sc->nchecker_scratch; i++)
 		check_scratch_free(&sc->checker_scratch[i]);
 	RK_FREE_ALL(sc->checker_scratch, sc->zero, sc->tmp, sc->slot_role, sc->copy_locs, sc->pending.fault,
-	            sc->pending.locs, sc->fault, sc->copy_bad, sc->extent_cursor, sc->unreadable_here,
+	            sc->pending.locs, sc->fault, sc->copy_bad, sc->extent_cursor, sc->ahead_end, sc->unreadable_here,
 	            sc->rewrite_fix, sc->dead_blocks, sc->probed, sc->outcomes);
 }
 
@@ -342,10 +350,11 @@ static rk_err scrub_setup(struct scrub_state *sc, uint32_t *batch_stripes, uint6
 	sc->fault = calloc(sc->width, sizeof *sc->fault);
 	sc->copy_bad = calloc(sc->width, 1);
 	sc->extent_cursor = calloc(g->nroles, sizeof *sc->extent_cursor);
+	sc->ahead_end = calloc(g->nroles, sizeof *sc->ahead_end);
 	sc->unreadable_here = calloc(g->nroles, 1);
 	sc->rewrite_fix = calloc(g->nroles, sizeof *sc->rewrite_fix);
 	sc->dead_blocks = calloc(g->nroles, sizeof *sc->dead_blocks);
-	if (!sc->extent_cursor || !sc->unreadable_here || !sc->rewrite_fix || !sc->dead_blocks || !sc->zero ||
+	if (!sc->extent_cursor || !sc->ahead_end || !sc->unreadable_here || !sc->rewrite_fix || !sc->dead_blocks || !sc->zero ||
 	    !sc->tmp || !sc->slot_role || !sc->copy_locs || !sc->pending.fault || !sc->pending.locs || !sc->fault ||
 	    !sc->copy_bad)
 		return rk_fail(RK_E_NOMEM, "scrub: out of memory");

@@ -36,6 +36,8 @@
 #define SCRUB_ALIGN       64u
 #define READ_AHEAD_BATCHES 4u          /* member bytes read ahead past a batch read from the device, in batches */
 #define READ_AHEAD_PIECE  (512u << 10) /* bytes per read-ahead advice (the kernel caps one at its window) */
+#define STAGE_BYTES       (768u << 10) /* a checker's buffer for page-cache blocks: within its L2 cache */
+#define STAGE_PIECE_MAX   (128u << 10) /* column bytes per block per staged read, at most */
 
 /* Which redundancy the array has. */
 enum scrub_family {
@@ -64,30 +66,26 @@ struct scrub_block {
 	uint64_t len;            /* 0: nothing (missing role, past the volume) */
 	uint8_t *buf;            /* NULL for a missing role */
 	int read_failed;         /* its read failed: contents unknown until probed */
+	int deferred;            /* in the page cache, not read yet: the checkers read it in cache-sized
+	                            pieces, the analysis reads it whole into buf (fetch_deferred) */
 };
 
 /* One read request. */
 struct read_extent {
 	uint64_t member_off, len;
 	uint8_t *buf;
-	const uint8_t *mapped;   /* set by the reader when served from the page cache */
+	int deferred;            /* set by the reader: in the page cache, left for the checkers to read */
 	int read_failed;         /* set by the reader: the request failed with RK_E_IO */
-};
-
-struct peeked_range {
-	uint64_t off, len;
 };
 
 struct scrub_state;
 
-/* One role's part of a batch: its buffer, read requests, peeked ranges. */
+/* One role's part of a batch: its buffer and read requests. */
 struct role_io {
 	uint8_t *buf;
 	uint64_t cap, fill;
 	struct read_extent *extents;
 	uint32_t nextents, extent_cap;
-	struct peeked_range *peeked;     /* ranges peeked with this batch, to release */
-	uint32_t npeeked, peeked_cap;
 };
 
 struct scrub_batch {
@@ -112,6 +110,12 @@ struct check_scratch {
 	void **ptrs, **xor_ptrs;
 	uint32_t *vol_role, *slot;
 	uint8_t **role_buf;              /* per role: the stripe's block buffers */
+	/* deferred blocks are read here STAGE_PIECE column bytes at a time, so
+	 * that the check reads them from the CPU cache (a checker's whole
+	 * stage stays within STAGE_BYTES, at least 4 KiB a block) */
+	uint8_t *stage;
+	struct scrub_block *stage_blocks;   /* width entries: the stripe's blocks pointing into the stage */
+	size_t stage_piece;
 };
 
 /* One unreadable run found while probing a stripe, or the outcome of one
@@ -155,6 +159,7 @@ struct scrub_state {
 	uint32_t nchecker_scratch;
 	int write_begun;
 	uint32_t *extent_cursor;
+	uint64_t *ahead_end;         /* per role: where the read-ahead asked for so far ends (reader job r only) */
 	/* verification scratch (the caller's thread) */
 	struct check_scratch *analysis;
 	uint8_t *zero, *tmp;
@@ -214,13 +219,21 @@ rk_err batch_plan(struct scrub_state *sc, struct scrub_batch *b, uint64_t s0, ui
 /* Starts reading B on the reader pool; batch_read_wait ends it. */
 void   batch_read_submit(struct scrub_state *sc, struct scrub_batch *b);
 rk_err batch_read_wait(struct scrub_state *sc, struct scrub_batch *b);
+/* Checker: whether column bytes [a, end) of stripe SI of B, which has
+ * deferred blocks, are not clean, reading them through W's stage. */
+int    staged_piece_dirty(struct scrub_state *sc, struct check_scratch *w, const struct scrub_batch *b, uint32_t si,
+                          uint64_t a, uint64_t end);
+/* Reads the deferred blocks of stripe SI of B into their buffers (a
+ * failed read marks the block read_failed), before its analysis. */
+rk_err fetch_deferred(struct scrub_state *sc, struct scrub_batch *b, uint32_t si);
 
 /* scrub_parity.c */
 rk_err check_scratch_init(struct scrub_state *sc, struct check_scratch *w);
 void   check_scratch_free(struct check_scratch *w);
-/* Checker: whether column bytes [a, end) of stripe SI are clean (0). */
-int    parity_piece_dirty(struct scrub_state *sc, struct check_scratch *w, struct scrub_batch *b, uint32_t si,
-                          uint64_t a, uint64_t end);
+/* Checker: whether column bytes [a, end) of BLOCKS, stripe S, are not
+ * clean (1) or clean (0). */
+int    parity_piece_dirty(struct scrub_state *sc, struct check_scratch *w, const struct scrub_block *blocks,
+                          uint64_t s, uint64_t a, uint64_t end);
 rk_err check_parity_range(struct scrub_state *sc, struct scrub_batch *b, uint32_t si, uint64_t ca, uint64_t cb);
 /* Rebuilds column bytes [col, col+n) of the unreadable role K of stripe
  * BLOCKS from the others (the analysis scratch's slot holds the stripe's

@@ -19,15 +19,20 @@ rk_err check_scratch_init(struct scrub_state *sc, struct check_scratch *w)
 	w->vol_role = calloc(g->nroles, sizeof *w->vol_role);
 	w->slot = calloc(g->nroles, sizeof *w->slot);
 	w->role_buf = calloc(g->nroles, sizeof *w->role_buf);
+	size_t piece = STAGE_BYTES / sc->width / 4096 * 4096;
+	w->stage_piece = piece < 4096 ? 4096 : piece > STAGE_PIECE_MAX ? STAGE_PIECE_MAX : piece;
+	w->stage = scrub_alloc_aligned(w->stage_piece * sc->width);
+	w->stage_blocks = calloc(sc->width, sizeof *w->stage_blocks);
 	if (!w->p_calc || !w->q_calc || !w->rebuilt || !w->ptrs || !w->xor_ptrs || !w->vol_role || !w->slot ||
-	    !w->role_buf)
+	    !w->role_buf || !w->stage || !w->stage_blocks)
 		return rk_fail(RK_E_NOMEM, "scrub: out of memory");
 	return RK_OK;
 }
 
 void check_scratch_free(struct check_scratch *w)
 {
-	RK_FREE_ALL(w->p_calc, w->q_calc, w->rebuilt, w->ptrs, w->xor_ptrs, w->vol_role, w->slot, w->role_buf);
+	RK_FREE_ALL(w->p_calc, w->q_calc, w->rebuilt, w->ptrs, w->xor_ptrs, w->vol_role, w->slot, w->role_buf, w->stage,
+	            w->stage_blocks);
 }
 
 /* W's role_buf gets the buffers of the stripe's blocks (NULL: missing). */
@@ -79,16 +84,15 @@ static int parity_slice(struct scrub_state *sc, struct check_scratch *w, const s
 	       (q && memcmp(w->q_calc, q, n) ? SLICE_Q_DIFFERS : SLICE_CLEAN);
 }
 
-int parity_piece_dirty(struct scrub_state *sc, struct check_scratch *w, struct scrub_batch *b, uint32_t si,
-                       uint64_t a, uint64_t end)
+int parity_piece_dirty(struct scrub_state *sc, struct check_scratch *w, const struct scrub_block *blocks,
+                       uint64_t s, uint64_t a, uint64_t end)
 {
 	const struct rk_geom *g = sc->g;
-	const struct scrub_block *blocks = batch_stripe(b, si);
 	uint32_t missing, nmissing = scrub_absent(sc, blocks, &missing);
 	if (nmissing >= g->nparity)
 		return 0;   /* nothing left to check: counted as unchecked */
 	struct rk_stripe_map m = { .vol_role = w->vol_role, .slot = w->slot };
-	if (rk_geom_stripe_map(g, b->first_stripe + si, &m))
+	if (rk_geom_stripe_map(g, s, &m))
 		return 1;   /* the analysis reports the error */
 	gather_role_bufs(sc, w, blocks);
 	for (uint64_t col = a; col < end; col += SLICE_BYTES) {

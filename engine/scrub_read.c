@@ -27,7 +27,6 @@ void batch_free(struct scrub_state *sc, struct scrub_batch *b)
 	for (uint32_t r = 0; b->roles && r < sc->g->nroles; r++) {
 		free(b->roles[r].buf);
 		free(b->roles[r].extents);
-		free(b->roles[r].peeked);
 	}
 	free(b->roles);
 	free(b->blocks);
@@ -149,26 +148,14 @@ rk_err batch_plan(struct scrub_state *sc, struct scrub_batch *b, uint64_t s0, ui
 	return RK_OK;
 }
 
-/* Remembers a peeked range of IO, to release with the batch's next use. */
-static void remember_peeked(struct role_io *io, uint64_t off, uint64_t len)
-{
-	if (io->npeeked == io->peeked_cap) {
-		uint32_t nc = io->peeked_cap ? 2 * io->peeked_cap : 8;
-		struct peeked_range *nv = realloc(io->peeked, nc * sizeof *nv);
-		if (!nv)
-			return;   /* released at the close instead */
-		io->peeked = nv;
-		io->peeked_cap = nc;
-	}
-	io->peeked[io->npeeked++] = (struct peeked_range){ off, len };
-}
-
-/* After role R had to read extents of B (not page cache): asks the device
- * to read the READ_AHEAD_BATCHES batches' worth of bytes that follow them
- * on the member now, so that the member stays busy while the batch waits
- * for the slowest member and is checked (a disk with its own bandwidth
- * loses what it idles).  Advice only; clamped to the member's data. */
-static void read_ahead(const struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
+/* After role R's extents of B were read or found in the page cache: asks
+ * the device to read the READ_AHEAD_BATCHES batches' worth of bytes that
+ * follow them on the member now (those not asked for before), so that the
+ * member stays busy while the batch waits for the slowest member and is
+ * checked (a disk with its own bandwidth loses what it idles).  Advice
+ * only, into the page cache (no peek mapping); clamped to the member's
+ * data. */
+static void read_ahead(struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
 {
 	const struct read_extent *first = &io->extents[0], *last = &io->extents[io->nextents - 1];
 	uint64_t from = last->member_off + last->len, end = sc->data_offset[r] + sc->g->member_size, span, len;
@@ -177,9 +164,14 @@ static void read_ahead(const struct scrub_state *sc, const struct role_io *io, r
 	span = from - first->member_off;
 	if (rk_mul_ovf(span, READ_AHEAD_BATCHES, &len) || len > end - from)
 		len = end - from;
+	uint64_t start = sc->ahead_end[r] > from && sc->ahead_end[r] < from + len ? sc->ahead_end[r] : from;
+	if (sc->ahead_end[r] >= from + len)
+		return;   /* asked for already */
+	sc->ahead_end[r] = from + len;
 	/* in pieces: the kernel reads at most its readahead window per call */
-	for (uint64_t at = 0; at < len; at += READ_AHEAD_PIECE)
-		rk_dev_advise(dev, from + at, len - at < READ_AHEAD_PIECE ? len - at : READ_AHEAD_PIECE, RK_DEV_ADV_WILLNEED);
+	for (uint64_t at = start; at < from + len; at += READ_AHEAD_PIECE)
+		rk_dev_advise(dev, at, from + len - at < READ_AHEAD_PIECE ? from + len - at : READ_AHEAD_PIECE,
+		              RK_DEV_ADV_READAHEAD);
 }
 
 /* Reader job: role R's extents of the batch. */
@@ -190,19 +182,17 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 	struct role_io *io = &b->roles[r];
 	rk_dev *dev = sc->devs[r];
 	(void)worker;
-	/* the page tables of the batch this one held before are dropped here,
-	 * beside the checking, not all at once at the close */
-	for (uint32_t i = 0; i < io->npeeked; i++)
-		rk_dev_advise(dev, io->peeked[i].off, io->peeked[i].len, RK_DEV_ADV_DONTNEED);
-	io->npeeked = 0;
-	int read_any = 0;
 	for (uint32_t i = 0; i < io->nextents; i++) {
 		struct read_extent *x = &io->extents[i];
-		x->mapped = NULL;
+		const uint8_t *mapped;
+		x->deferred = 0;
 		x->read_failed = 0;
-		/* Page-cache data is checked in place (see rk_dev_peek). */
-		if (!sc->opts->no_map && rk_dev_peek(dev, x->member_off, x->len, &x->mapped)) {
-			remember_peeked(io, x->member_off, x->len);
+		/* Page-cache data is left to the checkers, which read it in
+		 * pieces that stay in the CPU cache while they are checked:
+		 * copied here it would go to memory and back (and checked in
+		 * place through the peek mapping every page costs a fault). */
+		if (!sc->opts->no_map && rk_dev_peek(dev, x->member_off, x->len, &mapped)) {
+			x->deferred = 1;
 			continue;
 		}
 		rk_err e = rk_dev_pread(dev, x->buf, (size_t)x->len, x->member_off);
@@ -218,9 +208,8 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 			pthread_mutex_unlock(&b->err_lock);
 			return;
 		}
-		read_any = 1;
 	}
-	if (read_any)
+	if (io->nextents)
 		read_ahead(sc, io, dev, r);
 }
 
@@ -231,9 +220,9 @@ void batch_read_submit(struct scrub_state *sc, struct scrub_batch *b)
 	rk_pool_submit(sc->readers, sc->g->nroles, read_role, b);
 }
 
-/* Points the blocks of extents served from the page cache into it, and
- * marks the blocks of extents whose read failed. */
-static void point_mapped(struct scrub_state *sc, struct scrub_batch *b)
+/* Marks the blocks of extents left in the page cache (deferred) and of
+ * extents whose read failed. */
+static void mark_blocks(struct scrub_state *sc, struct scrub_batch *b)
 {
 	uint32_t *cursor = sc->extent_cursor, w = sc->width;
 	memset(cursor, 0, sc->g->nroles * sizeof *cursor);
@@ -241,6 +230,7 @@ static void point_mapped(struct scrub_state *sc, struct scrub_batch *b)
 		for (uint32_t i = 0; i < b->nstripes; i++) {
 			struct scrub_block *x = &b->blocks[(size_t)i * w + k];
 			x->read_failed = 0;
+			x->deferred = 0;
 			if (!x->buf)
 				continue;
 			uint32_t r = x->role;
@@ -250,8 +240,8 @@ static void point_mapped(struct scrub_state *sc, struct scrub_batch *b)
 			if (cursor[r] >= io->nextents)
 				continue;
 			const struct read_extent *ext = &io->extents[cursor[r]];
-			if (ext->mapped)
-				x->buf = (uint8_t *)(uintptr_t)(ext->mapped + (x->buf - ext->buf));
+			if (ext->deferred)
+				x->deferred = 1;
 			else if (ext->read_failed)
 				x->read_failed = 1;
 		}
@@ -262,6 +252,66 @@ rk_err batch_read_wait(struct scrub_state *sc, struct scrub_batch *b)
 	rk_pool_wait(sc->readers);
 	if (b->err)
 		return rk_fail(b->err, "%s", b->errmsg);
-	point_mapped(sc, b);
+	mark_blocks(sc, b);
+	return RK_OK;
+}
+
+/* W's stage_blocks: BLOCKS' column bytes [a, a+n), those deferred read
+ * into W's stage; 0, or 1 when a read failed (the analysis rereads). */
+static int stage_blocks(struct scrub_state *sc, struct check_scratch *w, const struct scrub_block *blocks, uint64_t a,
+                        size_t n)
+{
+	for (uint32_t k = 0; k < sc->width; k++) {
+		const struct scrub_block *x = &blocks[k];
+		struct scrub_block *y = &w->stage_blocks[k];
+		*y = *x;
+		y->len = 0;
+		if (!x->buf || a >= x->len)
+			continue;   /* missing, or (a mirror's last stripe) past its bytes */
+		y->len = x->len - a < n ? x->len - a : n;
+		y->member_off = x->member_off + a;
+		y->deferred = 0;
+		if (!x->deferred) {
+			y->buf = x->buf + a;
+			continue;
+		}
+		y->buf = w->stage + (size_t)k * w->stage_piece;
+		if (rk_dev_pread(sc->devs[x->role], y->buf, (size_t)y->len, y->member_off))
+			return 1;
+	}
+	return 0;
+}
+
+int staged_piece_dirty(struct scrub_state *sc, struct check_scratch *w, const struct scrub_batch *b, uint32_t si,
+                       uint64_t a, uint64_t end)
+{
+	const struct scrub_block *blocks = batch_stripe(b, si);
+	for (uint64_t at = a; at < end; at += w->stage_piece) {
+		size_t n = end - at < w->stage_piece ? (size_t)(end - at) : w->stage_piece;
+		if (stage_blocks(sc, w, blocks, at, n))
+			return 1;
+		int dirty = sc->family == SCRUB_PARITY
+		                ? parity_piece_dirty(sc, w, w->stage_blocks, b->first_stripe + si, 0, n)
+		                : mirror_piece_dirty(sc, w->stage_blocks, 0, n);
+		if (dirty)
+			return 1;
+	}
+	return 0;
+}
+
+rk_err fetch_deferred(struct scrub_state *sc, struct scrub_batch *b, uint32_t si)
+{
+	struct scrub_block *blocks = batch_stripe(b, si);
+	for (uint32_t k = 0; k < sc->width; k++) {
+		struct scrub_block *x = &blocks[k];
+		if (!x->deferred)
+			continue;
+		x->deferred = 0;
+		rk_err e = x->len ? rk_dev_pread(sc->devs[x->role], x->buf, (size_t)x->len, x->member_off) : RK_OK;
+		if (e == RK_E_IO)
+			x->read_failed = 1;   /* probed like any failed read */
+		else if (e)
+			return e;
+	}
 	return RK_OK;
 }

@@ -159,14 +159,15 @@ static uint64_t data_start(struct dt_ctx *c, uint64_t t, int kind)
 
 /* Where the junk before image I's data ends: past the last 512-byte
  * sector of its first 4 MiB that looks random (160 or more distinct byte
- * values), 0 when none does. */
+ * values), 0 when none does.  Read past the block cache: these blocks are
+ * looked at once, and cached they would hold 4 MiB an image until the
+ * cache is next trimmed (the search's peak memory). */
 static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
 {
 	uint64_t last = 0;
-	for (uint64_t x = 0; x < PS_HEAD; x += DT_BLK) {
-		dt_cache_trim(c);
-		const uint8_t *b = dt_block(c, i, x);
-		if (!b)
+	uint8_t *b = malloc(DT_BLK);
+	for (uint64_t x = 0; b && x < PS_HEAD; x += DT_BLK) {
+		if (dt_read(c, i, x, b, DT_BLK))
 			break;
 		for (uint32_t q = 0; q < DT_BLK / 512; q++) {
 			uint32_t seen[8] = { 0 }, distinct = 0;
@@ -181,6 +182,7 @@ static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
 				last = x + (q + 1) * 512;
 		}
 	}
+	free(b);
 	return last;
 }
 

@@ -315,9 +315,10 @@ START_TEST(test_no_redundancy)
 }
 END_TEST
 
-/* Members as temporary files: cached ranges are checked through the
- * read-only mapping, a repair's pwrite is seen by the next check, and the
- * copying path (no_map) agrees. */
+/* Members as temporary files: cached ranges are read by the checkers in
+ * staged pieces (the stripe at fault then read whole for its analysis), a
+ * repair's pwrite is seen by the next check, and the copying path (no_map)
+ * agrees. */
 START_TEST(test_files_mapped)
 {
 	struct rk_geom g;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "rk_dev.h"
 #include "rk_geom.h"
 #include "rk_parity.h"
@@ -656,6 +657,58 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+/* Rebuild from members in the page cache (vol_rebuild_fast.c: survivors
+ * read in staged pieces): every role of a RAID-6 of 5 and a RAID-5 of 4
+ * over temporary files, rebuilt onto a memory device, equals the member's
+ * data area (data, P and Q roles alike). */
+START_TEST(test_rebuild_page_cache)
+{
+	static const struct { int32_t level; uint32_t n; } t[] = { { 6, 5 }, { 5, 4 } };
+	for (size_t c = 0; c < sizeof t / sizeof t[0]; c++) {
+		struct rk_geom g;
+		ck_assert(rk_geom_init(&g, t[c].level, RK_ALG_LEFT_SYMMETRIC, 65536, t[c].n, 2u << 20) == RK_OK);
+		char dir[] = "/tmp/test_vol.XXXXXX", path[8][64];
+		ck_assert(mkdtemp(dir) != NULL);
+		rk_dev *devs[8], *use[8];
+		uint64_t doff[8] = { 0 };
+		for (uint32_t r = 0; r < t[c].n; r++) {
+			snprintf(path[r], sizeof path[r], "%s/m%u", dir, r);
+			ck_assert(rk_dev_create(&devs[r], path[r], g.member_size) == RK_OK);
+			use[r] = devs[r];
+		}
+		uint8_t *vol = malloc(g.volume_size), *want = malloc(g.member_size), *got = malloc(g.member_size);
+		ck_assert(vol && want && got);
+		for (uint64_t i = 0; i < g.volume_size; i++)
+			vol[i] = (uint8_t)(i * 2654435761u >> 13);
+		rk_vol *v;
+		ck_assert(rk_vol_open(&v, &g, use, doff) == RK_OK);
+		ck_assert(rk_vol_write(v, vol, g.volume_size, 0) == RK_OK);
+		rk_vol_close(v);
+		for (uint32_t role = 0; role < t[c].n; role++) {
+			rk_dev *dst;
+			ck_assert(rk_dev_mem(&dst, "dst", g.member_size) == RK_OK);
+			for (uint32_t r = 0; r < t[c].n; r++)
+				use[r] = r == role ? NULL : devs[r];
+			ck_assert(rk_vol_open(&v, &g, use, doff) == RK_OK);
+			ck_assert(rk_vol_rebuild(v, role, dst, 0, 0, g.member_size, NULL, NULL) == RK_OK);
+			rk_vol_close(v);
+			ck_assert(rk_dev_pread(devs[role], want, g.member_size, 0) == RK_OK);
+			ck_assert(rk_dev_pread(dst, got, g.member_size, 0) == RK_OK);
+			ck_assert_msg(!memcmp(want, got, g.member_size), "RAID-%d role %u rebuilt wrong", t[c].level, role);
+			rk_dev_close(dst);
+		}
+		for (uint32_t r = 0; r < t[c].n; r++) {
+			rk_dev_close(devs[r]);
+			unlink(path[r]);
+		}
+		rmdir(dir);
+		free(vol);
+		free(want);
+		free(got);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	ncfg = configs(cfgs);
@@ -665,7 +718,7 @@ int main(void)
 		           RK_TEST_LOOP(test_degraded, 0, (int)ncfg),
 		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_toofew),
 		           RK_TEST(test_read_error), RK_TEST(test_write_costs), RK_TEST(test_wide),
-		           RK_TEST(test_resync), RK_TEST(test_bounds)) },
+		           RK_TEST(test_resync), RK_TEST(test_bounds), RK_TEST(test_rebuild_page_cache)) },
 		RK_TEST_CASES_END,
 	};
 	return rk_test_main("vol", cases);

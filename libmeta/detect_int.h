@@ -93,6 +93,7 @@ struct dt_ctx {
 	uint64_t ps5_mask, ps6_mask, ps_off;
 	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
 	uint64_t ps_ioff[64];
+	uint8_t *zmap[DT_MAX_ROLES + 8];   /* detect_zero.c: per image, granules known zero (1) or not (2) */
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where
@@ -148,6 +149,18 @@ void   dt_self_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p,
 void   dt_self_resolve(const struct dt_ctx *c, struct dt_anchor *a);
 /* Words for those kinds (NULL for other kinds). */
 const char *dt_self_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* detect_stripe.c */
+/* The data start of a linear array's first member that most anchors sure
+ * to lie on it agree on (0 when none does). */
+uint64_t dt_linear_start0(const struct dt_ctx *c);
+
+/* detect_zero.c */
+/* 1 when bytes [OFF, OFF+LEN) of image I are all zero (granules read once
+ * and remembered); 0 when not, or unknown (beyond the granules tracked, a
+ * read failed or the budget ran out). */
+int    dt_zero_range(struct dt_ctx *c, uint32_t i, uint64_t off, uint64_t len);
+void   dt_zero_free(struct dt_ctx *c);
 
 /* detect_volread.c */
 /* Reads volume bytes [VOFF, VOFF+LEN) as hypothesis H maps them: 0 read,

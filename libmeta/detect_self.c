@@ -73,9 +73,8 @@ static void xfs_hit(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p,
 		{ "XDB3", 8, 24 }, { "XDD3", 8, 24 }, { "XDF3", 8, 24 }, { "XSLM", 40, 16 },
 	};
 	if (p[0] == 'I' && p[1] == 'N' && p[4] == 3 && left >= 176) {
-		uint64_t ino = rk_get_be64(p + 152);
-		if ((ino & 7) == 0)   /* one per 4 KiB of 512-byte inodes: enough, and cheap */
-			add(c, DT_XFS_INO, i, at, ino, rk_get_le32(p + 160));
+		/* every inode: their places below 4 KiB tell chunks of 512 B to 2 KiB apart */
+		add(c, DT_XFS_INO, i, at, rk_get_be64(p + 152), rk_get_le32(p + 160));
 		return;
 	}
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)

@@ -26,7 +26,7 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 		c->anc = a;
 		c->canc = nc;
 	}
-	c->anc[c->nanc++] = (struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE };
+	c->anc[c->nanc++] = (struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 };
 }
 
 /* An ext2/3/4 superblock at P (1024 bytes): the fields that must hold. */
@@ -150,6 +150,7 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 	for (size_t o = 0; o + 512 <= len; o += 512) {
 		const uint8_t *p = buf + o;
 		uint64_t at = base + o, bk;
+		dt_self_scan(c, i, at, p, len - o);
 		if (o + 1024 <= len && ext_sb(fs, p))
 			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
 		else if (gpt_hdr(fs, p))
@@ -270,6 +271,8 @@ void dt_resolve(struct dt_ctx *c)
 			continue;
 		c->anc[w] = c->anc[k];
 		resolve_one(&c->fs, &c->anc[w]);
+		if (c->anc[w].kind >= DT_XFS_INO)
+			dt_self_resolve(c, &c->anc[w]);
 		rebase(&c->fs, &c->anc[w]);
 		w++;
 	}
@@ -279,6 +282,8 @@ void dt_resolve(struct dt_ctx *c)
 /* Words for an anchor, e.g. "ext superblock of group 3". */
 const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 {
+	if (dt_self_name(a, buf, len))
+		return buf;
 	switch (a->kind) {
 	case DT_EXT_SB: snprintf(buf, len, "ext superblock group %llu", (unsigned long long)a->raw); break;
 	case DT_GPT: snprintf(buf, len, "GPT header at LBA %llu", (unsigned long long)a->raw); break;

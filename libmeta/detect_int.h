@@ -25,6 +25,10 @@ enum dt_kind {
 	DT_XFS_AGI,
 	DT_BTRFS_SB,        /* btrfs superblock, raw = bytenr */
 	DT_MBR,             /* MBR partition table (volume byte 0) */
+	DT_XFS_INO,         /* XFS v5 inode, raw = di_ino (detect_self.c) */
+	DT_XFS_BLK,         /* XFS v5 metadata block, raw = its blkno (512-byte units) */
+	DT_FAT_DIR,         /* FAT directory's "." entry, raw = its own cluster */
+	DT_FAT_TAB,         /* FAT sector of sequential chains, raw = first entry (bit 63: FAT32) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -35,6 +39,16 @@ struct dt_anchor {
 	uint64_t ioff;
 	uint64_t raw;
 	uint64_t voff, voff2;
+	uint32_t tag;        /* detect_self.c: the file system's id the hit carries (0 none) */
+};
+
+/* What detect_self.c learns from the superblocks it sees (the first
+ * plausible one of each kind). */
+struct dt_self {
+	int      xfs; uint32_t xfs_bs, xfs_agblocks, xfs_agcount, xfs_isize, xfs_tag; uint8_t xfs_agblklog, xfs_inopblog;
+	uint64_t xfs_bytes;
+	int      fat; uint32_t fat_bps, fat_clus, fat_res, fat_nfats, fat_sz, fat_32; uint64_t fat_data, fat_nclus;
+	uint32_t nper[DT_MAX_ROLES + 8][4];   /* anchors added per image and kind (capped) */
 };
 
 /* File-system parameters learnt from the scan (what resolving anchors and
@@ -67,6 +81,7 @@ struct dt_ctx {
 	struct dt_anchor *anc;
 	uint32_t nanc, canc;
 	struct dt_fs fs;
+	struct dt_self self;
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
 	uint64_t hyps;
@@ -78,6 +93,7 @@ struct dt_ctx {
 	uint64_t ps5_mask, ps6_mask, ps_off;
 	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
 	uint64_t ps_ioff[64];
+	uint8_t *zmap[DT_MAX_ROLES + 8];   /* detect_zero.c: per image, granules known zero (1) or not (2) */
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where
@@ -122,6 +138,29 @@ void   dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *b
  * hits that cannot be resolved. */
 void   dt_resolve(struct dt_ctx *c);
 const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* detect_self.c: blocks that record their own place (XFS v5 inodes and
+ * metadata blocks, FAT directories and FAT sectors). */
+/* Looks at the 512-byte sector P at image I's byte AT (LEFT bytes readable
+ * from P) for such a block, learning superblocks and adding anchors. */
+void   dt_self_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left);
+/* Resolves a hit of detect_self.c's kinds (A->voff, voff2; DT_NONE when the
+ * file system it belongs to is not the one learnt). */
+void   dt_self_resolve(const struct dt_ctx *c, struct dt_anchor *a);
+/* Words for those kinds (NULL for other kinds). */
+const char *dt_self_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* detect_stripe.c */
+/* The data start of a linear array's first member that most anchors sure
+ * to lie on it agree on (0 when none does). */
+uint64_t dt_linear_start0(const struct dt_ctx *c);
+
+/* detect_zero.c */
+/* 1 when bytes [OFF, OFF+LEN) of image I are all zero (granules read once
+ * and remembered); 0 when not, or unknown (beyond the granules tracked, a
+ * read failed or the budget ran out). */
+int    dt_zero_range(struct dt_ctx *c, uint32_t i, uint64_t off, uint64_t len);
+void   dt_zero_free(struct dt_ctx *c);
 
 /* detect_volread.c */
 /* Reads volume bytes [VOFF, VOFF+LEN) as hypothesis H maps them: 0 read,

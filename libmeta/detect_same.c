@@ -67,6 +67,9 @@ int dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp
 			same = 0;
 		else if (dt_where(a, v, &ia, &oa, 1) && dt_where(b, v, &ib, &ob, 1) && ia == ib && oa == ob)
 			;   /* one place: the same bytes */
+		else if (dt_where(a, v, &ia, &oa, 1) && dt_where(b, v, &ib, &ob, 1) && dt_zero_range(c, ia, oa, n) &&
+		         dt_zero_range(c, ib, ob, n))
+			;   /* zeros in both (detect_zero.c) */
 		else if (*budget < 2 * (uint64_t)n)
 			same = 0;
 		else if ((*budget -= 2 * (uint64_t)n, 0) || piece_read(c, a, v, x, n, &ia, &oa) || piece_read(c, b, v, y, n, &ib, &ob) || memcmp(x, y, n))

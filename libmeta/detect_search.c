@@ -574,7 +574,7 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
                   struct offs *vo, struct prefs *pf)
 {
 	memset(h, 0, sizeof *h);
-	uint64_t off0 = c->hints.have_offset ? c->hints.offset : 0;
+	uint64_t off0 = c->hints.have_offset ? c->hints.offset : ge->level == RK_LEVEL_LINEAR ? dt_linear_start0(c) : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t ms = member_size_of(c, h, pass ? img_role : NULL, off0);
 		if (pass && (ms == h->g.member_size || !ms))
@@ -890,12 +890,15 @@ static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint
 	const struct dt_hyp *b = &l->h[*bi];
 	uint32_t tries = 0, big = *bi;
 	uint64_t budget = SAME_MAX;
-	for (uint32_t k = 0; k < l->n && tries < SAME_TRIES; k++) {
+	for (uint32_t k = 0, all = 0; k < l->n && tries < SAME_TRIES && all < 16 * SAME_TRIES; k++) {
 		const struct dt_hyp *h = &l->h[k];
 		if (k == *bi || h->score < b->score - SAME_NEAR || equivalent(b, h))
 			continue;
-		tries++;
-		if (!dt_same_export(c, b, h, SAME_MAX, &budget)) {
+		uint64_t before = budget;
+		all++;
+		int same_bytes = dt_same_export(c, b, h, SAME_MAX, &budget);
+		tries += budget != before;   /* comparisons of known zeros cost nothing (detect_zero.c) */
+		if (!same_bytes) {
 			if (h->score >= b->score - 1)
 				break;
 			continue;

@@ -119,7 +119,31 @@ static int fat_boot(struct dt_fs *fs, const uint8_t *p, uint64_t *backup)
 	fs->fat_res = res;
 	fs->fat_nfats = nf;
 	fs->fat_sz = fsz;
+	fs->fat_spc = spc;
+	fs->fat_root = rk_get_le16(p + 0x11);
 	return 1;
+}
+
+/* A FAT sub-directory's first cluster at P: "." and ".." entries, both
+ * directories; the "." entry names the cluster it sits in (0: not one). */
+static uint32_t fat_dir(const uint8_t *p)
+{
+	if (memcmp(p, ".          ", 11) || memcmp(p + 32, "..         ", 11) || !(p[11] & 0x10) || !(p[43] & 0x10))
+		return 0;
+	uint32_t cl = rk_get_le16(p + 26) | (uint32_t)rk_get_le16(p + 20) << 16;
+	return cl >= 2 && cl < 0x0FFFFFF0u ? cl : 0;
+}
+
+/* Whether image I holds fewer than DT_KIND_MAX hits of KIND so far (a
+ * file system full of folders needs a few to place each member, not
+ * thousands). */
+#define DT_KIND_MAX 48u
+static int kind_room(const struct dt_ctx *c, uint32_t i, int kind)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++)
+		n += c->anc[k].kind == kind && c->anc[k].img == i;
+	return n < DT_KIND_MAX;
 }
 
 /* See detect_int.h. */
@@ -149,7 +173,8 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 	struct dt_fs *fs = &c->fs;
 	for (size_t o = 0; o + 512 <= len; o += 512) {
 		const uint8_t *p = buf + o;
-		uint64_t at = base + o, bk;
+		uint64_t at = base + o, bk, xraw;
+		int xk;
 		if (o + 1024 <= len && ext_sb(fs, p))
 			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
 		else if (gpt_hdr(fs, p))
@@ -158,6 +183,10 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 			add(c, DT_NTFS_BOOT, i, at, 0);
 		else if (!memcmp(p, "FILE", 4) && rk_get_le16(p + 4) == 0x30)
 			add(c, DT_NTFS_MFT, i, at, rk_get_le32(p + 0x2C));
+		else if (fat_dir(p) && kind_room(c, i, DT_FAT_DIR))
+			add(c, DT_FAT_DIR, i, at, fat_dir(p));
+		else if ((xk = dt_xfs_self(p, &xraw)) && kind_room(c, i, xk))
+			add(c, (uint8_t)xk, i, at, xraw);
 		else if (!memcmp(p + 3, "EXFAT   ", 8) && p[510] == 0x55 && p[511] == 0xAA && p[0x6C] >= 9 && p[0x6C] <= 12) {
 			fs->exfat = 1;
 			fs->exfat_bps = 1u << p[0x6C];
@@ -173,6 +202,7 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 				fs->xfs_agblocks = agb;
 				fs->xfs_agcount = agc;
 				fs->xfs_sect = ss;
+				dt_xfs_sb(fs, p);
 			}
 		} else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
 			add(c, p[3] == 'F' ? DT_XFS_AGF : DT_XFS_AGI, i, at, rk_get_be32(p + 8));
@@ -227,6 +257,16 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 		a->voff = 0;
 		if (a->raw && fs->fat)
 			a->voff2 = a->raw * fs->fat_bps;
+		break;
+	case DT_FAT_DIR:
+		if (fs->fat && fs->fat_spc && a->raw < (1u << 28)) {
+			uint64_t bps = fs->fat_bps, root = ((uint64_t)fs->fat_root * 32 + bps - 1) / bps * bps;
+			a->voff = ((uint64_t)fs->fat_res + (uint64_t)fs->fat_nfats * fs->fat_sz) * bps + root +
+			          (a->raw - 2) * fs->fat_spc * bps;
+		}
+		break;
+	case DT_XFS_BLK: case DT_XFS_INO:
+		dt_xfs_resolve(fs, a);
 		break;
 	case DT_EXFAT_BOOT:
 		a->voff = 0;
@@ -285,6 +325,9 @@ const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 	case DT_NTFS_BOOT: snprintf(buf, len, "NTFS boot sector"); break;
 	case DT_NTFS_MFT: snprintf(buf, len, "NTFS MFT record %llu", (unsigned long long)a->raw); break;
 	case DT_FAT_BOOT: snprintf(buf, len, "FAT boot sector"); break;
+	case DT_XFS_BLK: snprintf(buf, len, "XFS v5 block at sector %llu", (unsigned long long)(a->raw & ((1ull << 48) - 1))); break;
+	case DT_XFS_INO: snprintf(buf, len, "XFS inode %llu", (unsigned long long)(a->raw & ((1ull << 48) - 1))); break;
+	case DT_FAT_DIR: snprintf(buf, len, "FAT directory at cluster %llu", (unsigned long long)a->raw); break;
 	case DT_EXFAT_BOOT: snprintf(buf, len, "exFAT boot sector"); break;
 	case DT_XFS_AGF: snprintf(buf, len, "XFS AGF of AG %llu", (unsigned long long)a->raw); break;
 	case DT_XFS_AGI: snprintf(buf, len, "XFS AGI of AG %llu", (unsigned long long)a->raw); break;

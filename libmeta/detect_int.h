@@ -12,6 +12,7 @@
 #define DT_HEAD (64ull << 20)        /* bytes scanned for anchors at the start of each image */
 #define DT_MAX_ROLES 32u             /* the largest member count searched */
 #define DT_NONE UINT64_MAX
+#define DT_MIXED 512u                /* mixed rows kept (detect_rotation.c) */
 
 /* Anchor kinds: metadata that records where it sits. */
 enum dt_kind {
@@ -25,6 +26,9 @@ enum dt_kind {
 	DT_XFS_AGI,
 	DT_BTRFS_SB,        /* btrfs superblock, raw = bytenr */
 	DT_MBR,             /* MBR partition table (volume byte 0) */
+	DT_FAT_DIR,         /* FAT sub-directory's first cluster ("." and ".."), raw = its cluster */
+	DT_XFS_BLK,         /* XFS v5 btree/directory block, raw = UUID digest << 48 | its daddr */
+	DT_XFS_INO,         /* XFS v3 inode, raw = UUID digest << 48 | its inode number */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -43,7 +47,8 @@ struct dt_fs {
 	int      ext;  uint32_t ext_bs, ext_bpg, ext_fdb; uint64_t ext_blocks; uint16_t ext_desc; uint32_t ext_feat_incompat, ext_feat_ro;
 	int      ntfs; uint64_t ntfs_clus, ntfs_mft_lcn, ntfs_mirr_lcn, ntfs_sectors; uint32_t ntfs_rec, ntfs_bps;
 	int      xfs;  uint32_t xfs_bs, xfs_agblocks, xfs_agcount; uint16_t xfs_sect;
-	int      fat;  uint32_t fat_bps, fat_res, fat_nfats, fat_sz;
+	int      xfs_v5; uint16_t xfs_uuid16, xfs_inodesize; uint8_t xfs_inopblog, xfs_agblklog;
+	int      fat;  uint32_t fat_bps, fat_res, fat_nfats, fat_sz, fat_spc, fat_root;   /* fat_root: root entries (FAT12/16) */
 	int      exfat; uint32_t exfat_bps;
 	int      btrfs;
 	int      gpt;  uint64_t gpt_alt;
@@ -78,6 +83,10 @@ struct dt_ctx {
 	uint64_t ps5_mask, ps6_mask, ps_off;
 	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
 	uint64_t ps_ioff[64];
+	/* rows where parity can sit on some members only (detect_rotation.c):
+	 * image offsets at the members' one start */
+	uint64_t mixed[DT_MIXED];
+	uint32_t nmixed;
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where
@@ -123,6 +132,17 @@ void   dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *b
 void   dt_resolve(struct dt_ctx *c);
 const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len);
 
+/* detect_xfs.c */
+/* Learns the v5 fields (UUID digest, inode geometry) from the XFS
+ * superblock at P. */
+void   dt_xfs_sb(struct dt_fs *fs, const uint8_t *p);
+/* An XFS v5 block or v3 inode at P that names its own place: its kind
+ * (DT_XFS_BLK, DT_XFS_INO) and *RAW, 0 when none. */
+int    dt_xfs_self(const uint8_t *p, uint64_t *raw);
+/* Resolves a DT_XFS_BLK / DT_XFS_INO hit (voff stays DT_NONE when its UUID
+ * is not the file system's or the place is out of range). */
+void   dt_xfs_resolve(const struct dt_fs *fs, struct dt_anchor *a);
+
 /* detect_volread.c */
 /* Reads volume bytes [VOFF, VOFF+LEN) as hypothesis H maps them: 0 read,
  * 1 not available (a missing role, out of range), -1 error. */
@@ -146,6 +166,20 @@ uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);
  * members, filling rows, rows_nz, rows_ok, place_bad, checked; stops early
  * after QUICK inconsistent rows (0: check all). */
 void   dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick);
+
+/* One RAID-4/5/6 row of H: stripe S, LEN bytes at in-chunk offset J,
+ * counted into H's rows; 0 checked, 1 skipped (unreadable, or too many
+ * roles missing to check). */
+int    dt_parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len);
+
+/* detect_rotation.c */
+/* Collects the mixed rows (c->mixed): rows at equal offsets of the members
+ * the parity scan found whole, where some blocks are zero and others not. */
+void   dt_rows_collect(struct dt_ctx *c);
+/* Checks up to MAX of the mixed rows under H (its present roles sharing one
+ * start) into its row counts: where H's parity lands on a zero block of
+ * such a row, its placement is wrong (place_bad). */
+void   dt_check_mixed(struct dt_ctx *c, struct dt_hyp *h, uint32_t max);
 
 /* detect_pscan.c */
 /* The parity scan over rows at equal image offsets (fills c->ps_*). */

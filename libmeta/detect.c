@@ -38,6 +38,8 @@ rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hint
 	if (!e)
 		dt_pscan(&c);
 	if (!e)
+		dt_rows_collect(&c);
+	if (!e)
 		e = dt_search(&c, r);
 	for (uint32_t i = 0; i < c.nimg; i++)
 		if (c.img[i].nread > r->max_read)

@@ -12,6 +12,7 @@
 #define DT_HEAD (64ull << 20)        /* bytes scanned for anchors at the start of each image */
 #define DT_MAX_ROLES 32u             /* the largest member count searched */
 #define DT_NONE UINT64_MAX
+#define DT_MIXED 512u                /* mixed rows kept (detect_rotation.c) */
 
 /* Anchor kinds: metadata that records where it sits. */
 enum dt_kind {
@@ -94,6 +95,10 @@ struct dt_ctx {
 	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
 	uint64_t ps_ioff[64];
 	uint8_t *zmap[DT_MAX_ROLES + 8];   /* detect_zero.c: per image, granules known zero (1) or not (2) */
+	/* rows where parity can sit on some members only (detect_rotation.c):
+	 * image offsets at the members' one start */
+	uint64_t mixed[DT_MIXED];
+	uint32_t nmixed;
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where
@@ -185,6 +190,20 @@ uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);
  * members, filling rows, rows_nz, rows_ok, place_bad, checked; stops early
  * after QUICK inconsistent rows (0: check all). */
 void   dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, uint32_t quick);
+
+/* One RAID-4/5/6 row of H: stripe S, LEN bytes at in-chunk offset J,
+ * counted into H's rows; 0 checked, 1 skipped (unreadable, or too many
+ * roles missing to check). */
+int    dt_parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len);
+
+/* detect_rotation.c */
+/* Collects the mixed rows (c->mixed): rows at equal offsets of the members
+ * the parity scan found whole, where some blocks are zero and others not. */
+void   dt_rows_collect(struct dt_ctx *c);
+/* Checks up to MAX of the mixed rows under H (its present roles sharing one
+ * start) into its row counts: where H's parity lands on a zero block of
+ * such a row, its placement is wrong (place_bad). */
+void   dt_check_mixed(struct dt_ctx *c, struct dt_hyp *h, uint32_t max);
 
 /* detect_pscan.c */
 /* The parity scan over rows at equal image offsets (fills c->ps_*). */

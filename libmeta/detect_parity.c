@@ -15,9 +15,11 @@
 
 static uint8_t zero_blk[DT_BLK];
 
-/* One RAID-4/5/6 row: stripe S, LEN bytes at in-chunk offset J.
- * Returns 0 checked, 1 skipped (unreadable or not checkable). */
-static int parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len)
+#define QUICK_MIXED 16u    /* mixed rows (detect_rotation.c) a quick check adds */
+#define FULL_MIXED 256u
+
+/* See detect_int.h. */
+int dt_parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len)
 {
 	const struct rk_geom *g = &h->g;
 	uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
@@ -125,11 +127,14 @@ void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, u
 			/* every other row from the first stripes, where a file system
 			 * keeps its metadata; the others spread over the members */
 			uint64_t span = k % 2 ? (g->nstripes < 4096 ? g->nstripes : 4096) : g->nstripes;
-			uint64_t s = span / ncand * k + (k * 7919u) % (span / ncand + 1);
+			/* spread over the span even when it has fewer stripes than
+			 * rows are sampled (span / ncand * k would put every row
+			 * in stripe 0, where rotations and data orders agree) */
+			uint64_t s = span * k / ncand + (k * 7919u) % (span / ncand + 1);
 			if (s >= g->nstripes)
 				s = g->nstripes - 1;
 			uint64_t j = g->chunk > len ? (uint64_t)(k * 31u) % (g->chunk / len) * len : 0;
-			parity_row(c, h, s, j, len);
+			dt_parity_row(c, h, s, j, len);
 		} else if (g->level == 1 || g->level == 10) {
 			uint64_t span = k % 2 && g->volume_size > (256ull << 20) ? 256ull << 20 : g->volume_size;
 			uint64_t step = span / ncand;
@@ -138,5 +143,6 @@ void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, u
 				mirror_row(c, h, v, len);
 		}
 	}
+	dt_check_mixed(c, h, quick ? QUICK_MIXED : FULL_MIXED);
 	h->checked = h->rows > 0;
 }

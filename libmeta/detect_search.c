@@ -459,6 +459,8 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
 	int eq = ps_narrow(c, h, u[k], &mine);
+	if (eq && mask && (mine.n != 1 || mine.v[0] != pf->off[u[k]][0]))
+		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
 		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))

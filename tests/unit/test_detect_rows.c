@@ -1,0 +1,124 @@
+/* test_detect_rows.c: the rows dt_check_redundancy (libmeta/detect_parity.c)
+ * samples.  A volume with fewer stripes than rows sampled must still be
+ * checked over all its stripes, not only stripe 0 (where every rotation and
+ * data order agree, so nothing tells them apart). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_geom.h"
+#include "rk_le.h"
+#include "helpers/rk_test.h"
+
+#define NM 4u
+#define CHUNK (128u * 1024u)
+#define MEMBER (2u * 1024u * 1024u)   /* 16 stripes: fewer than the rows sampled */
+
+/* A RAID-5 (left-symmetric, 4 members) whose stripe 0 is all zeros and whose
+ * other stripes hold random data and its parity, written as members m0..m3;
+ * *G the geometry. */
+static void write_members(struct rk_geom *g)
+{
+	RK_REQUIRE(!rk_geom_init(g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, NM, MEMBER));
+	uint8_t *m[NM];
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
+	for (uint64_t s = 1; s < g->nstripes; s++) {
+		uint32_t vr[NM], slot[NM];
+		struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+		RK_REQUIRE(!rk_geom_stripe_map(g, s, &sm));
+		for (uint32_t r = 0; r < NM; r++)
+			if (r != sm.p_role) {
+				rk_test_fill_seeded(m[r] + sm.member_off, CHUNK, s * 16 + r + 1);
+				for (uint32_t k = 0; k < CHUNK; k++)
+					m[sm.p_role][sm.member_off + k] ^= m[r][sm.member_off + k];
+			}
+	}
+	for (uint32_t r = 0; r < NM; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
+		free(m[r]);
+	}
+}
+
+/* The full check of the true hypothesis finds non-zero rows, all
+ * consistent, in stripes past 0; a hypothesis with two roles swapped
+ * puts parity where data is in some row (placement). */
+START_TEST(t_rows_spread)
+{
+	struct rk_geom g;
+	write_members(&g);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	struct dt_hyp h;
+	memset(&h, 0, sizeof h);
+	h.g = g;
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h.role_img[r] = r < NM ? (int32_t)r : -1;
+	dt_check_redundancy(&c, &h, 256, 0);
+	RK_REQUIRE(h.checked);
+	RK_REQUIRE_MSG(h.rows_nz >= 64, "only %llu non-zero rows sampled", (unsigned long long)h.rows_nz);
+	RK_REQUIRE(h.rows_ok == h.rows_nz && h.rows_bad == 0);
+	RK_REQUIRE(h.place_bad == 0);
+	dt_close(&c);
+}
+END_TEST
+
+/* The mixed rows: with stripe 0 zero and the others full, the rows are
+ * not mixed; zeroing one data block of a row makes it mixed, and a
+ * hypothesis that puts parity on that zero block is caught placing it
+ * wrongly, while the truth is not. */
+START_TEST(t_mixed_rows)
+{
+	struct rk_geom g;
+	write_members(&g);
+	/* stripe 3: zero one data block of its first row, and its parity */
+	uint32_t vr[NM], slot[NM];
+	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
+	uint32_t d = (sm.p_role + 1) % NM;
+	uint8_t *b = malloc(DT_BLK), *pb = malloc(DT_BLK);
+	RK_REQUIRE(b && pb);
+	memset(b, 0, DT_BLK);
+	FILE *f = fopen(rk_test_members()[sm.p_role], "rb");
+	RK_REQUIRE(f && !fseek(f, (long)sm.member_off, SEEK_SET) && fread(pb, 1, DT_BLK, f) == DT_BLK);
+	fclose(f);
+	FILE *fd = fopen(rk_test_members()[d], "rb");
+	uint8_t *db = malloc(DT_BLK);
+	RK_REQUIRE(fd && db && !fseek(fd, (long)sm.member_off, SEEK_SET) && fread(db, 1, DT_BLK, fd) == DT_BLK);
+	fclose(fd);
+	for (uint32_t k = 0; k < DT_BLK; k++)
+		pb[k] ^= db[k];   /* parity without block d */
+	rk_test_write_at(rk_test_members()[d], b, DT_BLK, sm.member_off);
+	rk_test_write_at(rk_test_members()[sm.p_role], pb, DT_BLK, sm.member_off);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	c.ps5_mask = (1u << NM) - 1;
+	c.ps5_lo = c.ps5_hi = NM;
+	dt_rows_collect(&c);
+	RK_REQUIRE_MSG(c.nmixed == 1 && c.mixed[0] == sm.member_off, "%u mixed rows", c.nmixed);
+	struct dt_hyp h;
+	memset(&h, 0, sizeof h);
+	h.g = g;
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h.role_img[r] = r < NM ? (int32_t)r : -1;
+	dt_check_mixed(&c, &h, 16);
+	RK_REQUIRE(h.rows_nz == 1 && h.rows_ok == 1 && h.place_bad == 0);
+	/* the same with the images of roles d and p swapped: parity on the zero block */
+	h.role_img[d] = (int32_t)sm.p_role;
+	h.role_img[sm.p_role] = (int32_t)d;
+	h.rows = h.rows_nz = h.rows_ok = h.place_bad = 0;
+	dt_check_mixed(&c, &h, 16);
+	RK_REQUIRE(h.rows_nz == 1 && h.place_bad == 1);
+	dt_close(&c);
+	free(b);
+	free(pb);
+	free(db);
+}
+END_TEST
+
+RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows)) })

@@ -13,6 +13,9 @@ bin=$top/$O/bin
 pass=0 fail=0 skip=0
 only=${1:-}
 res=$(mktemp -d "${TMPDIR:-/tmp}/rkcases.XXXXXX")
+# The md driver's fixtures, unpacked once per run for every kernel case
+# (tests/cases/kernel-lib.sh kfx_xz).
+export RK_KFX_CACHE=$res/kfx
 jobs=${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 # One case: its verdict line into $res/<name>.res.

@@ -166,6 +166,25 @@ kfx_name() {
 	done
 }
 
+# kfx_xz XZ OUT: OUT is XZ unpacked.  With RK_KFX_CACHE (tests/run-cases.sh
+# sets a folder it removes at the end) each fixture file is unpacked once
+# per run and copied from there: every kernel case unpacks the same members,
+# and a copy costs a tenth of xz.  A file enters the cache whole (renamed
+# into place), so cases running side by side never see half of one.
+kfx_xz() {
+	local c t
+	if [ -z "${RK_KFX_CACHE:-}" ]; then
+		: >"$2" && xz -T1 -dc "$1" >"$2"
+		return
+	fi
+	c=$RK_KFX_CACHE/$(basename "$(dirname "$1")")-$(basename "$1" .xz)
+	t=$c.$BASHPID   # here: in a redirection it would be xz's own pid
+	if [ ! -f "$c" ]; then
+		mkdir -p "$RK_KFX_CACHE" && xz -T1 -dc "$1" >"$t" && mv -f "$t" "$c" || { rm -f "$t"; return 1; }
+	fi
+	cp "$c" "$2"
+}
+
 # kfx_unpack FIX [INDEX...]: unpacks FIX's members (all, or the given file
 # indexes) under random names; KP[i] is the path of member file i (empty
 # when not unpacked), in the current folder; KPS lists the unpacked ones.
@@ -180,8 +199,7 @@ kfx_unpack() {
 	for i in "${idx[@]}"; do
 		kfx_name
 		p=$KNAME
-		: >"$p"
-		xz -T1 -dc "$KFX/$fx/${KF_FILES[i]}" >"$p" || fail "$fx: cannot unpack ${KF_FILES[i]}"
+		kfx_xz "$KFX/$fx/${KF_FILES[i]}" "$p" || fail "$fx: cannot unpack ${KF_FILES[i]}"
 		KP[i]=$p
 		KPS+=("$p")
 		kfx_serial "$p" "${KF_SERIALS[i]}"

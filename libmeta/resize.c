@@ -321,7 +321,19 @@ rk_err resize_commit_par(struct resize_set *s, struct rk_sb *t, rk_pool *pool)
 		return rk_fail(RK_E_NOMEM, "out of memory");
 	t->events = ev;
 	t->utime = (uint64_t)time(NULL);
-	rk_err e = resize_par_roles(s, gen_span(t), pool, commit_role, &cp);
+	/* Roles only the new geometry has go first, highest first, as
+	 * resize_commit writes them: discovery tolerates a member one behind
+	 * only where the current geometry lists it (discover_array.c
+	 * one_behind), so an added member must never be the one that lags
+	 * when a kill stops the checkpoint half-way.  The current geometry's
+	 * roles may lag in any order: they go in parallel. */
+	uint32_t listed = s->t->nroles < gen_span(t) ? s->t->nroles : gen_span(t);
+	rk_err e = RK_OK;
+	for (uint32_t i = gen_span(t); i-- > listed && !e;)
+		if (s->dev[i])
+			e = write_role(s, t, i, &cp.nsb[0]);
+	if (!e)
+		e = resize_par_roles(s, listed, pool, commit_role, &cp);
 	free(cp.nsb);
 	if (!e) {
 		s->maxev = ev;

@@ -60,6 +60,8 @@ void resize_verify(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
  * mid-reshape (or mid-revert) through the dual-geometry reader.  Returns 1
  * when it was opened mid-reshape. */
 int resize_array_read_check(rk_dev **d, uint32_t n, const uint8_t *data, uint64_t len);
+/* After a crash: discovery over the N members (as files) finds none stale. */
+void resize_check_none_stale(rk_dev **d, uint32_t n);
 
 /* Stops a reshape or revert (rk_resize_opts.progress with progress_ctx and
  * stop pointing here) after CHECKPOINTS checkpoints when that is > 0, else

@@ -87,7 +87,7 @@ static void enumerate_writes(struct run *R)
 
 START_TEST(t_writes)
 {
-	const struct cfg *c = &cfgs[_i / 3];
+	const struct cfg *c = CFG(_i / 3);
 	enum path p = (enum path)(_i % 3);
 	struct run R;
 	/* degraded writes go through redo records only: bound them small so
@@ -102,7 +102,7 @@ END_TEST
 
 START_TEST(t_repair)
 {
-	const struct cfg *c = &cfgs[_i];
+	const struct cfg *c = CFG(_i);
 	if (c->level != 4 && c->level != 5 && c->level != 6)
 		return;   /* mirrors: reads may come from the bad copy; covered by the scrub suite */
 	struct run R;
@@ -113,5 +113,5 @@ START_TEST(t_repair)
 END_TEST
 
 RK_TEST_SUITE("faults", { "enumeration", 36000, setup, teardown, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_writes, 0, (int)NCFG * 3),
-	           RK_TEST_LOOP(t_repair, 0, (int)NCFG)) })
+	  RK_TESTS(RK_TEST_LOOP(t_writes, 0, (int)NCFG_RUN * 3),
+	           RK_TEST_LOOP(t_repair, 0, (int)NCFG_RUN)) })

@@ -178,7 +178,7 @@ static void enumerate_rebuild(struct run *R)
 
 START_TEST(t_rebuild)
 {
-	const struct cfg *c = &cfgs[_i];
+	const struct cfg *c = CFG(_i);
 	struct run R;
 	setup_run(&R, c, P_FULL);
 	R.p = P_REBUILD;
@@ -189,4 +189,4 @@ START_TEST(t_rebuild)
 END_TEST
 
 RK_TEST_SUITE("faults_rebuild", { "enumeration", 36000, setup, teardown, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_rebuild, 0, (int)NCFG)) })
+	  RK_TESTS(RK_TEST_LOOP(t_rebuild, 0, (int)NCFG_RUN)) })

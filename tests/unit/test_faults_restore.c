@@ -115,7 +115,7 @@ static void enumerate_restore(struct run *R, enum damage dmg)
 
 START_TEST(t_restore)
 {
-	const struct cfg *c = &cfgs[_i / 2];
+	const struct cfg *c = CFG(_i / 2);
 	enum damage dmg = (enum damage)(_i % 2);
 	struct run R;
 	setup_run(&R, c, P_FULL);
@@ -125,4 +125,4 @@ START_TEST(t_restore)
 END_TEST
 
 RK_TEST_SUITE("faults_restore", { "enumeration", 36000, setup, teardown, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_restore, 0, (int)NCFG * 2)) })
+	  RK_TESTS(RK_TEST_LOOP(t_restore, 0, (int)NCFG_RUN * 2)) })

@@ -25,7 +25,7 @@
 
 START_TEST(t_write_sequences)
 {
-	const struct cfg *c = &cfgs[_i / 3];
+	const struct cfg *c = CFG(_i / 3);
 	enum path p = (enum path)(_i % 3);
 	struct run R;
 	if (p == P_DEGRADED)
@@ -38,7 +38,7 @@ END_TEST
 
 START_TEST(t_repair_sequences)
 {
-	const struct cfg *c = &cfgs[_i];
+	const struct cfg *c = CFG(_i);
 	if (c->level != 4 && c->level != 5 && c->level != 6)
 		return;   /* as test_faults.c */
 	struct run R;
@@ -49,5 +49,5 @@ START_TEST(t_repair_sequences)
 END_TEST
 
 RK_TEST_SUITE("faults_seq", { "sequences", 36000, setup, teardown, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_write_sequences, 0, (int)NCFG * 3),
-	           RK_TEST_LOOP(t_repair_sequences, 0, (int)NCFG)) })
+	  RK_TESTS(RK_TEST_LOOP(t_write_sequences, 0, (int)NCFG_RUN * 3),
+	           RK_TEST_LOOP(t_repair_sequences, 0, (int)NCFG_RUN)) })

@@ -32,9 +32,9 @@
 
 #define DEVSZ (3u << 20)
 #define BATCH (64u * 1024u)
-/* Under the sanitizers (several times slower) every 12th kill point. */
+/* Under the sanitizers (several times slower) every 24th kill point. */
 #ifdef __SANITIZE_ADDRESS__
-#define KILL_STRIDE 12
+#define KILL_STRIDE 24
 #else
 #define KILL_STRIDE 1
 #endif

@@ -212,7 +212,7 @@ static void enumerate_resize(struct run *R)
 	uint64_t W = run_resize(R, &none, &last);
 	ck_assert_msg(last == RK_OK, "fault-free reshape: %s", rk_errmsg());
 	verify_resize(R, &none, last);
-	uint64_t step = full_mode ? 1 : THIN(8);
+	uint64_t step = full_mode ? 1 : THIN(16);
 	int seeds = full_mode ? 2 : 1;
 	for (uint64_t n = 0; n <= W; n += step)
 		for (int sd = 0; sd < seeds; sd++) {

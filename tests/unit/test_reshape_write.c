@@ -32,12 +32,14 @@
 
 #define DEVSZ (3u << 20)
 #define BATCH (64u * 1024u)
-/* Under the sanitizers (several times slower) every 24th kill point. */
+/* Kill points: every 2nd write in make check (every 24th under the
+ * sanitizers, several times slower); RK_FAULTS=full, every write. */
 #ifdef __SANITIZE_ADDRESS__
-#define KILL_STRIDE 24
+#define KILL_STRIDE_SAMPLE 24
 #else
-#define KILL_STRIDE 1
+#define KILL_STRIDE_SAMPLE 2
 #endif
+#define KILL_STRIDE (getenv("RK_FAULTS") && !strcmp(getenv("RK_FAULTS"), "full") ? 1 : KILL_STRIDE_SAMPLE)
 
 struct mcase {
 	const char *name;

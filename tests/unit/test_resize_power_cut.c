@@ -15,9 +15,9 @@
 #include "helpers/resize_cases.h"
 #include "helpers/rk_test.h"
 
-/* Points per reshape: under the sanitizers (several times slower) a third. */
+/* Points per reshape: under the sanitizers (several times slower) a sixth. */
 #ifdef __SANITIZE_ADDRESS__
-#define CUT_POINTS 20
+#define CUT_POINTS 10
 #else
 #define CUT_POINTS 60
 #endif

@@ -14,19 +14,26 @@
 
 #define DT_MAX_ANCHORS 60000u
 
-static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint64_t raw)
+/* See detect_int.h. */
+int dt_anchor_push(struct dt_ctx *c, const struct dt_anchor *a)
 {
 	if (c->nanc >= DT_MAX_ANCHORS)
-		return;
+		return 0;
 	if (c->nanc == c->canc) {
 		uint32_t nc = c->canc ? c->canc * 2 : 256;
-		struct dt_anchor *a = realloc(c->anc, nc * sizeof *a);
-		if (!a)
-			return;
-		c->anc = a;
+		struct dt_anchor *na = realloc(c->anc, nc * sizeof *na);
+		if (!na)
+			return 0;
+		c->anc = na;
 		c->canc = nc;
 	}
-	c->anc[c->nanc++] = (struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 };
+	c->anc[c->nanc++] = *a;
+	return 1;
+}
+
+static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint64_t raw)
+{
+	dt_anchor_push(c, &(struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 });
 }
 
 /* An ext2/3/4 superblock at P (1024 bytes): the fields that must hold. */

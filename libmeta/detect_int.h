@@ -136,6 +136,9 @@ rk_err dt_scan_all(struct dt_ctx *c);
 /* An MBR partition table at P (not a boot sector): the first partition's
  * start in bytes, 0 when P is none. */
 uint64_t dt_mbr_first(const uint8_t *p);
+/* Appends anchor A to C's list (grown as needed); 0 when the list is full
+ * (DT_MAX_ANCHORS) or memory ran out: the hit is dropped, as a sample is. */
+int    dt_anchor_push(struct dt_ctx *c, const struct dt_anchor *a);
 /* Scans BUF (LEN bytes read at image offset BASE of image I) for anchors at
  * every 512-byte step, adding raw hits. */
 void   dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf, size_t len);

@@ -28,16 +28,8 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 	uint32_t k = kind - DT_XFS_INO;
 	if (c->nanc >= SELF_MAX || i >= DT_MAX_ROLES + 8 || k >= 4 || c->self.nper[i][k] >= SELF_CAP)
 		return;
-	if (c->nanc == c->canc) {
-		uint32_t nc = c->canc ? c->canc * 2 : 256;
-		struct dt_anchor *a = realloc(c->anc, nc * sizeof *a);
-		if (!a)
-			return;
-		c->anc = a;
-		c->canc = nc;
-	}
-	c->self.nper[i][k]++;
-	c->anc[c->nanc++] = (struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, tag };
+	if (dt_anchor_push(c, &(struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, tag }))
+		c->self.nper[i][k]++;
 }
 
 /* An XFS v5 superblock at P: learns what resolving hits needs (the first

@@ -322,11 +322,11 @@ rk_err resize_commit_par(struct resize_set *s, struct rk_sb *t, rk_pool *pool)
 	t->events = ev;
 	t->utime = (uint64_t)time(NULL);
 	/* Roles only the new geometry has go first, highest first, as
-	 * resize_commit writes them: discovery tolerates a member one behind
-	 * only where the current geometry lists it (discover_array.c
-	 * one_behind), so an added member must never be the one that lags
-	 * when a kill stops the checkpoint half-way.  The current geometry's
-	 * roles may lag in any order: they go in parallel. */
+	 * resize_commit writes them, so an added member lags by at most one
+	 * update when a kill stops the checkpoint half-way, in the same places
+	 * the sequential commit allows (discover_array.c one_behind tolerates
+	 * that).  The current geometry's roles may lag in any order: they go
+	 * in parallel. */
 	uint32_t listed = s->t->nroles < gen_span(t) ? s->t->nroles : gen_span(t);
 	rk_err e = RK_OK;
 	for (uint32_t i = gen_span(t); i-- > listed && !e;)

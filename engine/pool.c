@@ -96,6 +96,19 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+int rk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int e = pthread_attr_init(&attr);
+	if (e)
+		return e;
+	e = pthread_attr_setstacksize(&attr, RK_THREAD_STACK);
+	if (!e)
+		e = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return e;
+}
+
 rk_err rk_pool_create(rk_pool **out, uint32_t nthreads)
 {
 	*out = NULL;
@@ -113,7 +126,7 @@ rk_err rk_pool_create(rk_pool **out, uint32_t nthreads)
 			ta->pool = p;
 			ta->worker = i;
 		}
-		if (!ta || pthread_create(&p->thread[i], NULL, thread_main, ta)) {
+		if (!ta || rk_thread_start(&p->thread[i], thread_main, ta)) {
 			free(ta);
 			rk_pool_destroy(p);
 			return rk_fail(RK_E_NOMEM, "thread pool: cannot start thread %u of %u", i + 1, nthreads);

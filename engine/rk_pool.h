@@ -10,6 +10,7 @@
 #ifndef RK_POOL_H
 #define RK_POOL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include "rk_err.h"
 
@@ -33,5 +34,13 @@ void     rk_pool_submit(rk_pool *p, uint32_t njobs, rk_pool_fn fn, void *ctx);
 void     rk_pool_wait(rk_pool *p);
 /* Submit, run jobs on the caller as well, wait: a parallel for-loop. */
 void     rk_pool_run(rk_pool *p, uint32_t njobs, rk_pool_fn fn, void *ctx);
+
+/* Every thread raidkit starts gets a stack of this size, not the 8 MiB
+ * default: none keeps large arrays on its stack, and under ASan the
+ * shadow of a thread's whole stack is cleared at each start and join. */
+#define RK_THREAD_STACK (1u << 20)
+
+/* pthread_create with an RK_THREAD_STACK stack; returns its result (0 ok). */
+int      rk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 #endif

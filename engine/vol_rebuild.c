@@ -14,6 +14,7 @@
 #include <string.h>
 #include "vol_int.h"
 #include "rk_le.h"
+#include "rk_pool.h"
 
 #define MIRROR_PIECE (1u << 20)     /* resync of mirrors: bytes copied at a time */
 #define REBUILD_BATCH (16u << 20)   /* member bytes per batch (mirrors) */
@@ -203,7 +204,7 @@ static rk_err target_writer_begin(struct target_writer *w, rk_dev *dst, uint64_t
 		}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
-	w->threaded = pthread_create(&w->thread, NULL, writer_main, w) == 0;
+	w->threaded = rk_thread_start(&w->thread, writer_main, w) == 0;
 	return RK_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "array_int.h"
 #include "rk_array_stream.h"
 #include "rk_le.h"
+#include "rk_pool.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -156,7 +157,7 @@ rk_err rk_array_stream_open(rk_array_stream **out, rk_array *a, uint64_t off, ui
 			return rk_fail(RK_E_NOMEM, "array: out of memory for the read-ahead buffers");
 		}
 	advise(s, off, end, RK_DEV_ADV_SEQUENTIAL);
-	if (len && pthread_create(&s->thread, NULL, reader, s)) {
+	if (len && rk_thread_start(&s->thread, reader, s)) {
 		rk_array_stream_close(s);
 		return rk_fail(RK_E_NOMEM, "array: cannot start the read-ahead thread");
 	}

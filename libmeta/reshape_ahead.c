@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "resize_int.h"
+#include "rk_pool.h"
 
 struct ahead_slot {
 	uint8_t *buf;
@@ -124,7 +125,7 @@ rk_err reshape_ahead_start(struct reshape_ahead **out, const struct reshape_step
 			return rk_fail(RK_E_NOMEM, "out of memory for a reshape step of %llu bytes",
 			               (unsigned long long)plan->step);
 		}
-	if (pthread_create(&a->th, NULL, ahead_main, a)) {
+	if (rk_thread_start(&a->th, ahead_main, a)) {
 		reshape_ahead_stop(a);
 		return rk_fail(RK_E_NOMEM, "cannot start the reshape's reader thread");
 	}

@@ -43,14 +43,6 @@ static const char *saved(uint32_t i)
 	return rk_test_path(name);
 }
 
-static uint8_t *slurp(const char *p, uint64_t *len)
-{
-	size_t n;
-	uint8_t *b = rk_test_slurp(p, &n);
-	*len = n;
-	return b;
-}
-
 struct cfg {
 	int32_t level;
 	uint32_t layout;   /* RK_CREATE_LAYOUT_DEFAULT for the default */
@@ -126,13 +118,7 @@ static void check_volume(char *const *mp, uint32_t n, const uint8_t *vol, uint64
 /* Data areas of A and B equal over the geometry's member size. */
 static void same_data_area(const char *a, const char *b, uint64_t doff, uint64_t len)
 {
-	uint64_t na, nb;
-	uint8_t *x = slurp(a, &na), *y = slurp(b, &nb);
-	ck_assert_uint_ge(na, doff + len);
-	ck_assert_uint_ge(nb, doff + len);
-	ck_assert_msg(memcmp(x + doff, y + doff, (size_t)len) == 0, "%s and %s differ in the data area", a, b);
-	free(x);
-	free(y);
+	ck_assert_msg(rk_test_files_equal(a, b, doff, len), "%s and %s differ in the data area", a, b);
 }
 
 static uint64_t member_bytes(const struct rk_create_plan *p)

@@ -114,6 +114,9 @@ void rk_test_make_file(const char *path, uint64_t size);
 void rk_test_write_at(const char *path, const void *buf, size_t len, uint64_t off);
 /* Copies the whole file FROM to TO (created or truncated). */
 void rk_test_copy_file(const char *from, const char *to);
+/* 1 when files A and B hold the same LEN bytes at OFF, 0 when they differ;
+ * fails the test when either is shorter. */
+int rk_test_files_equal(const char *a, const char *b, uint64_t off, uint64_t len);
 /* The CRC-32 of the whole file. */
 uint32_t rk_test_file_crc(const char *path);
 

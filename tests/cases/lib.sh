@@ -36,6 +36,10 @@ san_build() {
 	grep -q -a -m1 __asan_init "$BIN/raid-assemble" 2>/dev/null
 }
 
+# san_skip I: true for odd I under the sanitizers: a loop over many specs
+# runs every other one there (the plain run runs them all).
+san_skip() { san_build && [ $(( $1 % 2 )) = 1 ]; }
+
 # Under the sanitizers LeakSanitizer's scan at exit costs about 60 ms a
 # process, and cases run the tools thousands of times (a third of the
 # SAN=1 case time).  Leaks are therefore checked on the first run() of each

@@ -33,11 +33,14 @@
 #define DEVSZ (3u << 20)
 #define BATCH (64u * 1024u)
 /* Kill points: every 2nd write in make check (every 24th under the
- * sanitizers, several times slower); RK_FAULTS=full, every write. */
+ * sanitizers, several times slower); RK_FAULTS=full, every write.  Power
+ * cuts: at 50 points spread over the session (10 under the sanitizers). */
 #ifdef __SANITIZE_ADDRESS__
 #define KILL_STRIDE_SAMPLE 24
+#define CUT_POINTS 10
 #else
 #define KILL_STRIDE_SAMPLE 2
+#define CUT_POINTS 50
 #endif
 #define KILL_STRIDE (getenv("RK_FAULTS") && !strcmp(getenv("RK_FAULTS"), "full") ? 1 : KILL_STRIDE_SAMPLE)
 
@@ -697,7 +700,7 @@ START_TEST(t_crash)
 	struct rk_fault_spec sp = { .model = RK_FAULT_NONE };
 	uint64_t total = session(d, n, orig, vol, w, nw, &sp);
 	ck_assert_uint_gt(total, 40);
-	uint64_t before = g_points, step = cut ? total / 50 + 1 : KILL_STRIDE;
+	uint64_t before = g_points, step = cut ? total / CUT_POINTS + 1 : KILL_STRIDE;
 	for (uint64_t k = 0; k < total; k += step) {
 		sp.model = cut ? RK_FAULT_POWER_CUT : RK_FAULT_KILL;
 		sp.n = k;

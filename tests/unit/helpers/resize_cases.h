@@ -13,11 +13,11 @@
 
 #define RESIZE_MAX_MEMBERS 12
 /* Kill points tried: every write with RK_FAULTS=full; in make check every
- * 4th (every 24th under the sanitizers, several times slower), since the
+ * 4th (every 48th under the sanitizers, several times slower), since the
  * fault harness (test_faults_resize.c) kills reshapes at every write too
  * and make check-faults tries every point. */
 #ifdef __SANITIZE_ADDRESS__
-#define RESIZE_KILL_STRIDE_SAMPLE 24
+#define RESIZE_KILL_STRIDE_SAMPLE 48
 #else
 #define RESIZE_KILL_STRIDE_SAMPLE 4
 #endif

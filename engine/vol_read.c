@@ -163,16 +163,22 @@ static rk_err finish_stripe(rk_vol *v, const struct stripe_unit *unit, uint8_t *
 	return e;
 }
 
-/* A flat unit run as one pool job per stripe (read, then rebuilt while
- * its blocks are still in the CPU cache); any failure sends the unit to
- * the queued path, which notes read errors and fails members. */
+/* A flat unit run as pool jobs of one column piece of one stripe each
+ * (read, then rebuilt while its blocks are still in the CPU cache): enough
+ * jobs to keep every worker busy even for a unit of one stripe, as a
+ * stream's batch is.  Any failure sends the unit to the queued path, which
+ * notes read errors and fails members. */
 struct flat_jobs {
 	rk_vol *v;
 	const struct stripe_unit *unit;
 	uint8_t *buf;
 	uint64_t off0;
+	uint32_t pieces;    /* jobs per stripe */
+	size_t piece;       /* columns per job (the last of a stripe may be short) */
 	int failed;
 };
+
+#define FLAT_PIECE_MIN (64u << 10)   /* columns per job at the least */
 
 /* Reads LEN bytes of ROLE at data-area offset MOFF into DST; 0 or -1. */
 static int job_read(const rk_vol *v, uint32_t role, uint64_t moff, uint8_t *dst, size_t len)
@@ -180,20 +186,24 @@ static int job_read(const rk_vol *v, uint32_t role, uint64_t moff, uint8_t *dst,
 	return rk_dev_pread(v->devs[role], dst, len, v->data_offset[role] + moff) ? -1 : 0;
 }
 
-/* Pool job: flat unit stripe U, read and (when lost) rebuilt. */
-static void flat_stripe_job(void *ctx, uint32_t worker, uint32_t u)
+/* Pool job: piece JOB % pieces of flat unit stripe JOB / pieces, read
+ * and (when lost) rebuilt; WORKER picks the scratch pointer arrays. */
+static void flat_piece_job(void *ctx, uint32_t worker, uint32_t job)
 {
 	struct flat_jobs *fj = ctx;
 	const rk_vol *v = fj->v;
+	uint32_t u = job / fj->pieces, nd = v->g.ndata, n = v->nroles;
 	const struct unit_stripe *st = &v->stripes[u];
-	uint32_t nd = v->g.ndata, n = v->nroles;
 	const uint32_t *vr = v->vol_role + (size_t)u * nd;
-	uint64_t moff = vol_unit_member_off(v, fj->unit, st->stripe, st->from);
-	size_t len = st->to - st->from;
-	uint8_t **bp = v->job_bptr + (size_t)u * n;
+	size_t at = (size_t)(job % fj->pieces) * fj->piece, len = st->to - st->from;
+	if (at >= len)
+		return;
+	len = len - at < fj->piece ? len - at : fj->piece;
+	uint64_t moff = vol_unit_member_off(v, fj->unit, st->stripe, st->from + at);
+	uint8_t **bp = v->job_bptr + (size_t)worker * n;
 	int bad = 0;
 	for (uint32_t j = 0; j < nd && !bad; j++) {
-		bp[vr[j]] = caller_bytes(v, fj->unit, fj->buf, fj->off0, u, j, st->from);
+		bp[vr[j]] = caller_bytes(v, fj->unit, fj->buf, fj->off0, u, j, st->from) + at;
 		if (!vol_is_down(v, vr[j]))
 			bad = job_read(v, vr[j], moff, bp[vr[j]], len);
 	}
@@ -201,18 +211,18 @@ static void flat_stripe_job(void *ctx, uint32_t worker, uint32_t u)
 		unsigned need = parity_needed(v, u);
 		uint32_t prole[2] = { st->p_role, st->q_role };
 		for (uint32_t k = 0; k < v->g.nparity && !bad; k++) {
-			bp[prole[k]] = flat_parity(v, u, k);
+			bp[prole[k]] = flat_parity(v, u, k) + at;
 			if ((need >> k & 1u) && !vol_is_down(v, prole[k]))
 				bad = job_read(v, prole[k], moff, bp[prole[k]], len);
 		}
 		if (!bad)
-			bad = vol_reconstruct_with(v, u, bp, v->job_ptrs + (size_t)u * v->nptrs);
+			bad = vol_reconstruct_with(v, u, bp, v->job_ptrs + (size_t)worker * v->nptrs, len);
 	}
 	if (bad)
 		__atomic_store_n(&fj->failed, 1, __ATOMIC_RELAXED);
 }
 
-/* Runs the flat UNIT (set up) as stripe jobs: 0 done, -1 when anything
+/* Runs the flat UNIT (set up) as piece jobs: 0 done, -1 when anything
  * failed (the caller reads it again the queued way). */
 static int flat_run_jobs(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf, uint64_t off0)
 {
@@ -223,12 +233,21 @@ static int flat_run_jobs(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf
 		for (uint32_t j = 0; j < nd; j++)
 			v->stripes[u].lost |= vol_is_down(v, vr[j]);
 	}
-	struct flat_jobs fj = { v, unit, buf, off0, 0 };
-	if (v->pool && unit->count > 1)
-		rk_pool_run(v->pool, unit->count, flat_stripe_job, &fj);
+	/* pieces per stripe: the workers' worth of jobs, pieces not below
+	 * FLAT_PIECE_MIN (whole 4 KiB pages of the chunk) */
+	uint32_t workers = v->pool ? rk_pool_workers(v->pool) : 1;
+	uint64_t cols = unit->col1 - unit->col0, per = (workers + unit->count - 1) / unit->count;
+	uint64_t piece = (cols + per - 1) / per;
+	piece = (piece + FLAT_PIECE_MIN - 1) / FLAT_PIECE_MIN * FLAT_PIECE_MIN;
+	if (piece > cols)
+		piece = cols;
+	struct flat_jobs fj = { v, unit, buf, off0, (uint32_t)((cols + piece - 1) / piece), (size_t)piece, 0 };
+	uint32_t njobs = unit->count * fj.pieces;
+	if (v->pool && njobs > 1)
+		rk_pool_run(v->pool, njobs, flat_piece_job, &fj);
 	else
-		for (uint32_t u = 0; u < unit->count; u++)
-			flat_stripe_job(&fj, 0, u);
+		for (uint32_t i = 0; i < njobs; i++)
+			flat_piece_job(&fj, 0, i);
 	return fj.failed ? -1 : 0;
 }
 

@@ -414,6 +414,43 @@ START_TEST(test_degraded_then_second_loss)
 }
 END_TEST
 
+/* Degraded reads of whole stripes run as pool jobs of column pieces (one
+ * stripe: 4 pieces of a 512 KiB chunk; two: 192+192+128 KiB): every set of
+ * one and two missing roles of a RAID-6 of 6 reads one whole stripe, two,
+ * and a range from an odd offset with whole stripes inside, byte for byte
+ * as written. */
+START_TEST(test_degraded_pieces)
+{
+	rk_test_rnd_seed(0x9e1ce5);
+	struct arr a;
+	arr_make(&a, 6, 2, 512 << 10, 6, (512 << 10) * 4, 0);
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	uint64_t vs = a.g.volume_size, sd = a.g.stripe_data;
+	uint8_t *buf = malloc(vs);
+	rk_test_fill(a.model, vs);
+	ck_assert_int_eq(rk_vol_write(a.v, a.model, vs, 0), RK_OK);
+	rk_vol_close(a.v);
+	a.v = NULL;
+	const uint64_t rd[][2] = { { sd, sd }, { 2 * sd, 2 * sd }, { 12345, 3 * sd + 4321 } };
+	for (uint32_t x = 0; x < a.n; x++)
+		for (uint32_t y = x; y < a.n; y++) {
+			a.use[x] = a.use[y] = NULL;
+			ck_assert_int_eq(arr_open(&a), RK_OK);
+			for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) {
+				ck_assert_int_eq(rk_vol_read(a.v, buf, rd[i][1], rd[i][0]), RK_OK);
+				ck_assert_msg(!memcmp(buf, a.model + rd[i][0], rd[i][1]), "roles %u,%u down: %llu@%llu differs", x,
+				              y, (unsigned long long)rd[i][1], (unsigned long long)rd[i][0]);
+			}
+			rk_vol_close(a.v);
+			a.v = NULL;
+			a.use[x] = a.mem[x];
+			a.use[y] = a.mem[y];
+		}
+	free(buf);
+	arr_free(&a);
+}
+END_TEST
+
 START_TEST(test_toofew)
 {
 	for (uint32_t i = 0; i < ncfg; i++) {
@@ -716,7 +753,7 @@ int main(void)
 		{ "core", 300, NULL, NULL, 0,
 		  RK_TESTS(RK_TEST_LOOP(test_healthy, 0, (int)ncfg),
 		           RK_TEST_LOOP(test_degraded, 0, (int)ncfg),
-		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_toofew),
+		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_degraded_pieces), RK_TEST(test_toofew),
 		           RK_TEST(test_read_error), RK_TEST(test_write_costs), RK_TEST(test_wide),
 		           RK_TEST(test_resync), RK_TEST(test_bounds), RK_TEST(test_rebuild_page_cache)) },
 		RK_TEST_CASES_END,

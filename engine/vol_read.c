@@ -12,7 +12,8 @@
  * whole and copied out.  Runs of whole stripes go in "flat" units of up to
  * read_stripes stripes whose parity is staged side by side in the role
  * buffers' memory (nparity blocks per stripe instead of nroles), so a run
- * covers several times more stripes.
+ * covers several times more stripes; a flat unit runs as pool jobs of
+ * column pieces (flat_run_jobs).
  */
 #include <string.h>
 #include "rk_pool.h"

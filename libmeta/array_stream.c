@@ -69,7 +69,13 @@ static void advise(rk_array_stream *s, uint64_t x, uint64_t y, unsigned adv)
 {
 	rk_array *a = s->a;
 	uint64_t ma, mb;
-	if (x >= y || a->reshape || !member_span(&a->g, x, y, &ma, &mb))
+	if (x >= y || a->reshape)
+		return;
+	/* parity levels: only the chunks the reads will take (the engine knows
+	 * which parity a lost block needs) */
+	if (adv == RK_DEV_ADV_READAHEAD && a->vol && rk_vol_advise_read(a->vol, x, y - x, adv, a->devs, a->data_off))
+		return;
+	if (!member_span(&a->g, x, y, &ma, &mb))
 		return;
 	for (uint32_t r = 0; r < a->nroles; r++)
 		if (a->devs[r] && !rk_array_role_down(a, r))

@@ -414,12 +414,12 @@ START_TEST(test_degraded_then_second_loss)
 }
 END_TEST
 
-/* Degraded reads of whole stripes run as pool jobs of column pieces (one
- * stripe: 4 pieces of a 512 KiB chunk; two: 192+192+128 KiB): every set of
- * one and two missing roles of a RAID-6 of 6 reads one whole stripe, two,
- * and a range from an odd offset with whole stripes inside, byte for byte
- * as written. */
-START_TEST(test_degraded_pieces)
+/* Degraded reads of whole stripes in flat units (one stripe, as each of
+ * an export's batches is, runs on the caller; two on the pool): every set
+ * of one and two missing roles of a RAID-6 of 6 with 512 KiB chunks reads
+ * one whole stripe, two, and a range from an odd offset with whole stripes
+ * inside, byte for byte as written. */
+START_TEST(test_degraded_flat)
 {
 	rk_test_rnd_seed(0x9e1ce5);
 	struct arr a;
@@ -838,7 +838,7 @@ int main(void)
 		{ "core", 300, NULL, NULL, 0,
 		  RK_TESTS(RK_TEST_LOOP(test_healthy, 0, (int)ncfg),
 		           RK_TEST_LOOP(test_degraded, 0, (int)ncfg),
-		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_degraded_pieces), RK_TEST(test_advise_read),
+		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_degraded_flat), RK_TEST(test_advise_read),
 		           RK_TEST(test_toofew),
 		           RK_TEST(test_read_error), RK_TEST(test_write_costs), RK_TEST(test_wide),
 		           RK_TEST(test_resync), RK_TEST(test_bounds), RK_TEST(test_rebuild_page_cache)) },

@@ -19,8 +19,9 @@
  * reads carry no readahead mark, so the kernel's own readahead stops where
  * the advice covers the reads: the window is all the depth the members'
  * disks see.  Measured cold (RAID-6 of 6 x 256 MiB, 1 or 2 members
- * missing, export to /dev/null): 4 batches (8 MiB) ahead 1.0 to 1.5 s, 64
- * MiB 0.8 to 1.1 s, 128 MiB 0.7 to 1.1 s.  Page cache, not memory of ours. */
+ * missing, export to /dev/null, load 5 to 6 on 2 cores): 4 batches (8
+ * MiB) ahead 1.0 to 1.5 s, 64 MiB 0.8 to 1.1 s, 128 MiB 0.7 to 1.1 s.
+ * Page cache, not memory of ours. */
 #define ADVISE_WINDOW (128u << 20)
 #define ADVISE_STEP (32u << 20)
 

@@ -17,9 +17,14 @@
  * with members missing.  The ratio of CPU times (user + system) is printed
  * beside it: other load on a shared machine disturbs it less.
  *
- * Usage: bench_export [DIR [SIZE_MIB [WARM_ROUNDS [COLD_ROUNDS]]]]
- *        (default $TMPDIR or /var/tmp, 256, 5, 2); RK_BENCH_BIN: the folder
- *        of the raid-assemble to time (default the build's bin/).
+ * Usage: bench_export [DIR [SIZE_MIB [WARM_ROUNDS [COLD_ROUNDS [CASES]]]]]
+ *        (default $TMPDIR or /var/tmp, 256, 5, 2, all cases); CASES picks
+ *        rows by tag, comma-separated: w0 w1 w2 (warm; healthy, 1, 2
+ *        missing), c0 c1 c2 (cold).  RK_BENCH_BIN: the folder of the
+ *        raid-assemble to time (default the build's bin/).  RK_BENCH_KEEP=1
+ *        keeps the member files and reuses them when all are there at the
+ *        size (repeated runs while tuning; a build that was cut short is
+ *        not detected).
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -65,10 +70,26 @@ static int run(char *const *argv)
 	return st;
 }
 
+/* Whether RK_BENCH_KEEP is set and every member file is there at MIB. */
+static int reuse(uint64_t mib)
+{
+	const char *k = getenv("RK_BENCH_KEEP");
+	if (!k || strcmp(k, "1"))
+		return 0;
+	for (int r = 0; r < NMEM; r++) {
+		struct stat st;
+		if (stat(member[r], &st) || (uint64_t)st.st_size != mib << 20)
+			return 0;
+	}
+	return 1;
+}
+
 /* mkraid over the member files, then the whole volume written with
  * pseudo-random bytes through rk_array (parity consistent). */
 static void build(uint64_t mib)
 {
+	if (reuse(mib))
+		return;
 	char tool[4200], size[32];
 	snprintf(tool, sizeof tool, "%s/mkraid", bindir);
 	snprintf(size, sizeof size, "%lluM", (unsigned long long)mib);
@@ -187,10 +208,20 @@ static int drop_caches(void)
 	return ok ? 0 : -1;
 }
 
+static const char *cases;   /* the rows to run (NULL: all) */
+
 /* Best-of-ROUNDS ratio reference time / export time, alternating, caches
- * dropped before each run when COLD. */
-static void compare(const char *name, unsigned missing, int cold, int rounds, double target)
+ * dropped before each run when COLD; only the rows whose TAG CASES names. */
+static void compare(const char *tag, const char *name, unsigned missing, int cold, int rounds, double target)
 {
+	if (cases) {
+		char list[256];
+		snprintf(list, sizeof list, ",%s,", cases);
+		char want[8];
+		snprintf(want, sizeof want, ",%s,", tag);
+		if (!strstr(list, want))
+			return;
+	}
 	double br = 1e30, be = 1e30, cr = 1e30, ce = 1e30;
 	for (int i = 0; i < rounds; i++)
 		for (int k = 0; k < 2; k++) {
@@ -215,6 +246,7 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
 	uint64_t mib = argc > 2 ? strtoull(argv[2], NULL, 10) : 256;
 	int warm = argc > 3 ? atoi(argv[3]) : 5, cold = argc > 4 ? atoi(argv[4]) : 2;
+	cases = argc > 5 ? argv[5] : NULL;
 	char self[4096];
 	snprintf(self, sizeof self, "%s", argv[0]);
 	snprintf(bindir, sizeof bindir, "%s/../bin", dirname(self));
@@ -228,17 +260,18 @@ int main(int argc, char **argv)
 	       NMEM, (unsigned long long)mib, dir, warm, cold);
 	printf("%-32s %9s %9s %7s   %-6s %9s\n", "case", "ref s", "export s", "ratio", "target", "cpu ratio");
 	reference();   /* the members into the page cache */
-	compare("healthy, in page cache", 0, 0, warm, 0.9);
-	compare("1 missing, in page cache", 0x2, 0, warm, 0.8);
-	compare("2 missing, in page cache", 0x6, 0, warm, 0.8);
+	compare("w0", "healthy, in page cache", 0, 0, warm, 0.9);
+	compare("w1", "1 missing, in page cache", 0x2, 0, warm, 0.8);
+	compare("w2", "2 missing, in page cache", 0x6, 0, warm, 0.8);
 	if (cold > 0 && drop_caches()) {
 		printf("cold cases: SKIP (cannot drop caches: /proc/sys/vm/drop_caches needs root)\n");
 	} else if (cold > 0) {
-		compare("healthy, caches dropped", 0, 1, cold, 0.9);
-		compare("1 missing, caches dropped", 0x2, 1, cold, 0.8);
-		compare("2 missing, caches dropped", 0x6, 1, cold, 0.8);
+		compare("c0", "healthy, caches dropped", 0, 1, cold, 0.9);
+		compare("c1", "1 missing, caches dropped", 0x2, 1, cold, 0.8);
+		compare("c2", "2 missing, caches dropped", 0x6, 1, cold, 0.8);
 	}
-	for (int r = 0; r < NMEM; r++)
+	int keep = reuse(mib < 16 ? 16 : mib);
+	for (int r = 0; r < NMEM && !keep; r++)
 		unlink(member[r]);
 	return 0;
 }

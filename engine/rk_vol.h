@@ -44,6 +44,15 @@ const struct rk_geom *rk_vol_geom(const rk_vol *v);
 /* Reads or writes LEN volume bytes at OFF (past the end is RK_E_RANGE;
  * LEN 0 does nothing), degraded where members are down (see above). */
 rk_err rk_vol_read(rk_vol *v, void *buf, size_t len, uint64_t off);
+/* Parity levels (RAID-4/5/6): passes ADV (RK_DEV_ADV_*) to exactly the
+ * member ranges a read of [off, off+len) would read as the members are now
+ * (parity only where a lost data block needs it), runs of chunks merged
+ * per member, through DEVS at data offsets DOFF (nroles entries each; a
+ * NULL entry is skipped; DEVS NULL: the volume's own); 0 for other levels
+ * (the caller advises them itself), else 1.  For read-ahead of sequential
+ * readers: cold members then fetch no parity the reads skip. */
+int rk_vol_advise_read(rk_vol *v, uint64_t off, uint64_t len, unsigned adv, rk_dev *const *devs,
+                       const uint64_t *doff);
 rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off);
 /* Flushes every live member (rk_dev_flush_set): a member failing with
  * RK_E_IO is failed (RK_E_TOOFEW when too few remain); another error is

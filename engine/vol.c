@@ -228,8 +228,8 @@ static rk_err alloc_units(rk_vol *v)
 	v->ptrs = calloc(slots > n + 2 ? slots : n + 2, sizeof *v->ptrs);
 	v->bptr = calloc(n, sizeof *v->bptr);
 	v->nptrs = slots > n + 2 ? slots : n + 2;
-	v->job_bptr = calloc(nst * n, sizeof *v->job_bptr);
-	v->job_ptrs = calloc(nst * v->nptrs, sizeof *v->job_ptrs);
+	v->job_bptr = calloc((size_t)VOL_MAX_THREADS * n, sizeof *v->job_bptr);
+	v->job_ptrs = calloc((size_t)VOL_MAX_THREADS * v->nptrs, sizeof *v->job_ptrs);
 	if (!v->bptr || !v->job_bptr || !v->job_ptrs || !v->role_buf || !v->role_buf_mem || !v->zero || !v->scratch || !v->vol_role || !v->slot || !v->block_from ||
 	    !v->block_to || !v->stripes || !v->ptrs)
 		return rk_fail(RK_E_NOMEM, "volume: out of memory");

@@ -24,6 +24,7 @@
 #include "rk_vol.h"
 
 #define VOL_MAX_UNIT_STRIPES 64u   /* stripes in one unit at the most */
+#define VOL_MAX_THREADS 8u         /* members run in parallel, the caller included */
 
 /* State of a role; everything but ROLE_UP counts as down. */
 enum role_state {
@@ -111,8 +112,8 @@ struct rk_vol {
 	struct unit_stripe *stripes;
 	void **ptrs;                 /* q_slots + 2 (or nroles + 2) */
 	uint8_t **bptr;              /* nroles: each role's bytes of the stripe being rebuilt */
-	uint8_t **job_bptr;          /* read_stripes * nroles: the same per stripe job (vol_read.c) */
-	void **job_ptrs;             /* read_stripes * nptrs: reconstruction scratch per stripe job */
+	uint8_t **job_bptr;          /* VOL_MAX_THREADS * nroles: the same per pool worker (vol_read.c) */
+	void **job_ptrs;             /* VOL_MAX_THREADS * nptrs: reconstruction scratch per pool worker */
 	uint32_t nptrs;              /* entries of ptrs */
 	struct rk_loc *locs;         /* g.copies entries */
 	/* write journal (rk_vol_set_journal): parity-level unit commits */
@@ -190,9 +191,10 @@ rk_err vol_reconstruct(rk_vol *v, uint32_t u);
 /* The same with each role's bytes of the stripe (from its first touched
  * column) at BP[role] (nroles entries), which need not be role buffers. */
 rk_err vol_reconstruct_at(rk_vol *v, uint32_t u, uint8_t *const *bp);
-/* The same with PTRS as scratch (q_slots + 2 or nroles + 2 entries), safe
- * on a pool thread: 0, or -1 when the parity cannot cover the loss. */
-int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs);
+/* The same over LEN bytes from BP (a piece of the stripe's columns) with
+ * PTRS as scratch (q_slots + 2 or nroles + 2 entries), safe on a pool
+ * thread: 0, or -1 when the parity cannot cover the loss. */
+int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs, size_t len);
 /* Recomputes P (and Q) of unit stripe U from the data in the role buffers,
  * or from SRC (the caller's data of the stripe's slice) when not NULL. */
 void vol_gen_parity(rk_vol *v, uint32_t u, const uint8_t *src);

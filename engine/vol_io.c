@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include "vol_int.h"
 
-#define VOL_MAX_THREADS 8u        /* members run in parallel, the caller included */
 #define MERGE_LIMIT (64u << 20)   /* largest merged request */
 
 rk_err vol_queue(rk_vol *v, uint32_t role, int is_write, uint64_t off, void *buf, size_t len)

@@ -104,11 +104,10 @@ static void syndrome_ptrs_from_role_bufs(rk_vol *v, uint32_t u)
 }
 
 /* One lost data block with P live: the XOR of the other data blocks and P
- * (BP: each role's bytes at the stripe's first column; PTRS scratch). */
-static void reconstruct_from_p(const rk_vol *v, uint32_t u, uint32_t lost, uint8_t *const *bp, void **ptrs)
+ * over LEN bytes (BP: each role's bytes from the first column; PTRS scratch). */
+static void reconstruct_from_p(const rk_vol *v, uint32_t u, uint32_t lost, uint8_t *const *bp, void **ptrs, size_t len)
 {
 	const struct unit_stripe *st = &v->stripes[u];
-	size_t len = st->to - st->from;
 	uint32_t k = 0;
 	for (uint32_t r = 0; r < v->nroles; r++)
 		if (r != lost && r != st->q_role)
@@ -122,15 +121,15 @@ static void reconstruct_from_p(const rk_vol *v, uint32_t u, uint32_t lost, uint8
 
 rk_err vol_reconstruct_at(rk_vol *v, uint32_t u, uint8_t *const *bp)
 {
-	return vol_reconstruct_with(v, u, bp, v->ptrs) ? vol_too_few(v) : RK_OK;
+	const struct unit_stripe *st = &v->stripes[u];
+	return vol_reconstruct_with(v, u, bp, v->ptrs, st->to - st->from) ? vol_too_few(v) : RK_OK;
 }
 
-int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs)
+int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void **ptrs, size_t len)
 {
 	const struct rk_geom *g = &v->g;
 	const struct unit_stripe *st = &v->stripes[u];
 	const uint32_t *slot = v->slot + (size_t)u * v->nroles;
-	size_t len = st->to - st->from;
 	uint32_t lost_data[2], nlost_data = 0, nlost = 0;
 	for (uint32_t r = 0; r < v->nroles; r++) {
 		if (!vol_is_down(v, r))
@@ -147,7 +146,7 @@ int vol_reconstruct_with(const rk_vol *v, uint32_t u, uint8_t *const *bp, void *
 	if (nlost > g->nparity)
 		return -1;
 	if (nlost_data == 1 && !vol_is_down(v, st->p_role)) {
-		reconstruct_from_p(v, u, lost_data[0], bp, ptrs);
+		reconstruct_from_p(v, u, lost_data[0], bp, ptrs, len);
 		return 0;
 	}
 	/* RAID-6 with Q */

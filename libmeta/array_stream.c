@@ -14,7 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define ADVISE_AHEAD 4u   /* batches of member bytes advised ahead of the read */
+/* Volume bytes advised WILLNEED ahead of the read, in steps of
+ * ADVISE_STEP (the window is reached a step per batch).  Pages the advice
+ * reads carry no readahead mark, so the kernel's own readahead stops where
+ * the advice covers the reads: the window is all the depth the members'
+ * disks see.  Measured cold (RAID-6 of 6 x 256 MiB, 1 or 2 members
+ * missing, export to /dev/null, load 5 to 6 on 2 cores): 4 batches (8
+ * MiB) ahead 1.0 to 1.5 s, 64 MiB 0.8 to 1.1 s, 128 MiB 0.7 to 1.1 s.
+ * Page cache, not memory of ours. */
+#define ADVISE_WINDOW (128u << 20)
+#define ADVISE_STEP (32u << 20)
 
 struct stream_slot {
 	uint8_t *buf;
@@ -61,7 +70,13 @@ static void advise(rk_array_stream *s, uint64_t x, uint64_t y, unsigned adv)
 {
 	rk_array *a = s->a;
 	uint64_t ma, mb;
-	if (x >= y || a->reshape || !member_span(&a->g, x, y, &ma, &mb))
+	if (x >= y || a->reshape)
+		return;
+	/* parity levels: only the chunks the reads will take (the engine knows
+	 * which parity a lost block needs) */
+	if (adv == RK_DEV_ADV_READAHEAD && a->vol && rk_vol_advise_read(a->vol, x, y - x, adv, a->devs, a->data_off))
+		return;
+	if (!member_span(&a->g, x, y, &ma, &mb))
 		return;
 	for (uint32_t r = 0; r < a->nroles; r++)
 		if (a->devs[r] && !rk_array_role_down(a, r))
@@ -71,12 +86,14 @@ static void advise(rk_array_stream *s, uint64_t x, uint64_t y, unsigned adv)
 /* Reads the batch at s->rpos into slot SL (the lock is not held). */
 static rk_err read_batch(rk_array_stream *s, struct stream_slot *sl, uint64_t at, size_t n)
 {
-	uint64_t want = at + (uint64_t)n * ADVISE_AHEAD;
+	uint64_t want = at + n + ADVISE_WINDOW;
 	if (want > s->end)
 		want = s->end;
-	if (want > s->advised) {
-		advise(s, s->advised, want, RK_DEV_ADV_READAHEAD);
-		s->advised = want;
+	if (want >= s->advised + ADVISE_STEP || (want == s->end && want > s->advised)) {
+		uint64_t to = s->advised + ADVISE_STEP > at + n ? s->advised + ADVISE_STEP : at + n;
+		to = to < want ? to : want;
+		advise(s, s->advised, to, RK_DEV_ADV_READAHEAD);
+		s->advised = to;
 	}
 	sl->len = n;
 	return rk_array_read(s->a, sl->buf, n, at);

@@ -5,8 +5,8 @@
  * --detect's export): while the caller writes or hashes one batch, the
  * next ones are read (members in parallel through the engine, lost blocks
  * reconstructed), and members are told to read ahead (posix_fadvise
- * SEQUENTIAL, then WILLNEED (RK_DEV_ADV_READAHEAD) a few batches before
- * the reads reach them) so
+ * SEQUENTIAL, then WILLNEED (RK_DEV_ADV_READAHEAD) up to 128 MiB of
+ * volume bytes before the reads reach them) so
  * that members not in the page cache stream at disk speed.  Bytes are
  * exactly rk_array_read's.  Memory: RK_STREAM_NBUF batches of
  * RK_STREAM_BATCH bytes.  While a stream is open the array must not be used

@@ -414,6 +414,128 @@ START_TEST(test_degraded_then_second_loss)
 }
 END_TEST
 
+/* Degraded reads of whole stripes in flat units (one stripe, as each of
+ * an export's batches is, runs on the caller; two on the pool): every set
+ * of one and two missing roles of a RAID-6 of 6 with 512 KiB chunks reads
+ * one whole stripe, two, and a range from an odd offset with whole stripes
+ * inside, byte for byte as written. */
+START_TEST(test_degraded_flat)
+{
+	rk_test_rnd_seed(0x9e1ce5);
+	struct arr a;
+	arr_make(&a, 6, 2, 512 << 10, 6, (512 << 10) * 4, 0);
+	ck_assert_int_eq(arr_open(&a), RK_OK);
+	uint64_t vs = a.g.volume_size, sd = a.g.stripe_data;
+	uint8_t *buf = malloc(vs);
+	rk_test_fill(a.model, vs);
+	ck_assert_int_eq(rk_vol_write(a.v, a.model, vs, 0), RK_OK);
+	rk_vol_close(a.v);
+	a.v = NULL;
+	const uint64_t rd[][2] = { { sd, sd }, { 2 * sd, 2 * sd }, { 12345, 3 * sd + 4321 } };
+	for (uint32_t x = 0; x < a.n; x++)
+		for (uint32_t y = x; y < a.n; y++) {
+			a.use[x] = a.use[y] = NULL;
+			ck_assert_int_eq(arr_open(&a), RK_OK);
+			for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) {
+				ck_assert_int_eq(rk_vol_read(a.v, buf, rd[i][1], rd[i][0]), RK_OK);
+				ck_assert_msg(!memcmp(buf, a.model + rd[i][0], rd[i][1]), "roles %u,%u down: %llu@%llu differs", x,
+				              y, (unsigned long long)rd[i][1], (unsigned long long)rd[i][0]);
+			}
+			rk_vol_close(a.v);
+			a.v = NULL;
+			a.use[x] = a.mem[x];
+			a.use[y] = a.mem[y];
+		}
+	free(buf);
+	arr_free(&a);
+}
+END_TEST
+
+/* ---- a device recording which chunks were read and which advised ---- */
+struct rec { rk_dev *lower; uint64_t base, chunk; uint8_t *read, *advised; };
+static void rec_mark(uint8_t *map, uint64_t chunk, uint64_t off, uint64_t len)
+{
+	for (uint64_t c = off / chunk; c * chunk < off + len; c++)
+		__atomic_store_n(&map[c], 1, __ATOMIC_RELAXED);   /* pool threads read at once */
+}
+static rk_err rec_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	struct rec *r = rk_dev_priv(d);
+	rec_mark(r->read, r->chunk, off - r->base, len);
+	return rk_dev_pread(r->lower, buf, len, off);
+}
+static rk_err rec_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
+{
+	struct rec *r = rk_dev_priv(d);
+	return rk_dev_pwrite(r->lower, buf, len, off);
+}
+static rk_err rec_flush(rk_dev *d)
+{
+	struct rec *r = rk_dev_priv(d);
+	return rk_dev_flush(r->lower);
+}
+static void rec_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
+{
+	struct rec *r = rk_dev_priv(d);
+	ck_assert_uint_eq(adv, RK_DEV_ADV_READAHEAD);
+	ck_assert_uint_eq((off - r->base) % r->chunk, 0);
+	ck_assert_uint_eq(len % r->chunk, 0);
+	rec_mark(r->advised, r->chunk, off - r->base, len);
+}
+static void rec_close(rk_dev *d)
+{
+	struct rec *r = rk_dev_priv(d);
+	free(r->read);
+	free(r->advised);
+	free(r);
+}
+static const struct rk_dev_ops rec_ops = { .name = "rec", .pread = rec_pread, .pwrite = rec_pwrite, .flush = rec_flush,
+	                                         .close = rec_close, .advise = rec_advise };
+
+/* rk_vol_advise_read advises exactly the chunks the read of the same range
+ * reads (parity only where a lost block needs it), for RAID-5 and RAID-6
+ * healthy, one and two members missing (each set), over whole stripes. */
+START_TEST(test_advise_read)
+{
+	static const struct { int32_t level; uint32_t n; } cs[] = { { 5, 4 }, { 6, 6 } };
+	for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+		struct arr a;
+		arr_make(&a, cs[t].level, 2, 4096, cs[t].n, 4096 * 12, 0);
+		uint64_t nch = a.g.member_size / 4096 + 2, sd = a.g.stripe_data;
+		uint8_t *buf = malloc(a.g.volume_size);
+		for (uint32_t x = 0; x <= a.n; x++)
+			for (uint32_t y = x; y <= a.n; y++) {
+				if (cs[t].level == 5 && y < a.n && x != y)
+					continue;   /* RAID-5: one missing at most */
+				rk_dev *devs[8], *made[8];
+				struct rec *rc[8];
+				for (uint32_t r = 0; r < a.n; r++) {
+					rc[r] = calloc(1, sizeof *rc[r]);
+					*rc[r] = (struct rec){ a.mem[r], a.doff[r], 4096, calloc(nch, 1), calloc(nch, 1) };
+					ck_assert_int_eq(rk_dev_new(&made[r], &rec_ops, rc[r], "rec", rk_dev_size(a.mem[r]), 512, 0), RK_OK);
+					devs[r] = made[r];
+				}
+				if (x < a.n)
+					devs[x] = NULL;
+				if (y < a.n)
+					devs[y] = NULL;
+				rk_vol *v;
+				ck_assert_int_eq(rk_vol_open(&v, &a.g, devs, a.doff), RK_OK);
+				ck_assert_int_eq(rk_vol_advise_read(v, sd, 5 * sd, RK_DEV_ADV_READAHEAD, NULL, NULL), 1);
+				ck_assert_int_eq(rk_vol_read(v, buf, 5 * sd, sd), RK_OK);
+				rk_vol_close(v);
+				for (uint32_t r = 0; r < a.n; r++) {
+					ck_assert_msg(!memcmp(rc[r]->read, rc[r]->advised, nch), "RAID-%d, %u,%u down: role %u",
+					              cs[t].level, x, y, r);
+					rk_dev_close(made[r]);
+				}
+			}
+		free(buf);
+		arr_free(&a);
+	}
+}
+END_TEST
+
 START_TEST(test_toofew)
 {
 	for (uint32_t i = 0; i < ncfg; i++) {
@@ -716,7 +838,8 @@ int main(void)
 		{ "core", 300, NULL, NULL, 0,
 		  RK_TESTS(RK_TEST_LOOP(test_healthy, 0, (int)ncfg),
 		           RK_TEST_LOOP(test_degraded, 0, (int)ncfg),
-		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_toofew),
+		           RK_TEST(test_degraded_then_second_loss), RK_TEST(test_degraded_flat), RK_TEST(test_advise_read),
+		           RK_TEST(test_toofew),
 		           RK_TEST(test_read_error), RK_TEST(test_write_costs), RK_TEST(test_wide),
 		           RK_TEST(test_resync), RK_TEST(test_bounds), RK_TEST(test_rebuild_page_cache)) },
 		RK_TEST_CASES_END,

@@ -33,7 +33,9 @@ struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
-                uint32_t mask[DT_MAX_ROLES + 8]; };   /* votes per image; mask: the roles its anchors allow (0: any) */
+                uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8]; };
+/* votes per image; mask: the roles its anchors allow (0: any), nmask: how
+ * many anchors say so */
 
 static void offs_add(struct offs *o, uint64_t v)
 {
@@ -138,7 +140,7 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct prefs *pf)
 {
 	for (uint32_t i = 0; i < c->nimg && i < DT_MAX_ROLES + 8; i++)
-		pf->mask[i] = 0;
+		pf->mask[i] = pf->nmask[i] = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->voff == DT_NONE || a->img >= DT_MAX_ROLES + 8 || pf->role[a->img][0] < 0)
@@ -161,8 +163,10 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 				}
 			}
 		}
-		if (m)
+		if (m) {
 			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
+			pf->nmask[a->img]++;
+		}
 #ifdef DT_DEBUG
 		if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4)
 			fprintf(stderr, "MASK img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
@@ -172,14 +176,24 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 
 /* Keeps only the placements the anchors leave no choice about: an image
  * whose mask allows one role (the votes alone may name a data role where the
- * anchor is a parity copy). */
+ * anchor is a parity copy).  Images with more anchors behind their mask
+ * pin first: two anchors of an unrelated file system must not take the
+ * role that a member's fifty anchors name. */
 static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const struct prefs *pf)
 {
+	uint32_t ord[DT_MAX_ROLES + 8], n = c->nimg < DT_MAX_ROLES + 8 ? c->nimg : DT_MAX_ROLES + 8;
 	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
 		h->role_img[r] = -1;
-	for (uint32_t i = 0; i < c->nimg; i++) {
+	for (uint32_t i = 0; i < c->nimg; i++)
 		img_role[i] = -1;
-		uint32_t m = pf->mask[i];
+	for (uint32_t i = 0; i < n; i++) {   /* insertion sort: most anchors first, then image order */
+		uint32_t k = i;
+		for (; k && pf->nmask[ord[k - 1]] < pf->nmask[i]; k--)
+			ord[k] = ord[k - 1];
+		ord[k] = i;
+	}
+	for (uint32_t q = 0; q < n; q++) {
+		uint32_t i = ord[q], m = pf->mask[i];
 		if (!m || (m & (m - 1)))
 			continue;
 		uint32_t r = (uint32_t)__builtin_ctz(m);

@@ -704,7 +704,7 @@ static void why_lost(const struct dt_hyp *b, const struct dt_hyp *a, char *buf, 
 		rk_strcatf(buf, len, "lower score %.1f (answer %.1f)", a->score, b->score);
 }
 
-struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key; int prior; struct offs vo; struct prefs pf; };
+struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key, key0; int prior; struct offs vo; struct prefs pf; };
 
 /* How common a geometry is, for the order ties are tried in: md's default
  * chunk and rotation first. */
@@ -737,6 +737,31 @@ static int s1_cmp(const void *x, const void *y)
 	return a->prior - b->prior;
 }
 
+/* How many of KEEP (NK, sorted by key) go on to stage 2, moved to the
+ * front: the KEEP1 best, then (at most 8 * KEEP1 in all) every one within
+ * half a point of the best key, or whose anchors agree on the starts as
+ * well as the best's do (key0, the key without its tie-break by the
+ * anchors placed: a mirror whose images no anchor pins to one role places
+ * none in stage 1, yet explains as much). */
+static uint32_t keep_count(struct s1 *keep, uint32_t nk)
+{
+	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
+	double best0 = 0;
+	for (uint32_t k = 0; k < nk; k++)
+		if (keep[k].key0 > best0)
+			best0 = keep[k].key0;
+	for (uint32_t k = lim; k < nk && lim < 8 * KEEP1; k++)
+		if (keep[k].key >= keep[0].key - 0.5 || keep[k].key0 >= best0 - 0.5) {
+			if (k != lim) {
+				struct s1 t = keep[lim];
+				keep[lim] = keep[k];
+				keep[k] = t;
+			}
+			lim++;
+		}
+	return lim;
+}
+
 /* Stages 1 and 2 into L. */
 static rk_err generate(struct dt_ctx *c, struct hlist *l)
 {
@@ -754,7 +779,8 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		struct s1 *s = &keep[nk];
 		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
-		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01 + ps_bonus(c, &s->h.g);
+		s->key0 = (double)start_key(c, &s->h, vs) + ps_bonus(c, &s->h.g);
+		s->key = s->key0 + s->h.anc_ok * 0.01;
 		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
@@ -764,9 +790,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (k < 3 || (keep[k].h.g.level == 5 && keep[k].h.g.layout == 1 && keep[k].h.g.chunk == 16384 && keep[k].h.g.nroles == 4))
 			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
 #endif
-	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
-	while (lim < nk && lim < 8 * KEEP1 && keep[lim].key >= keep[0].key - 0.5)
-		lim++;
+	uint32_t lim = keep_count(keep, nk);
 	for (uint32_t k = 0; k < lim; k++) {
 		struct s1 *s = &keep[k];
 		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;

@@ -24,6 +24,9 @@
 #define MAX_COMPL 5040u    /* completions tried per geometry */
 #define MAX_LEAVES 300000u /* completions tried in all */
 #define MAX_CHECKS 30000u  /* completions checked in all */
+#define MAX_NODES 100000u  /* stage-2 steps per geometry (a tree whose branches all end short of a
+                            * completion spends no completion: 15 unplaced images, 2^15 and more) */
+#define MAX_NODES_ALL 3000000u
 #define QUICK_ROWS 16u
 #define QUICK_PROBES 12u   /* predictions checked for every hypothesis; the best get all */
 #define FULL_PROBE 64u     /* hypotheses probed in full */
@@ -310,7 +313,7 @@ static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
 
 /* ---- the scored list ---- */
 
-struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves; };
+struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; };
 
 static void hl_add(struct hlist *l, const struct dt_hyp *h)
 {
@@ -441,7 +444,7 @@ static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t im
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
-	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES)
+	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES || ++l->nodes > l->node_cap)
 		return;
 	if (k == nu) {
 		(*budget)--;
@@ -819,6 +822,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (s->h.g.level == 5 && s->h.g.layout == 1 && s->h.g.chunk == 16384 && s->h.g.nroles == 4)
 			fprintf(stderr, "GEO k %u lim %u nu %u budget %u checks %llu leaves %llu\n", k, lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
 #endif
+		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
 	}
 	free(gs); free(vs); free(keep);

@@ -972,9 +972,7 @@ static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 }
 
 /* Whether image I, left out of H, fits missing role R at start OFF:
- * parity with it there holds, or cannot be checked (an inconsistent row
- * among the few checked is a check: the quick check stops at the fourth,
- * perhaps before 8 non-zero rows). */
+ * parity with it there holds, or cannot be checked. */
 static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off)
 {
 	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
@@ -983,7 +981,7 @@ static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_
 	t.role_img[r] = (int32_t)i;
 	t.off[r] = off;
 	dt_check_redundancy(c, &t, 64, 4);
-	return !t.checked || (t.rows_nz < 8 && !t.rows_bad) || t.rows_bad * 50 <= t.rows_nz;
+	return !t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz;
 }
 
 /* Whether an image H leaves out that holds anchors may be one of its

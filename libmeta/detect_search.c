@@ -594,9 +594,8 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 {
 	memset(h, 0, sizeof *h);
 	uint64_t off0 = c->hints.have_offset ? c->hints.offset : ge->level == RK_LEVEL_LINEAR ? dt_linear_start0(c) : 0;
-	int by_roles = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		uint64_t ms = member_size_of(c, h, by_roles ? img_role : NULL, off0);
+		uint64_t ms = member_size_of(c, h, pass ? img_role : NULL, off0);
 		if (pass && (ms == h->g.member_size || !ms))
 			break;   /* the same, or no image placed: the first size stands */
 		rk_clearerr();
@@ -605,17 +604,6 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf);
 		role_masks(c, h, pf);
 		pin_single(c, h, img_role, pf);
-		by_roles = 1;
-		for (uint32_t i = 0; i < c->nimg && !na; i++)
-			na = img_role[i] >= 0;
-		if (!na && !pass && !c->hints.have_offset && vo->n && vo->v[0] > off0) {
-			/* nothing placed (mirrors: every image may be any role):
-			 * the size the start most anchors vote for leaves, or no
-			 * image fits its own start in stage 2 */
-			off0 = vo->v[0];
-			by_roles = 0;
-			continue;
-		}
 		if (!na)
 			break;
 	}

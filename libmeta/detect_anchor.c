@@ -2,7 +2,8 @@
  * an image offset to a volume offset: ext2/3/4 superblocks and their backups
  * (s_block_group_nr), GPT headers (my_lba), NTFS boot sectors and MFT
  * records (record number), FAT and exFAT boot sectors and their backups,
- * XFS AGF/AGI headers (seqno), btrfs superblocks (bytenr).  Every field is
+ * XFS AGF/AGI headers (seqno), btrfs superblocks (bytenr); detect_self.c
+ * and detect_btrfs.c add blocks found anywhere.  Every field is
  * checked before it is believed; spec/detect.md lists them. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,7 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		const uint8_t *p = buf + o;
 		uint64_t at = base + o, bk;
 		dt_self_scan(c, i, at, p, len - o);
+		dt_btrfs_scan(c, i, at, p, len - o);
 		if (o + 1024 <= len && ext_sb(fs, p))
 			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
 		else if (gpt_hdr(fs, p))
@@ -278,7 +280,9 @@ void dt_resolve(struct dt_ctx *c)
 			continue;
 		c->anc[w] = c->anc[k];
 		resolve_one(&c->fs, &c->anc[w]);
-		if (c->anc[w].kind >= DT_XFS_INO)
+		if (c->anc[w].kind == DT_BTRFS_NODE)
+			dt_btrfs_resolve(c, &c->anc[w]);
+		else if (c->anc[w].kind >= DT_XFS_INO)
 			dt_self_resolve(c, &c->anc[w]);
 		rebase(&c->fs, &c->anc[w]);
 		w++;
@@ -289,7 +293,7 @@ void dt_resolve(struct dt_ctx *c)
 /* Words for an anchor, e.g. "ext superblock of group 3". */
 const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 {
-	if (dt_self_name(a, buf, len))
+	if (dt_self_name(a, buf, len) || dt_btrfs_name(a, buf, len))
 		return buf;
 	switch (a->kind) {
 	case DT_EXT_SB: snprintf(buf, len, "ext superblock group %llu", (unsigned long long)a->raw); break;

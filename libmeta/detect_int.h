@@ -30,6 +30,7 @@ enum dt_kind {
 	DT_XFS_BLK,         /* XFS v5 metadata block, raw = its blkno (512-byte units) */
 	DT_FAT_DIR,         /* FAT directory's "." entry, raw = its own cluster */
 	DT_FAT_TAB,         /* FAT sector of sequential chains, raw = first entry (bit 63: FAT32) */
+	DT_BTRFS_NODE,      /* btrfs tree block, raw = its logical bytenr, tag = fsid (detect_btrfs.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -50,6 +51,22 @@ struct dt_self {
 	uint64_t xfs_bytes;
 	int      fat; uint32_t fat_bps, fat_clus, fat_res, fat_nfats, fat_sz, fat_32; uint64_t fat_data, fat_nclus;
 	uint32_t nper[DT_MAX_ROLES + 8][4];   /* anchors added per image and kind (capped) */
+};
+
+/* What detect_btrfs.c learns: single-device btrfs file systems (by the
+ * first 4 bytes of the fsid their tree blocks carry) and their chunks'
+ * logical -> volume byte mapping (system and metadata chunks, profile
+ * single or DUP: phys[1] the second copy or DT_NONE). */
+#define DT_BT_FS 4u
+#define DT_BT_MAPS 64u
+struct dt_bfs { uint32_t tag, nodesize; uint64_t total_bytes; };
+struct dt_bmap { uint32_t tag; uint64_t logical, length, phys[2], gen; };
+struct dt_btrfs {
+	struct dt_bfs fs[DT_BT_FS];
+	uint32_t nfs;
+	struct dt_bmap map[DT_BT_MAPS];
+	uint32_t nmap;
+	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
 };
 
 /* File-system parameters learnt from the scan (what resolving anchors and
@@ -83,6 +100,7 @@ struct dt_ctx {
 	uint32_t nanc, canc;
 	struct dt_fs fs;
 	struct dt_self self;
+	struct dt_btrfs btrfs;
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
 	uint64_t hyps;
@@ -157,6 +175,29 @@ void   dt_self_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p,
 void   dt_self_resolve(const struct dt_ctx *c, struct dt_anchor *a);
 /* Words for those kinds (NULL for other kinds). */
 const char *dt_self_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* detect_btrfs.c: btrfs tree blocks, mapped through the chunk tree. */
+/* crc32c (Castagnoli) of N bytes at P, as btrfs and ext4 checksum. */
+uint32_t dt_crc32c(const uint8_t *p, size_t n);
+/* Looks at the 512-byte sector P at image I's byte AT (LEFT bytes readable
+ * from P): learns superblocks (crc32c, single device) and their system
+ * chunks, chunk-tree leaves that lie whole at P (crc32c), and adds an
+ * anchor for a tree block's header. */
+void   dt_btrfs_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left);
+/* Resolves a DT_BTRFS_NODE hit through the chunk map of its file system
+ * (A->voff, and voff2 for DUP's second copy; DT_NONE when unknown). */
+void   dt_btrfs_resolve(const struct dt_ctx *c, struct dt_anchor *a);
+/* Appends to V (at *N, at most MAX) the volume bytes where the learnt
+ * system and metadata chunks start: where targeted windows go. */
+void   dt_btrfs_far(const struct dt_ctx *c, uint64_t *v, uint32_t *n, uint32_t max);
+/* Checks the btrfs whose superblock H puts at volume byte BASE + 64 KiB:
+ * its checksum, then tree blocks (the chunk tree, the root tree, the
+ * trees it names, their children) found through the chunk map read
+ * through H itself; each block read is a probe_ok or probe_bad of H.
+ * LIMIT > 0: stop after LIMIT predictions (dt_probe's quick look). */
+void   dt_btrfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit);
+/* Words for a DT_BTRFS_NODE anchor (NULL for other kinds). */
+const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len);
 
 /* detect_stripe.c */
 /* The data start of a linear array's first member that most anchors sure

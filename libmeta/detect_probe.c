@@ -4,7 +4,8 @@
  * say (plausible inodes), directories whose first entry "." names their own
  * inode, NTFS MFT records whose number matches their place, FAT's second
  * FAT and backup boot sector, exFAT's backup boot region, XFS AGF headers,
- * the btrfs superblock mirror, the GPT backup header.  Each prediction that
+ * the btrfs superblock mirror and tree blocks (detect_btrfs.c), the GPT
+ * backup header.  Each prediction that
  * holds is a probe_ok, each that fails a probe_bad; places a hypothesis
  * cannot read (a role missing beyond repair) count as neither. */
 #include <stdlib.h>
@@ -246,6 +247,7 @@ static void dt_probe_at(struct pr *p)
 	if (!vr(p, 65536, s, sizeof s) && !memcmp(s + 0x40, "_BHRfS_M", 8)) {
 		if (!vr(p, 64ull << 20, s, sizeof s))
 			tally(p, !memcmp(s + 0x40, "_BHRfS_M", 8) && rk_get_le64(s + 0x30) == (64ull << 20));
+		dt_btrfs_probe(p->c, p->h, p->base, p->limit);
 	}
 }
 

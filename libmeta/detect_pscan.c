@@ -82,10 +82,13 @@ static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, ui
 
 /* The image offset of sampled row K: the even rows in the first 64 MiB
  * past the head (where a file system keeps most), the odd ones up to SPAN;
- * hashed, not strided (a stride aliases with the stripe period). */
+ * hashed, not strided (a stride aliases with the stripe period).  Images
+ * under twice the head (many members of a small volume) are sampled from
+ * an eighth of SPAN on: past the head there is little or nothing. */
 static uint64_t row_at(uint32_t k, uint64_t span)
 {
-	uint64_t lo = PS_HEAD, hi = k % 2 == 0 && span > PS_HEAD + (64ull << 20) ? PS_HEAD + (64ull << 20) : span;
+	uint64_t lo = span < 2 * PS_HEAD ? span / 8 / DT_BLK * DT_BLK : PS_HEAD;
+	uint64_t hi = k % 2 == 0 && span > PS_HEAD + (64ull << 20) ? PS_HEAD + (64ull << 20) : span;
 	if (hi <= lo + DT_BLK)
 		return UINT64_MAX;
 	uint64_t z = (k + 1) * 0x9E3779B97F4A7C15ull;   /* splitmix64 */
@@ -245,6 +248,13 @@ void dt_pscan(struct dt_ctx *c)
 	for (uint32_t i = 0; i < c->nimg; i++)
 		if (c->img[i].size >= (8ull << 20) && c->img[i].size < span)
 			span = c->img[i].size;
+	for (uint32_t i = 0; i < c->nimg && span == UINT64_MAX; i++)
+		if (c->img[i].size >= (1ull << 20)) {   /* every image small: a small volume over many members */
+			span = c->img[i].size;
+			for (uint32_t j = 0; j < c->nimg; j++)
+				if (c->img[j].size >= (1ull << 20) && c->img[j].size < span)
+					span = c->img[j].size;
+		}
 	uint8_t *acc = malloc(DT_BLK);
 	if (!acc || span == UINT64_MAX) {
 		free(acc);

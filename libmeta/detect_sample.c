@@ -169,6 +169,7 @@ rk_err dt_scan_all(struct dt_ctx *c)
 	dt_resolve(c);
 	uint64_t v[40];
 	uint32_t nv = predicted_far(&c->fs, v, 40);
+	dt_btrfs_far(c, v, &nv, 40);
 	uint32_t kmax = c->nimg + 2 > DT_MAX_ROLES ? DT_MAX_ROLES : c->nimg + 2;
 	for (uint32_t i = 0; i < c->nimg; i++)
 		for (uint32_t a = 0; a < nv; a++)

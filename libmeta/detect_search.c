@@ -24,6 +24,9 @@
 #define MAX_COMPL 5040u    /* completions tried per geometry */
 #define MAX_LEAVES 300000u /* completions tried in all */
 #define MAX_CHECKS 30000u  /* completions checked in all */
+#define MAX_NODES 100000u  /* stage-2 steps per geometry (a tree whose branches all end short of a
+                            * completion spends no completion: 15 unplaced images, 2^15 and more) */
+#define MAX_NODES_ALL 3000000u
 #define QUICK_ROWS 16u
 #define QUICK_PROBES 12u   /* predictions checked for every hypothesis; the best get all */
 #define FULL_PROBE 64u     /* hypotheses probed in full */
@@ -33,7 +36,9 @@ struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
-                uint32_t mask[DT_MAX_ROLES + 8]; };   /* votes per image; mask: the roles its anchors allow (0: any) */
+                uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8]; };
+/* votes per image; mask: the roles its anchors allow (0: any), nmask: how
+ * many anchors say so */
 
 static void offs_add(struct offs *o, uint64_t v)
 {
@@ -138,7 +143,7 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct prefs *pf)
 {
 	for (uint32_t i = 0; i < c->nimg && i < DT_MAX_ROLES + 8; i++)
-		pf->mask[i] = 0;
+		pf->mask[i] = pf->nmask[i] = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->voff == DT_NONE || a->img >= DT_MAX_ROLES + 8 || pf->role[a->img][0] < 0)
@@ -161,8 +166,10 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 				}
 			}
 		}
-		if (m)
+		if (m) {
 			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
+			pf->nmask[a->img]++;
+		}
 #ifdef DT_DEBUG
 		if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4)
 			fprintf(stderr, "MASK img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
@@ -172,14 +179,24 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 
 /* Keeps only the placements the anchors leave no choice about: an image
  * whose mask allows one role (the votes alone may name a data role where the
- * anchor is a parity copy). */
+ * anchor is a parity copy).  Images with more anchors behind their mask
+ * pin first: two anchors of an unrelated file system must not take the
+ * role that a member's fifty anchors name. */
 static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const struct prefs *pf)
 {
+	uint32_t ord[DT_MAX_ROLES + 8], n = c->nimg < DT_MAX_ROLES + 8 ? c->nimg : DT_MAX_ROLES + 8;
 	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
 		h->role_img[r] = -1;
-	for (uint32_t i = 0; i < c->nimg; i++) {
+	for (uint32_t i = 0; i < c->nimg; i++)
 		img_role[i] = -1;
-		uint32_t m = pf->mask[i];
+	for (uint32_t i = 0; i < n; i++) {   /* insertion sort: most anchors first, then image order */
+		uint32_t k = i;
+		for (; k && pf->nmask[ord[k - 1]] < pf->nmask[i]; k--)
+			ord[k] = ord[k - 1];
+		ord[k] = i;
+	}
+	for (uint32_t q = 0; q < n; q++) {
+		uint32_t i = ord[q], m = pf->mask[i];
 		if (!m || (m & (m - 1)))
 			continue;
 		uint32_t r = (uint32_t)__builtin_ctz(m);
@@ -296,7 +313,7 @@ static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
 
 /* ---- the scored list ---- */
 
-struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves; };
+struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; };
 
 static void hl_add(struct hlist *l, const struct dt_hyp *h)
 {
@@ -427,7 +444,7 @@ static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t im
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
-	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES)
+	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES || ++l->nodes > l->node_cap)
 		return;
 	if (k == nu) {
 		(*budget)--;
@@ -690,7 +707,7 @@ static void why_lost(const struct dt_hyp *b, const struct dt_hyp *a, char *buf, 
 		rk_strcatf(buf, len, "lower score %.1f (answer %.1f)", a->score, b->score);
 }
 
-struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key; int prior; struct offs vo; struct prefs pf; };
+struct s1 { struct dt_hyp h; int32_t img_role[DT_MAX_ROLES + 8]; double key, key0; int prior; struct offs vo; struct prefs pf; };
 
 /* How common a geometry is, for the order ties are tried in: md's default
  * chunk and rotation first. */
@@ -723,6 +740,31 @@ static int s1_cmp(const void *x, const void *y)
 	return a->prior - b->prior;
 }
 
+/* How many of KEEP (NK, sorted by key) go on to stage 2, moved to the
+ * front: the KEEP1 best, then (at most 8 * KEEP1 in all) every one within
+ * half a point of the best key, or whose anchors agree on the starts as
+ * well as the best's do (key0, the key without its tie-break by the
+ * anchors placed: a mirror whose images no anchor pins to one role places
+ * none in stage 1, yet explains as much). */
+static uint32_t keep_count(struct s1 *keep, uint32_t nk)
+{
+	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
+	double best0 = 0;
+	for (uint32_t k = 0; k < nk; k++)
+		if (keep[k].key0 > best0)
+			best0 = keep[k].key0;
+	for (uint32_t k = lim; k < nk && lim < 8 * KEEP1; k++)
+		if (keep[k].key >= keep[0].key - 0.5 || keep[k].key0 >= best0 - 0.5) {
+			if (k != lim) {
+				struct s1 t = keep[lim];
+				keep[lim] = keep[k];
+				keep[k] = t;
+			}
+			lim++;
+		}
+	return lim;
+}
+
 /* Stages 1 and 2 into L. */
 static rk_err generate(struct dt_ctx *c, struct hlist *l)
 {
@@ -740,7 +782,8 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		struct s1 *s = &keep[nk];
 		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
-		s->key = (double)start_key(c, &s->h, vs) + s->h.anc_ok * 0.01 + ps_bonus(c, &s->h.g);
+		s->key0 = (double)start_key(c, &s->h, vs) + ps_bonus(c, &s->h.g);
+		s->key = s->key0 + s->h.anc_ok * 0.01;
 		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
@@ -750,9 +793,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (k < 3 || (keep[k].h.g.level == 5 && keep[k].h.g.layout == 1 && keep[k].h.g.chunk == 16384 && keep[k].h.g.nroles == 4))
 			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
 #endif
-	uint32_t lim = nk < KEEP1 ? nk : KEEP1;
-	while (lim < nk && lim < 8 * KEEP1 && keep[lim].key >= keep[0].key - 0.5)
-		lim++;
+	uint32_t lim = keep_count(keep, nk);
 	for (uint32_t k = 0; k < lim; k++) {
 		struct s1 *s = &keep[k];
 		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;
@@ -781,6 +822,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		if (s->h.g.level == 5 && s->h.g.layout == 1 && s->h.g.chunk == 16384 && s->h.g.nroles == 4)
 			fprintf(stderr, "GEO k %u lim %u nu %u budget %u checks %llu leaves %llu\n", k, lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
 #endif
+		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
 	}
 	free(gs); free(vs); free(keep);

@@ -2,14 +2,19 @@
 # Runs the end-to-end cases tests/cases/<tool>_<name>/.
 # Each case has `script` (run by bash in a fresh temporary folder with
 # BIN=<build>/bin, CASE=<case folder>, TOP=<source root>) and may have
-# `expect`: the exact stdout.  Exit 0 passes, 77 skips (the script prints
-# "SKIP: why" first), anything else fails.  Last line: CASES pass fail skip.
+# `expect`: the exact stdout (`expect.san` instead under the sanitizers,
+# where a case may run a sample of its levels).  Exit 0 passes, 77 skips
+# (the script prints "SKIP: why" first), anything else fails.  Last line:
+# CASES pass fail skip.
 set -u
 O=${O:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
 # Foreign RAID members (other systems' metadata): the copies in the clone.
 export RK_FIXTURES=${RK_FIXTURES:-$top/tests/fixtures/foreign}
 bin=$top/$O/bin
+# Tools built with the sanitizers: as tests/cases/lib.sh's san_build tells.
+san=0
+{ [ "${SAN:-}" = 1 ] || grep -q -a -m1 __asan_init "$bin/raid-assemble" 2>/dev/null; } && san=1
 pass=0 fail=0 skip=0
 only=${1:-}
 res=$(mktemp -d "${TMPDIR:-/tmp}/rkcases.XXXXXX")
@@ -20,8 +25,10 @@ jobs=${RK_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 # One case: its verdict line into $res/<name>.res.
 run_case() {
-	local c=$1 name tmp rc
+	local c=$1 name tmp rc exp
 	name=$(basename "$c")
+	exp=$c/expect
+	[ "$san" = 1 ] && [ -f "$c/expect.san" ] && exp=$c/expect.san
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/rkcase.XXXXXX")
 	local t0=$SECONDS
 	( cd "$tmp" && BIN=$bin CASE=$c TOP=$top PATH=$bin:$PATH timeout 600 bash "$c/script" >"$tmp/.stdout" 2>"$tmp/.stderr" )
@@ -31,7 +38,7 @@ run_case() {
 	{
 	if [ $rc -eq 77 ]; then
 		echo "skip $name: $(grep -h -m1 '^SKIP' "$tmp/.stdout" "$tmp/.stderr" | head -n 1 | sed 's/^SKIP: *//')"
-	elif [ $rc -eq 0 ] && { [ ! -f "$c/expect" ] || diff -u "$c/expect" "$tmp/.stdout" >"$tmp/.diff"; }; then
+	elif [ $rc -eq 0 ] && { [ ! -f "$exp" ] || diff -u "$exp" "$tmp/.stdout" >"$tmp/.diff"; }; then
 		echo "ok   case $name ($((SECONDS - t0))s, cpu ${cpu}s)"
 	else
 		echo "FAIL case $name (exit $rc)"

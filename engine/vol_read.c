@@ -81,6 +81,13 @@ static uint8_t *staged(const rk_vol *v, uint32_t u, uint32_t r, int flat)
 	return vol_role_buf(v, r, u) + st->from;
 }
 
+/* The parity rebuilding LOST data blocks of a stripe reads (LOST > 0;
+ * P_DOWN: its P role is down): bit 0 P, bit 1 Q. */
+static unsigned parity_mask(const struct rk_geom *g, uint32_t lost, int p_down)
+{
+	return g->level != 6 || (lost == 1 && !p_down) ? 1u : 3u;
+}
+
 /* The parity reconstruction of unit stripe U needs: bit 0 P, bit 1 Q. */
 static unsigned parity_needed(const rk_vol *v, uint32_t u)
 {
@@ -89,9 +96,7 @@ static unsigned parity_needed(const rk_vol *v, uint32_t u)
 	uint32_t lost = 0;
 	for (uint32_t j = 0; j < v->g.ndata; j++)
 		lost += vol_is_down(v, vr[j]);
-	if (v->g.level != 6 || (lost == 1 && !vol_is_down(v, st->p_role)))
-		return 1u;
-	return 3u;
+	return parity_mask(&v->g, lost, vol_is_down(v, st->p_role));
 }
 
 /* Queues the reads of unit stripe U: wanted blocks straight to the caller
@@ -369,12 +374,11 @@ int rk_vol_advise_read(rk_vol *v, uint64_t off, uint64_t len, unsigned adv, rk_d
 		for (uint32_t j = 0; j < nd; j++)
 			if (!vol_is_down(v, m.vol_role[j]))
 				advise_run(&ad, m.vol_role[j], a, b);
-		/* the parity queue_stripe_read reads: P for a lost block, Q too
-		 * for two or with P down (parity_needed) */
-		int need_q = g->level == 6 && (lost > 1 || (lost == 1 && vol_is_down(v, m.p_role)));
-		if (lost && !vol_is_down(v, m.p_role))
+		/* the parity queue_stripe_read reads for lost blocks (parity_mask) */
+		unsigned need = lost ? parity_mask(g, lost, vol_is_down(v, m.p_role)) : 0;
+		if ((need & 1) && !vol_is_down(v, m.p_role))
 			advise_run(&ad, m.p_role, a, b);
-		if (need_q && !vol_is_down(v, m.q_role))
+		if ((need & 2) && !vol_is_down(v, m.q_role))
 			advise_run(&ad, m.q_role, a, b);
 	}
 	for (uint32_t r = 0; r < v->nroles; r++)

@@ -251,8 +251,8 @@ struct bprobe {
 	uint64_t base, total;
 	uint32_t limit, tag, node;
 	struct dt_btrfs map;           /* the chunks read through H */
-	uint64_t todo[BT_PROBE_MAX];   /* logical addresses of blocks to check */
-	uint32_t ntodo;
+	uint64_t queued[BT_PROBE_MAX]; /* logical addresses of tree blocks to check, a work list */
+	uint32_t nqueued;
 };
 
 /* Reads volume bytes [BASE + V, + LEN) through the hypothesis: 0 read, 1
@@ -267,11 +267,11 @@ static int bp_read(struct bprobe *q, uint64_t v, uint8_t *buf, size_t len)
 /* Queues the block at logical L (once). */
 static void bp_push(struct bprobe *q, uint64_t l)
 {
-	for (uint32_t k = 0; k < q->ntodo; k++)
-		if (q->todo[k] == l)
+	for (uint32_t k = 0; k < q->nqueued; k++)
+		if (q->queued[k] == l)
 			return;
-	if (q->ntodo < BT_PROBE_MAX)
-		q->todo[q->ntodo++] = l;
+	if (q->nqueued < BT_PROBE_MAX)
+		q->queued[q->nqueued++] = l;
 }
 
 /* The block at logical L read through the map and the hypothesis into B
@@ -341,8 +341,8 @@ void dt_btrfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t 
 	q->node = q->map.fs[0].nodesize;
 	bp_push(q, rk_get_le64(sb + 0x58));   /* the chunk tree first: it maps the rest */
 	bp_push(q, rk_get_le64(sb + 0x50));
-	for (uint32_t k = 0; k < q->ntodo; k++)
-		if (bp_block(q, q->todo[k], b) == 1)
+	for (uint32_t k = 0; k < q->nqueued; k++)
+		if (bp_block(q, q->queued[k], b) == 1)
 			bp_follow(q, b);
 out:
 	free(q);

@@ -18,7 +18,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_READ
@@ -37,6 +40,10 @@ struct file_priv {
 	pthread_mutex_t mu;
 	uint8_t *mapped;
 	size_t maplen;
+	/* Bytes one POSIX_FADV_WILLNEED reads at most (the kernel reads the
+	 * first max(io_pages, ra_pages) pages of the range and drops the
+	 * rest); 0: the call does nothing here (tmpfs), so it is not made. */
+	uint64_t willneed_max;
 };
 
 static int fd_of(rk_dev *d)
@@ -186,6 +193,20 @@ static int file_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr)
 	return 1;
 }
 
+/* POSIX_FADV_WILLNEED over [off, off+len) (within the device), in pieces
+ * the kernel reads whole: one call over a longer range reads only its
+ * first willneed_max bytes (measured: 1280 KiB of 8 MiB on a loop device). */
+static void willneed(rk_dev *d, uint64_t off, uint64_t len)
+{
+	const struct file_priv *fp = rk_dev_priv(d);
+	uint64_t piece = fp->willneed_max, size = rk_dev_size(d);
+	if (!piece || off >= size)
+		return;
+	uint64_t end = len > size - off ? size : off + len;
+	for (uint64_t p = off; p < end; p += piece)
+		(void)posix_fadvise(fp->fd, (off_t)p, (off_t)(end - p < piece ? end - p : piece), POSIX_FADV_WILLNEED);
+}
+
 static void file_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
 {
 	struct file_priv *fp = rk_dev_priv(d);
@@ -194,10 +215,10 @@ static void file_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
 	if (adv & RK_DEV_ADV_SEQUENTIAL)
 		(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
 	if (adv & RK_DEV_ADV_READAHEAD)
-		(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+		willneed(d, off, len);
 	if (blk) {
 		if (adv & RK_DEV_ADV_WILLNEED)
-			(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+			willneed(d, off, len);
 		return;   /* no peek mapping of block devices */
 	}
 	uint8_t *base = (adv & RK_DEV_ADV_WILLNEED) ? file_map(d) : NULL;
@@ -215,7 +236,7 @@ static void file_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv)
 		if (base && a1 > a0 && resident(fp, base, a0, a1))
 			(void)madvise(base + a0, (size_t)(a1 - a0), MADV_POPULATE_READ);
 		else
-			(void)posix_fadvise(fp->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+			willneed(d, off, len);
 	}
 	if (base && a1 > a0 && (adv & RK_DEV_ADV_SEQUENTIAL))
 		(void)madvise(base + a0, (size_t)(a1 - a0), MADV_SEQUENTIAL);
@@ -231,6 +252,47 @@ static const struct rk_dev_ops blk_ops = {
 	.name = "blockdev", .pread = file_pread, .pwrite = file_pwrite,
 	.flush = file_flush, .close = file_close, .advise = file_advise,
 };
+
+/* A queue limit in KiB of block device DEV (a partition: of its disk) from
+ * sysfs; 0 when it cannot be read. */
+static uint64_t queue_kib(dev_t dev, const char *limit)
+{
+	char path[96];
+	for (int up = 0; up < 2; up++) {
+		snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/%s", major(dev), minor(dev),
+		         up ? "../" : "", limit);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		unsigned long long v = 0;
+		int ok = fscanf(f, "%llu", &v) == 1;
+		fclose(f);
+		if (ok)
+			return v;
+	}
+	return 0;
+}
+
+#define WILLNEED_UNKNOWN (128u << 10)   /* no queue to ask: the kernel's default readahead */
+
+/* What one POSIX_FADV_WILLNEED reads at most on ST's file or device: the
+ * larger of the queue's readahead and request size (the kernel's cap);
+ * 0 on tmpfs, which reads nothing ahead. */
+static uint64_t willneed_limit(int fd, const struct stat *st)
+{
+	struct statfs fs;
+	if (S_ISREG(st->st_mode) && fstatfs(fd, &fs) == 0 && fs.f_type == 0x01021994 /* TMPFS_MAGIC */)
+		return 0;
+	dev_t dev = S_ISBLK(st->st_mode) ? st->st_rdev : st->st_dev;
+	uint64_t ra = major(dev) ? queue_kib(dev, "read_ahead_kb") : 0;
+	uint64_t io = major(dev) ? queue_kib(dev, "max_sectors_kb") : 0;
+	uint64_t kib = ra > io ? ra : io;
+	if (kib > (1u << 20))
+		kib = 1u << 20;   /* 1 GiB: more is not a real queue */
+	if (!kib)
+		return WILLNEED_UNKNOWN;
+	return kib < 4 ? 4096 : kib * 1024;
+}
 
 /* Wraps an open fd (ownership taken) after checking what it is. */
 static rk_err wrap_fd(rk_dev **out, int fd, const char *path, int writable)
@@ -284,6 +346,7 @@ static rk_err wrap_fd(rk_dev **out, int fd, const char *path, int writable)
 		return rk_fail(RK_E_NOMEM, "%s: out of memory", path);
 	}
 	fp->fd = fd;
+	fp->willneed_max = willneed_limit(fd, &st);
 	pthread_mutex_init(&fp->mu, NULL);
 	e = rk_dev_new(out, S_ISBLK(st.st_mode) ? &blk_ops : &file_ops, fp, path, size, sector, writable);
 	if (e)

@@ -8,8 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/fs.h>
 
 #include "rk_dev.h"
 #include "helpers/rk_test.h"
@@ -473,6 +477,42 @@ static void skip(const char *why)
 	fflush(stdout);
 }
 
+/* Pages of [0, len) of the open block device FD in its page cache; with
+ * WAIT, after waiting up to 3 s for them all. */
+static size_t resident_pages(int fd, size_t len, int wait)
+{
+	uint8_t *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	static unsigned char vec[(8u << 20) / 4096];
+	ck_assert_uint_le(len / 4096, sizeof vec);
+	size_t n = 0;
+	for (int tries = 0; tries < 300; tries++) {
+		ck_assert_int_eq(mincore(m, len, vec), 0);
+		n = 0;
+		for (size_t i = 0; i < len / 4096; i++)
+			n += vec[i] & 1;
+		if (!wait || n == len / 4096)
+			break;
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	munmap(m, len);
+	return n;
+}
+
+/* Read-ahead advice over a range longer than one POSIX_FADV_WILLNEED reads
+ * (a loop device's 1280 KiB) brings in all of it, not its first part. */
+static void check_readahead(const char *loop, rk_dev *r)
+{
+	const size_t len = 8u << 20;
+	int fd = open(loop, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ioctl(fd, BLKFLSBUF, 0), 0);   /* the device's page cache dropped */
+	ck_assert_uint_lt(resident_pages(fd, len, 0), len / 4096 / 2);   /* (udev may read a little) */
+	rk_dev_advise(r, 0, len, RK_DEV_ADV_READAHEAD);
+	ck_assert_uint_eq(resident_pages(fd, len, 1), len / 4096);
+	close(fd);
+}
+
 START_TEST(loop_device)
 {
 	char cmd[1024], loop[512], out[512];
@@ -526,6 +566,7 @@ START_TEST(loop_device)
 	ck_assert_int_eq(rk_dev_identity(r, &db, &ib), 1);
 	ck_assert(da == db && ia == ib);
 	ck_assert_int_eq(rk_dev_pwrite(r, a, 512, 0), RK_E_READONLY);
+	check_readahead(loop, r);
 	rk_dev_close(r);
 	rk_dev_close(d);
 	/* Released: a writer may open it again. */

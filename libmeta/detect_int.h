@@ -196,6 +196,13 @@ void   dt_btrfs_far(const struct dt_ctx *c, uint64_t *v, uint32_t *n, uint32_t m
  * through H itself; each block read is a probe_ok or probe_bad of H.
  * LIMIT > 0: stop after LIMIT predictions (dt_probe's quick look). */
 void   dt_btrfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit);
+/* detect_exfat.c */
+/* Checks the exFAT whose boot sector BOOT (512 bytes) H puts at volume
+ * byte BASE: the root directory, the up-case table's checksum and the
+ * subdirectories' first clusters (up to 48), read through H; each is a
+ * probe_ok or probe_bad of H (empty ones neither).  LIMIT as
+ * dt_btrfs_probe. */
+void   dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *boot);
 /* Words for a DT_BTRFS_NODE anchor (NULL for other kinds). */
 const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len);
 

@@ -3,8 +3,8 @@
  * backups where their group says, inode tables where the group descriptors
  * say (plausible inodes), directories whose first entry "." names their own
  * inode, NTFS MFT records whose number matches their place, FAT's second
- * FAT and backup boot sector, exFAT's backup boot region, XFS AGF headers,
- * the btrfs superblock mirror and tree blocks (detect_btrfs.c), the GPT
+ * FAT and backup boot sector, exFAT's backup boot region and directories
+ * (detect_exfat.c), XFS AGF headers, the btrfs superblock mirror and tree blocks (detect_btrfs.c), the GPT
  * backup header.  Each prediction that
  * holds is a probe_ok, each that fails a probe_bad; places a hypothesis
  * cannot read (a role missing beyond repair) count as neither. */
@@ -222,6 +222,7 @@ static void dt_probe_at(struct pr *p)
 			memset(m + 0x6A, 0, 2); m[0x70] = 0;
 			tally(p, !memcmp(m, b, 512));
 		}
+		dt_exfat_probe(p->c, p->h, p->base, p->limit, v);
 	} else if (v[510] == 0x55 && v[511] == 0xAA && (v[0] == 0xEB || v[0] == 0xE9) && v[0x0B] == 0 && v[0x10] && v[0x10] <= 2)
 		probe_fat(p, v);
 	else if (!memcmp(v, "XFSB", 4)) {

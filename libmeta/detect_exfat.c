@@ -1,0 +1,195 @@
+/* detect_exfat.c: what an exFAT file system predicts about its own layout,
+ * checked through a hypothesis (dt_probe): the root directory where the
+ * boot sector says, holding the allocation bitmap and up-case table
+ * entries; the up-case table's checksum; each subdirectory's first
+ * cluster where its parent's stream extension says, holding entry sets
+ * whose checksums hold.  exFAT has no "." entries and writers keep files
+ * contiguous (no FAT chains), so directories are the places spread over
+ * the volume that its bytes can confirm.  All fields are read
+ * little-endian and bounds-checked: the boot sector is the image's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_le.h"
+#include "rk_util.h"
+
+#define EX_DIRS 48u                 /* directories visited, at most */
+#define EX_DIR_READ (16u << 10)     /* bytes of a directory read: its first entry sets */
+#define EX_UPCASE_MAX (128u << 10)  /* a larger up-case table is not checked */
+#define EX_ENT 32u
+
+struct exq {
+	struct dt_ctx *c;
+	struct dt_hyp *h;
+	uint64_t base, heap, csize, nclus;
+	uint32_t limit;
+	uint32_t dirs[EX_DIRS];          /* first clusters queued */
+	uint64_t dlen[EX_DIRS];          /* bytes to read there */
+	uint32_t ndirs;
+	uint32_t upcase, upsum;          /* the up-case table: cluster, checksum, length */
+	uint64_t uplen;
+};
+
+/* Volume bytes [BASE + V, +LEN) through the hypothesis: 0 read; 1 not
+ * available (unmapped, missing, or the quick look's limit reached). */
+static int ex_read(struct exq *q, uint64_t v, uint8_t *buf, size_t len)
+{
+	if (v > UINT64_MAX - q->base || (q->limit && q->h->probe_ok + q->h->probe_bad >= q->limit))
+		return 1;
+	return dt_vread(q->c, q->h, q->base + v, buf, len) != 0;
+}
+
+/* The volume byte (from BASE) of cluster K; UINT64_MAX outside the heap. */
+static uint64_t cluster_at(const struct exq *q, uint64_t k)
+{
+	if (k < 2 || k - 2 >= q->nclus)
+		return UINT64_MAX;
+	return q->heap + (k - 2) * q->csize;
+}
+
+/* An entry set's checksum: every byte of its N entries but the checksum
+ * field itself (bytes 2 and 3 of the first), rotated right and added. */
+static uint16_t set_sum(const uint8_t *e, uint32_t n)
+{
+	uint16_t s = 0;
+	for (uint32_t i = 0; i < n * EX_ENT; i++)
+		if (i != 2 && i != 3)
+			s = (uint16_t)(((s & 1) ? 0x8000u : 0) + (s >> 1) + e[i]);
+	return s;
+}
+
+static void queue_dir(struct exq *q, uint32_t clus, uint64_t len)
+{
+	for (uint32_t k = 0; k < q->ndirs; k++)
+		if (q->dirs[k] == clus)
+			return;
+	if (q->ndirs < EX_DIRS) {
+		q->dirs[q->ndirs] = clus;
+		q->dlen[q->ndirs++] = len;
+	}
+}
+
+/* One file entry set at E (LEFT entries available): 1 its checksum and
+ * secondary entries hold (a subdirectory's first cluster queued), -1 they
+ * do not, 0 it runs past the bytes read.  *N: its entry count. */
+static int file_set(struct exq *q, const uint8_t *e, uint32_t left, uint32_t *n)
+{
+	uint32_t sc = e[1];
+	*n = 1;
+	if (sc < 2 || sc > 18)
+		return -1;
+	if (sc + 1 > left)
+		return 0;
+	*n = sc + 1;
+	const uint8_t *st = e + EX_ENT;
+	if (st[0] != 0xC0 || rk_get_le16(e + 2) != set_sum(e, sc + 1))
+		return -1;
+	for (uint32_t k = 2; k <= sc; k++)
+		if ((e[k * EX_ENT] & 0xC0) != 0xC0)   /* in-use secondary entries */
+			return -1;
+	uint32_t first = rk_get_le32(st + 20);
+	uint64_t dlen = rk_get_le64(st + 24);
+	if ((rk_get_le16(e + 4) & 0x10) && (st[1] & 1) && first)
+		queue_dir(q, first, (st[1] & 2) ? dlen : q->csize);
+	return 1;
+}
+
+/* Parses the directory bytes D (LEN): *SYS gets 1 for an allocation
+ * bitmap entry, 2 for an up-case table entry; returns the entry sets
+ * whose checksums hold, or -1 when an in-use entry is not exFAT's. */
+static int parse_dir(struct exq *q, const uint8_t *d, size_t len, unsigned *sys)
+{
+	uint32_t n = (uint32_t)(len / EX_ENT), good = 0;
+	for (uint32_t i = 0; i < n;) {
+		const uint8_t *e = d + (size_t)i * EX_ENT;
+		uint8_t t = e[0];
+		uint32_t used = 1;
+		if (t == 0)
+			break;   /* the end of the directory */
+		if (t == 0x81) {
+			*sys |= 1;
+		} else if (t == 0x82) {
+			*sys |= 2;
+			q->upcase = rk_get_le32(e + 20);
+			q->upsum = rk_get_le32(e + 4);
+			q->uplen = rk_get_le64(e + 24);
+		} else if (t == 0x85) {
+			int r = file_set(q, e, n - i, &used);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break;
+			good++;
+		} else if ((t & 0x80) && t != 0x83 && t != 0xA0 && (t & 0xE0) != 0xA0) {
+			return -1;   /* an in-use critical entry exFAT does not define here */
+		}
+		i += used;
+	}
+	return (int)good;
+}
+
+/* Reads and parses the directory at cluster K (LEN bytes at most): a
+ * probe_ok when it holds valid entry sets (and, for the root, the
+ * bitmap and up-case entries), a probe_bad when it holds anything else;
+ * nothing for an empty one or one that cannot be read. */
+static void probe_dir(struct exq *q, uint32_t k, uint64_t len, int root, uint8_t *buf)
+{
+	uint64_t v = cluster_at(q, k);
+	size_t n = len < EX_DIR_READ ? (size_t)len : EX_DIR_READ;
+	n = n / EX_ENT * EX_ENT;
+	if (v == UINT64_MAX || !n || ex_read(q, v, buf, n))
+		return;
+	if (rk_buf_is_zero(buf, n))
+		return;   /* empty, or never written: nothing to confirm */
+	unsigned sys = 0;
+	int good = parse_dir(q, buf, n, &sys);
+	int ok = root ? good >= 0 && sys == 3 : good > 0;   /* the root always lists the bitmap and up-case table */
+	if (ok)
+		q->h->probe_ok++;
+	else
+		q->h->probe_bad++;
+}
+
+/* The up-case table's checksum where the root directory put it. */
+static void probe_upcase(struct exq *q)
+{
+	uint64_t v = cluster_at(q, q->upcase);
+	if (v == UINT64_MAX || q->uplen == 0 || q->uplen > EX_UPCASE_MAX)
+		return;
+	uint8_t *t = malloc((size_t)q->uplen);
+	if (!t)
+		return;
+	if (!ex_read(q, v, t, (size_t)q->uplen)) {
+		uint32_t s = 0;
+		for (uint64_t i = 0; i < q->uplen; i++)
+			s = ((s & 1) ? 0x80000000u : 0) + (s >> 1) + t[i];
+		if (s == q->upsum)
+			q->h->probe_ok++;
+		else
+			q->h->probe_bad++;
+	}
+	free(t);
+}
+
+/* See detect_int.h. */
+void dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *boot)
+{
+	uint32_t bps_sh = boot[0x6C], spc_sh = boot[0x6D];
+	if (bps_sh < 9 || bps_sh > 12 || spc_sh > 25 - bps_sh)
+		return;
+	struct exq *q = calloc(1, sizeof *q);
+	uint8_t *buf = malloc(EX_DIR_READ);
+	if (!q || !buf)
+		goto out;
+	*q = (struct exq){ .c = c, .h = h, .base = base, .limit = limit,
+	                   .heap = (uint64_t)rk_get_le32(boot + 0x58) << bps_sh,
+	                   .csize = 1ull << (bps_sh + spc_sh), .nclus = rk_get_le32(boot + 0x5C) };
+	probe_dir(q, rk_get_le32(boot + 0x60), q->csize, 1, buf);
+	probe_upcase(q);
+	for (uint32_t k = 0; k < q->ndirs; k++)
+		probe_dir(q, q->dirs[k], q->dlen[k], 0, buf);
+out:
+	free(q);
+	free(buf);
+}

@@ -495,9 +495,14 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	}
 	struct offs mine = { { 0 }, 0 };   /* the image's own voted start, else the shared ones */
 	uint32_t mask = pf->mask[u[k]];
-	if (mask && !c->hints.have_offset)
+	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-	else
+		/* with one or two images left, the shared starts too, where its
+		 * anchors' roles do not bind: a few anchors on parity copies may
+		 * vote a start that is not its own (seed 1020) */
+		for (uint32_t q = 0; q < off->n && nu <= 2; q++)
+			offs_add(&mine, off->v[q]);
+	} else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
 	int eq = ps_narrow(c, h, u[k], &mine);
@@ -505,9 +510,11 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
-		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
+		if (h->role_img[r] >= 0)
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
+			if (mask && !(mask & (1u << r)) && mine.v[o] == pf->off[u[k]][0])
+				continue;   /* at the start its anchors voted, the roles they allow */
 			/* stage 1's member size is a guess; the scan's members
 			 * set it in finish() */
 			if (c->img[u[k]].size < mine.v[o] + (eq ? DT_BLK : h->g.member_size))

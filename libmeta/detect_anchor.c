@@ -160,6 +160,7 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		uint64_t at = base + o, bk;
 		dt_self_scan(c, i, at, p, len - o);
 		dt_btrfs_scan(c, i, at, p, len - o);
+		dt_ext_scan(c, i, at, p, len - o);
 		if (o + 1024 <= len && ext_sb(fs, p))
 			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
 		else if (gpt_hdr(fs, p))
@@ -273,6 +274,7 @@ void dt_resolve(struct dt_ctx *c)
 {
 	if (!c->nanc)
 		return;
+	dt_ext_learn(c);
 	qsort(c->anc, c->nanc, sizeof *c->anc, anc_cmp);
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
@@ -280,7 +282,9 @@ void dt_resolve(struct dt_ctx *c)
 			continue;
 		c->anc[w] = c->anc[k];
 		resolve_one(&c->fs, &c->anc[w]);
-		if (c->anc[w].kind == DT_BTRFS_NODE)
+		if (c->anc[w].kind == DT_EXT_INO)
+			dt_ext_resolve(c, &c->anc[w]);
+		else if (c->anc[w].kind == DT_BTRFS_NODE)
 			dt_btrfs_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind >= DT_XFS_INO)
 			dt_self_resolve(c, &c->anc[w]);
@@ -293,7 +297,7 @@ void dt_resolve(struct dt_ctx *c)
 /* Words for an anchor, e.g. "ext superblock of group 3". */
 const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 {
-	if (dt_self_name(a, buf, len) || dt_btrfs_name(a, buf, len))
+	if (dt_self_name(a, buf, len) || dt_btrfs_name(a, buf, len) || dt_ext_name(a, buf, len))
 		return buf;
 	switch (a->kind) {
 	case DT_EXT_SB: snprintf(buf, len, "ext superblock group %llu", (unsigned long long)a->raw); break;

@@ -31,6 +31,8 @@ enum dt_kind {
 	DT_FAT_DIR,         /* FAT directory's "." entry, raw = its own cluster */
 	DT_FAT_TAB,         /* FAT sector of sequential chains, raw = first entry (bit 63: FAT32) */
 	DT_BTRFS_NODE,      /* btrfs tree block, raw = its logical bytenr, tag = fsid (detect_btrfs.c) */
+	DT_EXT_INO,         /* ext4 inode (metadata_csum), raw = its checksum less what the inode gives,
+	                     * tag = its number once resolved (detect_ext.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -69,6 +71,23 @@ struct dt_btrfs {
 	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
 };
 
+/* What detect_ext.c learns: group-0 superblocks seen (where the group
+ * descriptors follow), then from the first whose descriptors' checksums
+ * hold: the inode tables' volume bytes, inodes per group and in all, the
+ * checksum's seed term A and the inverse of its linear part in the inode
+ * number (32 columns). */
+#define DT_EXT_SBS 4u
+#define DT_EXT_GROUPS 64u
+struct dt_ext_sb { uint32_t img; uint64_t ioff; };
+struct dt_ext {
+	struct dt_ext_sb sb[DT_EXT_SBS];
+	uint32_t nsb;
+	int      learnt;
+	uint32_t ipg, icount, ngroups, a, ginv[32];
+	uint64_t itable[DT_EXT_GROUPS];
+	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
+};
+
 /* File-system parameters learnt from the scan (what resolving anchors and
  * probing need). */
 struct dt_fs {
@@ -101,6 +120,7 @@ struct dt_ctx {
 	struct dt_fs fs;
 	struct dt_self self;
 	struct dt_btrfs btrfs;
+	struct dt_ext ext;
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
 	uint64_t hyps;
@@ -206,6 +226,20 @@ void   dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_
 /* Words for a DT_BTRFS_NODE anchor (NULL for other kinds). */
 const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len);
 
+/* detect_ext.c: ext4 inodes named by their checksums. */
+/* Looks at the 512-byte sector P at image I's byte AT (LEFT bytes readable
+ * from P): notes a group-0 superblock, adds an anchor for each inode
+ * that looks in use. */
+void   dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left);
+/* Learns the seed, counts and inode tables from the first superblock
+ * noted whose group descriptors' checksums hold (reads; once). */
+void   dt_ext_learn(struct dt_ctx *c);
+/* Resolves a DT_EXT_INO hit (A->voff; DT_NONE when nothing is learnt or
+ * the number is not one of the file system's inodes). */
+void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);
+/* Words for a DT_EXT_INO anchor (NULL for other kinds). */
+const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len);
+
 /* detect_stripe.c */
 /* The data start of a linear array's first member that most anchors sure
  * to lie on it agree on (0 when none does). */
@@ -246,6 +280,14 @@ void   dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples,
  * counted into H's rows; 0 checked, 1 skipped (unreadable, or too many
  * roles missing to check). */
 int    dt_parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len);
+
+/* Whether anchor A, which H puts on a P block at member byte M of its
+ * image's role, is a copy of its own data there: A's volume byte is data
+ * of that very row at member byte M, and the row's other data blocks hold
+ * zeros at A's sector (its data block, when present, equal to A's): what
+ * a parity block holds when one block of its row has data.  0 also when
+ * the copied block and another data block are both missing (unproven). */
+int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m);
 
 /* detect_rotation.c */
 /* Collects the mixed rows (c->mixed): rows at equal offsets of the members

@@ -146,3 +146,46 @@ void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, u
 	dt_check_mixed(c, h, quick ? QUICK_MIXED : FULL_MIXED);
 	h->checked = h->rows > 0;
 }
+
+/* The 512 bytes at image I's byte OFF, through the cache (4 KiB blocks at
+ * aligned offsets, so anchors close together share reads). */
+static const uint8_t *sector_at(struct dt_ctx *c, uint32_t i, uint64_t off)
+{
+	uint64_t base = off & ~(uint64_t)(DT_BLK - 1);
+	const uint8_t *b = dt_block(c, i, base);
+	return b ? b + (off - base) : NULL;
+}
+
+/* See detect_int.h. */
+int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m)
+{
+	const struct rk_geom *g = &h->g;
+	uint64_t vv[2] = { a->voff, a->voff2 };
+	for (int t = 0; t < 2; t++) {
+		struct rk_loc loc;
+		if (vv[t] == DT_NONE || rk_geom_copies(g, vv[t], &loc, 1) != 1 || loc.member_off != m)
+			continue;   /* not the data of this very row and place */
+		uint32_t vol_role[DT_MAX_ROLES];
+		struct rk_stripe_map sm = { .vol_role = vol_role };
+		if (rk_geom_stripe_map(g, loc.stripe, &sm) || sm.p_role == loc.role || g->ndata > DT_MAX_ROLES)
+			continue;
+		const uint8_t *pb = sector_at(c, a->img, a->ioff);
+		int ok = pb != NULL, own = h->role_img[loc.role] >= 0;
+		/* P equals that data block when the row's other data blocks are
+		 * zero: the present ones are read; a missing one is then zero by
+		 * P itself when the copied block is present and equal, and
+		 * unproven when the copied block is missing too */
+		for (uint32_t d = 0; d < g->ndata && ok; d++) {
+			uint32_t r = vol_role[d];
+			if (h->role_img[r] < 0) {
+				ok = r == loc.role || own;
+				continue;
+			}
+			const uint8_t *b = sector_at(c, (uint32_t)h->role_img[r], h->off[r] + m);
+			ok = b && (r == loc.role ? !memcmp(b, pb, 512) : rk_buf_is_zero(b, 512));
+		}
+		if (ok)
+			return 1;
+	}
+	return 0;
+}

@@ -93,6 +93,31 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 	}
 }
 
+/* Adds to H's agreeing anchors those on its P blocks that are proven
+ * copies of their own data (dt_parity_copy): a hypothesis that reads
+ * such a block as data gets them as agreeing, so the one that places
+ * parity there must too (seed 2007: a RAID-5 with its first member gone
+ * lost to a RAID-4 reading of the same images with 8 anchors against
+ * it).  Costs reads: only the hypotheses probed in full get it, once. */
+static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
+{
+	if (!h->g.nparity)
+		return;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		int32_t r = -1;
+		for (uint32_t q = 0; q < h->g.nroles && r < 0; q++)
+			if (h->role_img[q] == (int32_t)a->img)
+				r = (int32_t)q;
+		if (a->voff == DT_NONE || r < 0 || a->ioff < h->off[r] || a->ioff - h->off[r] >= h->g.member_size)
+			continue;
+		uint64_t v, m = a->ioff - h->off[r];
+		enum rk_blk_kind kind;
+		if (!rk_geom_unmap(&h->g, (uint32_t)r, m, &v, &kind) && kind == RK_BLK_P && dt_parity_copy(c, h, a, m))
+			h->anc_ok++;
+	}
+}
+
 /* The geometry's stage-1 key: per image, the most anchors that agree on
  * one data start, summed.  Role-free on purpose: a parity block that
  * copies an anchor sits at the same member offset as the data it copies,
@@ -470,9 +495,14 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	}
 	struct offs mine = { { 0 }, 0 };   /* the image's own voted start, else the shared ones */
 	uint32_t mask = pf->mask[u[k]];
-	if (mask && !c->hints.have_offset)
+	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-	else
+		/* with one or two images left, the shared starts too, where its
+		 * anchors' roles do not bind: a few anchors on parity copies may
+		 * vote a start that is not its own (seed 1020) */
+		for (uint32_t q = 0; q < off->n && nu <= 2; q++)
+			offs_add(&mine, off->v[q]);
+	} else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
 	int eq = ps_narrow(c, h, u[k], &mine);
@@ -480,9 +510,11 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
-		if (h->role_img[r] >= 0 || (mask && !(mask & (1u << r))))
+		if (h->role_img[r] >= 0)
 			continue;
 		for (uint32_t o = 0; o < mine.n; o++) {
+			if (mask && !(mask & (1u << r)) && mine.v[o] == pf->off[u[k]][0])
+				continue;   /* at the start its anchors voted, the roles they allow */
 			/* stage 1's member size is a guess; the scan's members
 			 * set it in finish() */
 			if (c->img[u[k]].size < mine.v[o] + (eq ? DT_BLK : h->g.member_size))
@@ -882,7 +914,10 @@ static rk_err fill(struct dt_ctx *c, struct rk_detect_result *r, struct dt_hyp *
 		    (v == a->voff || v == a->voff2)) {
 			o->agrees = 1;
 			o->volume_off = v;
-		}
+		} else if (role >= 0 && a->ioff >= b->off[role] && a->ioff - b->off[role] < b->g.member_size &&
+		           !rk_geom_unmap(&b->g, (uint32_t)role, a->ioff - b->off[role], &v, &kind) && kind == RK_BLK_P &&
+		           dt_parity_copy(c, b, a, a->ioff - b->off[role]))
+			o->agrees = 1;   /* a parity block copying it (copy_score) */
 	}
 	return RK_OK;
 }
@@ -1022,6 +1057,69 @@ static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+/* Whether a hypothesis of L that reads the volume otherwise than the
+ * winner L->h[BI] (not equivalent, not the same export) has no anchor
+ * against it where the winner has some, with no more roles missing and
+ * its file-system predictions as good: the winner's extra agreeing
+ * anchors may then be parity read as data (seed 2007: a RAID-5 with its
+ * first member gone read as a RAID-4 whose parity member holds data,
+ * the XOR of sequential NTFS records looking like a later record). */
+static int clean_rival(const struct hlist *l, uint32_t bi, const uint8_t *same)
+{
+	const struct dt_hyp *b = &l->h[bi];
+	if (!b->anc_bad)
+		return 0;
+	for (uint32_t k = 0; k < l->n && k < FULL_PROBE; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k != bi && !same[k] && h->score > -1e8 && !h->anc_bad && h->anc_ok && h->missing <= b->missing &&
+		    h->probe_ok >= b->probe_ok && h->probe_bad <= b->probe_bad && !equivalent(b, h))
+			return 1;
+	}
+	return 0;
+}
+
+/* Evidence enough that chance cannot give it: redundancy verified over
+ * DT_SURE_ROWS non-zero rows, or DT_SURE_ANC anchors and predictions.
+ * Under both, the data is too sparse to tell (rk_detect_result.sparse). */
+#define DT_SURE_ROWS 8u
+#define DT_SURE_ANC 12u
+static int sure_enough(const struct dt_hyp *b)
+{
+	return (b->checked && b->rows_nz >= DT_SURE_ROWS) || b->anc_ok + b->probe_ok >= DT_SURE_ANC;
+}
+
+/* Why the best hypothesis B may not be named the answer (each rule was a
+ * wrong answer of the corpus; a wrong answer is the worst outcome for an
+ * examiner), NULL when none applies. */
+static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
+{
+	if (!sure_enough(b))
+		return "too little evidence";
+	/* one image alone is a plain disk: it names the array only when no
+	 * other image holds anchors it leaves unexplained */
+	if (b->g.nroles - b->missing < 2 && unexplained(c, b))
+		return "one image used while others hold anchors";
+	/* a role missing while an image left out holds anchors: that image may
+	 * be the member (seed 1055: the member holding the volume's start) */
+	if (b->missing && unexplained(c, b) && unexplained_fits(c, b))
+		return "an image left out may be the missing member";
+	/* the file system's own structure, read through the answer, must
+	 * mostly hold (stale copies of metadata fail a few predictions) */
+	if (b->probe_bad * 10 > b->probe_ok || b->anc_bad * 2 > b->anc_ok)
+		return "file-system predictions or anchors fail";
+	/* nothing at the volume start that a file system or partition table
+	 * would put there, and no prediction holds: the anchors then come
+	 * from parity or a rebuilt role read as data (seeds 1019 and 1071: a
+	 * RAID-5 with a member gone read as RAID-0 and as RAID-6) */
+	if (!b->probe_ok && !dt_fs_claim(c, b))
+		return "no file system at the volume start";
+	/* a role missing where redundancy is left to check it: the check must
+	 * have run (a RAID-5 is otherwise a RAID-6 whose Q is missing) */
+	if (b->missing && b->missing < b->g.nparity && !(b->checked && b->rows_nz >= DT_SURE_ROWS))
+		return "a role missing and redundancy unchecked";
+	return NULL;
+}
+
 #ifdef DT_DEBUG
 /* The best hypotheses on stderr (a debugging build). */
 static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
@@ -1055,6 +1153,8 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
 	/* the best get every prediction checked, the close ones more rows */
 	for (uint32_t k = 0; k < l.n && k < FULL_PROBE; k++) {
+		dt_cache_trim(c);
+		copy_score(c, &l.h[k]);
 		dt_probe(c, &l.h[k], 0);
 		l.h[k].score = score_of(&l.h[k]);
 	}
@@ -1092,46 +1192,40 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	debug_top(&l, bi, same);
 #endif
 	const struct dt_hyp *ru = list_alts(&l, bi, r, same);
+	int clean = clean_rival(&l, bi, same);
 	free(same);
 	double margin = ru ? best.score - ru->score : best.score;
 	double ev = (double)best.anc_ok + best.probe_ok + (best.checked && best.rows_nz ? 8.0 * best.rows_ok / best.rows_nz : 0);
 	r->confidence = confidence_of(&best, margin);
 	r->ambiguous = ru && margin < 1;
-	/* an answer needs evidence enough that chance cannot give it: redundancy
-	 * verified over non-zero rows, or a dozen predictions and anchors */
-	int enough = (best.checked && best.rows_nz >= 8) || best.anc_ok + best.probe_ok >= 12;
-	/* one image alone is a plain disk: it names the array only when no
-	 * other image holds anchors it leaves unexplained */
-	if (best.g.nroles - best.missing < 2 && unexplained(c, &best))
-		enough = 0;
-	/* a role missing while an image left out holds anchors: that image may
-	 * be the member (seed 1055: the member holding the volume's start) */
-	if (best.missing && unexplained(c, &best) && unexplained_fits(c, &best))
-		enough = 0;
-	/* the file system's own structure, read through the answer, must
-	 * mostly hold (stale copies of metadata fail a few predictions) */
-	if (best.probe_bad * 10 > best.probe_ok || best.anc_bad * 2 > best.anc_ok)
-		enough = 0;
-	/* a role missing where redundancy is left to check it: the check must
-	 * have run (a RAID-5 is otherwise a RAID-6 whose Q is missing) */
-	if (best.missing && best.missing < best.g.nparity && !(best.checked && best.rows_nz >= 8))
-		enough = 0;
+	const char *held = held_back(c, &best);
+	if (!held && clean)
+		held = "another reading, with no more roles missing, has no anchor against it";
+	r->sparse = !sure_enough(&best);
 #ifdef DT_DEBUG
-	fprintf(stderr, "GATE enough %d amb %d score %.2f ev %.1f conf %.3f miss %u unexpl %u anc %u/%u probe %u/%u\n", enough,
-	        r->ambiguous, best.score, ev, r->confidence, best.missing, unexplained(c, &best), best.anc_ok, best.anc_bad,
-	        best.probe_ok, best.probe_bad);
+	fprintf(stderr, "GATE held %s amb %d score %.2f ev %.1f conf %.3f miss %u unexpl %u anc %u/%u probe %u/%u\n",
+	        held ? held : "-", r->ambiguous, best.score, ev, r->confidence, best.missing, unexplained(c, &best),
+	        best.anc_ok, best.anc_bad, best.probe_ok, best.probe_bad);
 #endif
-	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && enough && r->confidence >= 0.7;
+	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && !held && r->confidence >= 0.7;
 	e = fill(c, r, &best);
 	if (r->found)
 		snprintf(r->why, sizeof r->why, "the best of %llu hypotheses by a margin of %.1f",
 		         (unsigned long long)c->hyps, margin);
+	else if (r->sparse)   /* where the data is too sparse to tell, whatever else */
+		snprintf(r->why, sizeof r->why, "too sparse to tell: %u anchors and file-system predictions hold (%u needed) "
+		         "and %llu non-zero rows checked redundancy (%u needed%s)%s", best.anc_ok + best.probe_ok, DT_SURE_ANC,
+		         (unsigned long long)(best.checked ? best.rows_nz : 0), DT_SURE_ROWS,
+		         best.checked ? "" : rk_geom_redundancy(&best.g) ? "; none left with the roles missing" : "; the level has none",
+		         r->ambiguous ? "; hypotheses that map the volume differently tie" : "");
 	else if (r->ambiguous)
 		snprintf(r->why, sizeof r->why, "ambiguous: %u hypotheses that map the volume differently explain the data equally well",
 		         1 + (uint32_t)(r->nalts && r->alts[0].score >= best.score - 1 ? 1 : 0));
+	else if (held)
+		snprintf(r->why, sizeof r->why, "held back: %s", held);
 	else
-		snprintf(r->why, sizeof r->why, "too little evidence: %u anchors, %u probes, %llu non-zero rows",
-		         best.anc_ok, best.probe_ok, (unsigned long long)best.rows_nz);
+		snprintf(r->why, sizeof r->why, "too little evidence: confidence %.2f (0.7 needed), score %.1f",
+		         r->confidence, best.score);
 	free(l.h);
 	return e;
 }

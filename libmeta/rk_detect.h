@@ -52,6 +52,9 @@ struct rk_detect_alt {
 struct rk_detect_result {
 	int      found;              /* 1: one answer; 0: nothing or ambiguous */
 	int      ambiguous;          /* found == 0 because candidates tie */
+	int      sparse;             /* the best hypothesis has under the evidence an answer
+	                              * needs (8 non-zero rows of redundancy or 12 anchors and
+	                              * predictions): the data is too sparse to tell */
 	double   confidence;         /* 0..1 */
 	struct rk_geometry geom;     /* the answer (paths copied); valid when found */
 	int32_t *image_role;         /* per image given: its role, -1 not used */

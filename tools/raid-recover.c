@@ -421,6 +421,7 @@ static void evidence_json(rk_json *j, const struct rk_detect_result *r, char **i
 	rk_json_key(j, "consistent_share");
 	rk_json_double(j, r->rows_nonzero ? (double)r->rows_consistent / (double)r->rows_nonzero : 0);
 	rk_json_kbool(j, "redundancy_checked", r->redundancy_checked);
+	rk_json_kbool(j, "sparse", r->sparse);
 	CLI_JSON_U64S(j, { "anchors_agree", r->anchors_agree }, { "anchors_total", r->anchors_total },
 	              { "probes_ok", r->probes_ok }, { "probes_failed", r->probes_bad },
 	              { "hypotheses", r->hypotheses }, { "max_read_per_image", r->max_read });

@@ -154,6 +154,8 @@ static struct rk_detect_result *detect(const char *const *order, const struct rk
 	RK_REQUIRE_MSG(e == RK_OK, "rk_detect_run: %s", rk_errmsg());
 	for (uint32_t k = 0; k < n; k++)
 		free(paths[k]);
+	/* an answer is never called too sparse: the two exclude each other */
+	RK_REQUIRE_MSG(!(r->found && r->sparse), "found, yet too sparse: %s", r->why);
 	if (getenv("DETECT_DEBUG")) {   /* for whoever debugs a failure */
 		char lay[32];
 		fprintf(stderr, "found %d amb %d conf %.2f: %s %s chunk %llu n %u; anchors %u/%u probes %u/%u rows %llu/%llu/%llu: %s\n",
@@ -355,6 +357,9 @@ START_TEST(t_near_empty)
 	const char *order[] = { "m1", "m2", "m0", NULL };
 	struct rk_detect_result *r = detect(order, NULL);
 	RK_REQUIRE_MSG(!r->found, "found a geometry in an empty volume: %s", r->why);
+	/* and it says why: the evidence counted against what an answer needs */
+	RK_REQUIRE_MSG(r->sparse && !strncmp(r->why, "too sparse to tell: ", 20) && strstr(r->why, "(12 needed)"),
+	               "not called too sparse: %s", r->why);
 	rk_detect_free(r);
 }
 END_TEST

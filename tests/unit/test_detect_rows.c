@@ -120,5 +120,60 @@ START_TEST(t_mixed_rows)
 }
 END_TEST
 
+/* A parity block copying the one data block of its row that holds data
+ * (dt_parity_copy): an anchor on it is proven a copy of its own data under
+ * the true hypothesis, also with the copied member missing; not when the
+ * row holds other data, nor under a hypothesis that puts the anchor's
+ * volume byte in another row. */
+START_TEST(t_parity_copy)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, NM, MEMBER));
+	uint32_t vr[NM], slot[NM];
+	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
+	uint8_t *m[NM];
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
+	uint64_t at = sm.member_off + 8192;   /* a sector of stripe 3's data block 1, copied by P */
+	rk_test_fill_seeded(m[vr[1]] + at, 512, 77);
+	memcpy(m[sm.p_role] + at, m[vr[1]] + at, 512);
+	rk_test_fill_seeded(m[vr[2]] + at + 512, 512, 78);   /* the next sector: two blocks of data */
+	for (uint32_t k = 0; k < 512; k++)
+		m[sm.p_role][at + 512 + k] = m[vr[2]][at + 512 + k];
+	rk_test_fill_seeded(m[vr[0]] + at + 512, 512, 79);
+	for (uint32_t k = 0; k < 512; k++)
+		m[sm.p_role][at + 512 + k] ^= m[vr[0]][at + 512 + k];
+	for (uint32_t r = 0; r < NM; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
+		free(m[r]);
+	}
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	struct dt_hyp h;
+	memset(&h, 0, sizeof h);
+	h.g = g;
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h.role_img[r] = r < NM ? (int32_t)r : -1;
+	uint64_t v = 3 * 3 * (uint64_t)CHUNK + CHUNK + 8192;   /* stripe 3, data block 1 */
+	struct dt_anchor a = { DT_EXT_SB, sm.p_role, at, 0, v, DT_NONE, 0 };
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at));
+	h.role_img[vr[1]] = -1;   /* the copied member missing: the others are zero */
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at));
+	h.role_img[vr[1]] = (int32_t)vr[1];
+	a.voff = v + CHUNK;       /* block 2's byte: its block is zero, not a copy */
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at));
+	a.voff = v + 3 * (uint64_t)CHUNK;   /* the next stripe's: another row */
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at));
+	struct dt_anchor b = { DT_EXT_SB, sm.p_role, at + 512, 0, v + CHUNK + 512, DT_NONE, 0 };
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512));   /* P is the XOR of two blocks there */
+	h.role_img[vr[0]] = -1;   /* block 0 missing: P may be that XOR, a copy unproven */
+	h.role_img[vr[2]] = -1;
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512));
+	dt_close(&c);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy)) })

@@ -1,0 +1,272 @@
+/* detect_ext.c: ext4 inodes as anchors (spec/detect.md).
+ *
+ * With metadata_csum every inode carries crc32c(seed, inode number,
+ * generation, inode): its checksum names its own number, and the group
+ * descriptors say where each group's inode table lies, so an inode found
+ * anywhere on the members is a volume byte.  An ext4 of one group (under
+ * 128 MiB with 4 KiB blocks) has no superblock backup; its inodes are then
+ * the anchors that pin members beyond the first.
+ *
+ * The number is not searched for: the checksum (without a final inversion)
+ * is affine in the number, stored = A ^ G(number) ^ H(generation, inode),
+ * with A from the seed alone, G linear and invertible (a 32-bit CRC of four
+ * bytes, then zeros) and H the CRC of the rest from a zero state.  The scan
+ * keeps stored ^ H (it needs no superblock); resolving applies A and the
+ * inverse of G once the superblock and the group descriptors are known. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_le.h"
+
+#define EXT_CAP 384u     /* inode anchors per image (the stage-1 cost grows with anchors) */
+#define ISIZE 256u       /* the inode size taken (mkfs.ext4's; others are not anchored) */
+
+/* crc32c of N bytes at P from register CRC, no inversion either side. */
+static uint32_t crc_raw(uint32_t crc, const uint8_t *p, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		crc ^= p[k];
+		for (int b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
+	}
+	return crc;
+}
+
+/* The same over N zero bytes. */
+static uint32_t crc_zeros(uint32_t crc, size_t n)
+{
+	static const uint8_t z[64];
+	for (; n >= sizeof z; n -= sizeof z)
+		crc = crc_raw(crc, z, sizeof z);
+	return crc_raw(crc, z, n);
+}
+
+/* Whether the 256 bytes at Q look like an in-use inode carrying both
+ * checksum halves: a file, directory or symlink with links, extents (or
+ * inline data), i_extra_isize that covers i_checksum_hi. */
+static int inode_like(const uint8_t *q)
+{
+	uint32_t type = rk_get_le16(q) & 0xF000u, links = rk_get_le16(q + 0x1A), flags = rk_get_le32(q + 0x20);
+	uint32_t extra = rk_get_le16(q + 0x80);
+	if ((type != 0x4000 && type != 0x8000 && type != 0xA000) || !links || extra < 4 || extra > ISIZE - 128 || (extra & 3))
+		return 0;
+	if (flags & 0x10000000u)
+		return 1;   /* inline data */
+	return (flags & 0x80000u) && rk_get_le16(q + 0x28) == 0xF30A;
+}
+
+/* H(generation, inode) xor the stored checksum: the scan's raw value. */
+static uint32_t inode_raw(const uint8_t *q)
+{
+	uint8_t b[ISIZE];
+	memcpy(b, q, ISIZE);
+	uint32_t stored = rk_get_le16(b + 0x7C) | (uint32_t)rk_get_le16(b + 0x82) << 16;
+	memset(b + 0x7C, 0, 2);
+	memset(b + 0x82, 0, 2);
+	uint32_t h = crc_zeros(0, 4);
+	h = crc_raw(h, q + 0x64, 4);   /* i_generation */
+	return stored ^ crc_raw(h, b, ISIZE);
+}
+
+/* See detect_int.h. */
+void dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left)
+{
+	struct dt_ext *e = &c->ext;
+	if (left >= 1024 && rk_get_le16(p + 0x38) == 0xEF53 && rk_get_le16(p + 0x5A) == 0 && e->nsb < DT_EXT_SBS)
+		e->sb[e->nsb++] = (struct dt_ext_sb){ i, at };
+	if (i >= DT_MAX_ROLES + 8)
+		return;
+	for (uint32_t h = 0; h < 512 && e->nper[i] < EXT_CAP; h += ISIZE)
+		if (inode_like(p + h) &&
+		    dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_INO, i, at + h, inode_raw(p + h), DT_NONE, DT_NONE, 0 }))
+			e->nper[i]++;
+}
+
+/* The inverse of G (x -> crc_raw(0, le32 x, then 4 + ISIZE zeros)) as 32
+ * columns; 0 when singular (it is not). */
+static int g_inverse(uint32_t inv[32])
+{
+	uint32_t m[32], id[32];
+	for (int b = 0; b < 32; b++) {
+		uint8_t x[4];
+		rk_put_le32(x, 1u << b);
+		m[b] = crc_zeros(crc_raw(0, x, 4), 4 + ISIZE);   /* column b: G(bit b) */
+		id[b] = 1u << b;
+	}
+	/* Gauss-Jordan on columns: reduce m to the identity, id follows */
+	for (int r = 0; r < 32; r++) {
+		int k = r;
+		while (k < 32 && !(m[k] >> r & 1))
+			k++;
+		if (k == 32)
+			return 0;
+		uint32_t t = m[k]; m[k] = m[r]; m[r] = t;
+		t = id[k]; id[k] = id[r]; id[r] = t;
+		for (int q = 0; q < 32; q++)
+			if (q != r && (m[q] >> r & 1)) {
+				m[q] ^= m[r];
+				id[q] ^= id[r];
+			}
+	}
+	/* m[r] = e_r now, so G(id[r]) = e_r: G^-1 maps bit r to id[r] */
+	memcpy(inv, id, sizeof id);
+	return 1;
+}
+
+/* Reads the group descriptors at image I's byte AT (DSZ bytes each, up to
+ * NGROUPS, in one block of BS) into E->itable while their checksums
+ * (crc32c from SEED over the group number and the descriptor) hold;
+ * returns how many did. */
+static uint32_t gdt_read(struct dt_ctx *c, uint32_t i, uint64_t at, uint32_t seed, uint32_t dsz, uint32_t bs,
+                         uint64_t ngroups, struct dt_ext *e)
+{
+	uint8_t d[1024];
+	uint32_t n = 0;
+	for (uint64_t g = 0; g < ngroups && g < DT_EXT_GROUPS && g < bs / dsz; g++) {
+		if (dt_read(c, i, at + g * dsz, d, dsz))
+			break;
+		uint8_t le[4];
+		rk_put_le32(le, (uint32_t)g);
+		uint32_t cs = crc_raw(crc_raw(seed, le, 4), d, 0x1E);
+		cs = crc_raw(crc_zeros(cs, 2), d + 0x20, dsz - 0x20);
+		if ((cs & 0xFFFF) != rk_get_le16(d + 0x1E))
+			break;
+		e->itable[g] = (rk_get_le32(d + 8) | (dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x28) << 32 : 0)) * bs;
+		n++;
+	}
+	return n;
+}
+
+#define GDT_SPAN ((4u << 20) + 65536u)   /* where a member's data starts (gencase: below 4 MiB) */
+
+/* Whether the DSZ bytes at D are group 0's descriptor of a file system of
+ * BLOCKS blocks: its checksum (16 bits) holds and its bitmaps and inode
+ * table lie in the file system (random bytes pass that about never). */
+static int gdt0_at(const uint8_t *d, uint32_t seed, uint32_t dsz, uint64_t blocks)
+{
+	uint64_t bb = rk_get_le32(d), ib = rk_get_le32(d + 4), it = rk_get_le32(d + 8);
+	if (!bb || !ib || !it || bb >= blocks || ib >= blocks || it >= blocks || rk_get_le16(d + 0x1E) == 0)
+		return 0;
+	static const uint8_t zero4[4];
+	uint32_t cs = crc_raw(crc_raw(seed, zero4, 4), d, 0x1E);
+	cs = crc_raw(crc_zeros(cs, 2), d + 0x20, dsz - 0x20);
+	return (cs & 0xFFFF) == rk_get_le16(d + 0x1E);
+}
+
+/* Image I's byte where group 0's descriptor starts, searched at every
+ * 512-byte step of its first GDT_SPAN bytes (a chunk of 4 KiB puts volume
+ * block 1 at the start of another member, whose start may differ);
+ * DT_NONE when none. */
+static uint64_t gdt_find(struct dt_ctx *c, uint32_t i, uint32_t seed, uint32_t dsz, uint64_t blocks)
+{
+	enum { STEP = 65536 };
+	uint8_t *buf = malloc(STEP);
+	uint64_t end = c->img[i].size < GDT_SPAN ? c->img[i].size : GDT_SPAN, at = DT_NONE;
+	for (uint64_t o = 0; buf && at == DT_NONE && o + STEP <= end; o += STEP) {
+		if (dt_read(c, i, o, buf, STEP))
+			break;
+		for (uint32_t k = 0; k + dsz <= STEP && at == DT_NONE; k += 512)
+			if (gdt0_at(buf + k, seed, dsz, blocks))
+				at = o + k;
+	}
+	free(buf);
+	return at;
+}
+
+/* Learns into E, from the group-0 superblock at image I's byte AT: the
+ * seed, inode counts and the inode tables its group descriptors name
+ * (each descriptor's checksum must hold: a parity copy or junk is passed
+ * over); *BYTES the file system's size.  1 when learnt. */
+static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *e, uint64_t *bytes)
+{
+	uint8_t sb[1024];
+	if (dt_read(c, i, at, sb, sizeof sb) || rk_get_le16(sb + 0x38) != 0xEF53 || !(rk_get_le32(sb + 0x64) & 0x400) ||
+	    rk_get_le16(sb + 0x58) != ISIZE || rk_get_le32(sb + 0x18) > 6)
+		return 0;   /* no metadata_csum, or another inode size */
+	uint32_t bs = 1024u << rk_get_le32(sb + 0x18), fdb = rk_get_le32(sb + 0x14), bpg = rk_get_le32(sb + 0x20);
+	uint32_t ipg = rk_get_le32(sb + 0x28), incompat = rk_get_le32(sb + 0x60);
+	uint32_t dsz = (incompat & 0x80) ? rk_get_le16(sb + 0xFE) : 32;
+	uint64_t blocks = rk_get_le32(sb + 0x04) | ((incompat & 0x80) ? (uint64_t)rk_get_le32(sb + 0x150) << 32 : 0);
+	if (!bpg || !ipg || dsz < 32 || dsz > 1024 || (dsz & (dsz - 1)) || blocks <= fdb || at < 1024)
+		return 0;
+	uint64_t ngroups = (blocks - fdb + bpg - 1) / bpg, gdt = at - 1024 + (uint64_t)(fdb + 1) * bs;
+	uint32_t seed = (incompat & 0x2000) ? rk_get_le32(sb + 0x270) : crc_raw(~0u, sb + 0x68, 16);
+	/* the descriptors right behind the superblock (a chunk of 8 KiB or
+	 * more), else at the start of another image (a chunk of 4 KiB puts
+	 * volume block 1 on the next member, at the same start) */
+	uint32_t n = 0;
+	for (uint32_t j = 0; j <= c->nimg && !n; j++) {
+		if (j && (j - 1 == i || bs != 4096 || fdb))
+			continue;
+		n = gdt_read(c, j ? j - 1 : i, j ? at - 1024 : gdt, seed, dsz, bs, ngroups, e);
+	}
+	for (uint32_t j = 0; j < c->nimg && !n && bs == 4096 && !fdb; j++) {
+		uint64_t o = j == i ? DT_NONE : gdt_find(c, j, seed, dsz, blocks);
+		if (o != DT_NONE)
+			n = gdt_read(c, j, o, seed, dsz, bs, ngroups, e);
+	}
+	if (!n || !g_inverse(e->ginv))
+		return 0;
+	*bytes = blocks * bs;
+	e->ngroups = n;
+	e->ipg = ipg;
+	e->icount = rk_get_le32(sb);
+	e->a = crc_zeros(seed, 8 + ISIZE);
+	e->learnt = 1;
+	return 1;
+}
+
+/* See detect_int.h.  Only a file system larger than what its image holds
+ * from its start on is an array's: a whole ext4 on one image (an
+ * unrelated disk among the members, or a mirror, which needs no order) is
+ * not anchored, else its many inodes would vote for places in the array
+ * (seeds 1023, 1037).  Of several, the largest. */
+void dt_ext_learn(struct dt_ctx *c)
+{
+	struct dt_ext *e = &c->ext, best;
+	uint64_t most = 0;
+	if (e->learnt)
+		return;
+	for (uint32_t k = 0; k < e->nsb; k++) {
+		struct dt_ext t = *e;
+		uint64_t bytes = 0, at = e->sb[k].ioff - 1024, size = c->img[e->sb[k].img].size;
+		if (e->sb[k].ioff < 1024 || !learn_from(c, e->sb[k].img, e->sb[k].ioff, &t, &bytes) ||
+		    bytes <= size - at || bytes <= most)
+			continue;
+		most = bytes;
+		best = t;
+	}
+	if (most)
+		*e = best;
+}
+
+/* See detect_int.h.  The inode number goes into A->tag (its words). */
+void dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a)
+{
+	const struct dt_ext *e = &c->ext;
+	a->voff = a->voff2 = DT_NONE;
+	if (!e->learnt)
+		return;
+	uint32_t y = (uint32_t)a->raw ^ e->a, ino = 0;
+	for (int b = 0; b < 32; b++)
+		if (y >> b & 1)
+			ino ^= e->ginv[b];
+	if (!ino || ino > e->icount)
+		return;   /* not an inode of this file system (or not one at all) */
+	uint32_t g = (ino - 1) / e->ipg;
+	if (g < e->ngroups) {
+		a->voff = e->itable[g] + (uint64_t)((ino - 1) % e->ipg) * ISIZE;
+		a->tag = ino;
+	}
+}
+
+/* See detect_int.h. */
+const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len)
+{
+	if (a->kind != DT_EXT_INO)
+		return NULL;
+	snprintf(buf, len, "ext4 inode %u", a->tag);
+	return buf;
+}

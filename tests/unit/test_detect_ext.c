@@ -1,0 +1,148 @@
+/* test_detect_ext.c: ext4 inodes as anchors (libmeta/detect_ext.c).  An
+ * ext4 of one group made by mkfs.ext4 -d (metadata_csum, 256-byte inodes;
+ * SKIP when mkfs.ext4 is not installed) split in two images (a linear
+ * array): every inode the scan takes resolves, by its checksum and the
+ * group descriptors, to the very volume byte it sits at, and a checksum
+ * off by one bit names another inode or none; the same file system whole
+ * on one image is not anchored (an unrelated disk among members); over a
+ * RAID-0 of 4 KiB chunks with different starts, the group descriptors
+ * are found on the other member by their checksum. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "detect_int.h"
+#include "helpers/rk_test.h"
+
+#define VOL (24ull << 20)   /* one group of 4 KiB blocks (32768 blocks per group) */
+
+/* "vol": an ext4 holding 3 folders of 20 small files. */
+static int make_ext4(void)
+{
+	if (system("command -v mkfs.ext4 >/dev/null 2>&1") != 0)
+		return 0;
+	char tree[600], p[700], cmd[1500];
+	snprintf(tree, sizeof tree, "%s/tree", rk_test_tmpdir());
+	RK_REQUIRE(mkdir(tree, 0755) == 0);
+	for (int d = 0; d < 3; d++) {
+		snprintf(p, sizeof p, "%s/d%d", tree, d);
+		RK_REQUIRE(mkdir(p, 0755) == 0);
+		for (int f = 0; f < 20; f++) {
+			snprintf(p, sizeof p, "%s/d%d/f%d", tree, d, f);
+			rk_test_spit(p, "some text\n", 10);
+		}
+	}
+	const char *vol = rk_test_path("vol");
+	rk_test_make_file(vol, VOL);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -I 256 -O metadata_csum -d '%s' '%s' >/dev/null 2>&1", tree, vol);
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+	return 1;
+}
+
+START_TEST(t_ext_inodes)
+{
+	if (!make_ext4()) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	/* a linear array of two: the volume's halves */
+	uint8_t *v = malloc(VOL);
+	FILE *f = fopen(rk_test_path("vol"), "rb");
+	RK_REQUIRE(v && f && fread(v, 1, VOL, f) == VOL);
+	fclose(f);
+	rk_test_spit(rk_test_path("m0"), v, VOL / 2);
+	rk_test_spit(rk_test_path("m1"), v + VOL / 2, VOL / 2);
+	free(v);
+	char *paths[2] = { strdup(rk_test_path("m0")), strdup(rk_test_path("m1")) };
+	RK_REQUIRE(paths[0] && paths[1]);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, 2));
+	RK_REQUIRE(!dt_scan_all(&c));
+	RK_REQUIRE_MSG(c.ext.learnt && c.ext.ngroups == 1, "learnt %d, %u groups", c.ext.learnt, c.ext.ngroups);
+	uint32_t n = 0, off = 0;
+	for (uint32_t k = 0; k < c.nanc; k++) {
+		struct dt_anchor *a = &c.anc[k];
+		if (a->kind != DT_EXT_INO)
+			continue;
+		uint64_t want = a->ioff + (a->img ? VOL / 2 : 0);
+		RK_REQUIRE_MSG(a->voff == want, "inode %u at %u:%llu resolves to %llu", a->tag, a->img,
+		               (unsigned long long)a->ioff, (unsigned long long)a->voff);
+		n++;
+		struct dt_anchor b = *a;   /* one bit of the checksum off: not this place */
+		b.raw ^= 1u << (n % 32);
+		dt_ext_resolve(&c, &b);
+		off += b.voff != want;
+	}
+	/* 60 files, 3 folders, the root, lost+found and the reserved inodes in use */
+	RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+	RK_REQUIRE(off == n);
+	dt_close(&c);
+	/* the whole file system on one image: an unrelated disk's (or a
+	 * mirror's), not anchored */
+	memset(&c, 0, sizeof c);
+	char *one[1] = { strdup(rk_test_path("vol")) };
+	RK_REQUIRE(one[0] && !dt_open(&c, one, 1));
+	RK_REQUIRE(!dt_scan_all(&c));
+	RK_REQUIRE(!c.ext.learnt);
+	for (uint32_t k = 0; k < c.nanc; k++)
+		RK_REQUIRE(c.anc[k].kind != DT_EXT_INO || c.anc[k].voff == DT_NONE);
+	dt_close(&c);
+	free(paths[0]);
+	free(paths[1]);
+	free(one[0]);
+}
+END_TEST
+
+/* A RAID-0 of two over 4 KiB chunks, the second member's data at 64 KiB
+ * (junk before it): the group descriptors (volume block 1) lie on the
+ * second member, found by their checksum; every inode resolves to the
+ * volume byte its place holds. */
+START_TEST(t_ext_gdt_elsewhere)
+{
+	if (!make_ext4()) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	enum { CH = 4096, OFF1 = 65536 };
+	uint8_t *v = malloc(VOL), *m0 = malloc(VOL / 2), *m1 = malloc(VOL / 2 + OFF1);
+	FILE *f = fopen(rk_test_path("vol"), "rb");
+	RK_REQUIRE(v && m0 && m1 && f && fread(v, 1, VOL, f) == VOL);
+	fclose(f);
+	rk_test_fill_seeded(m1, OFF1, 5);
+	for (uint64_t k = 0; k < VOL / CH; k++)
+		memcpy(k % 2 ? m1 + OFF1 + k / 2 * CH : m0 + k / 2 * CH, v + k * CH, CH);
+	rk_test_spit(rk_test_path("m0"), m0, VOL / 2);
+	rk_test_spit(rk_test_path("m1"), m1, VOL / 2 + OFF1);
+	free(v);
+	free(m0);
+	free(m1);
+	char *paths[2] = { strdup(rk_test_path("m0")), strdup(rk_test_path("m1")) };
+	RK_REQUIRE(paths[0] && paths[1]);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, 2));
+	RK_REQUIRE(!dt_scan_all(&c));
+	RK_REQUIRE_MSG(c.ext.learnt, "not learnt");
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c.nanc; k++) {
+		const struct dt_anchor *a = &c.anc[k];
+		if (a->kind != DT_EXT_INO)
+			continue;
+		uint64_t x = a->img ? a->ioff - OFF1 : a->ioff;
+		uint64_t want = x / CH * 2 * CH + (a->img ? CH : 0) + x % CH;
+		RK_REQUIRE_MSG(a->voff == want, "inode %u at %u:%llu resolves to %llu", a->tag, a->img,
+		               (unsigned long long)a->ioff, (unsigned long long)a->voff);
+		n++;
+	}
+	RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+	dt_close(&c);
+	free(paths[0]);
+	free(paths[1]);
+}
+END_TEST
+
+RK_TEST_SUITE("detect_ext", { "ext", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_ext_inodes), RK_TEST(t_ext_gdt_elsewhere)) })

@@ -32,28 +32,31 @@ struct reshape_run {
  * (whole new rows; bytes past the old volume are the new space: zeros).
  * Each step's flush on every member (with buffered writes, the write-back)
  * runs in the background while the next step is taken and written; the
- * last step's is waited for, so the window is durable on return.  At most
- * one flush is under way: dirty data stays within two steps.  Stops early,
- * without error, when a member failed (the caller reports it). */
+ * last step is written with rk_vol_write_flush (each member flushed right
+ * after its own writes, in the same round of member I/O) and the flush
+ * before it waited for, so the window is durable on return: whole new rows
+ * write every member, and a member's writes of earlier steps were flushed
+ * by the flush started after them.  At most one flush is under way: dirty
+ * data stays within two steps.  Stops early, without error, when a member
+ * failed (the caller reports it). */
 static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, uint64_t p, uint64_t wl)
 {
 	rk_err e = RK_OK;
 	for (uint64_t q = p; q < p + wl && !e;) {
 		uint64_t len = reshape_step_len(&run->plan, p, wl, q);
+		int last = q + len >= p + wl;
 		const uint8_t *b;
 		e = reshape_ahead_take(ah, q, len, &b);
 		if (!e)
-			e = rk_vol_write(run->vn, b, (size_t)len, q);
+			e = last ? rk_vol_write_flush(run->vn, b, (size_t)len, q) : rk_vol_write(run->vn, b, (size_t)len, q);
 		reshape_ahead_done(ah);
 		rk_err fe = resize_flush_wait(run->flush);   /* the step before */
 		e = e ? e : fe;
 		if (e || __atomic_load_n(&run->failed, __ATOMIC_ACQUIRE))
 			break;
 		q += len;
-		if (q < p + wl)
+		if (!last)
 			resize_flush_start(run->flush);
-		else
-			e = resize_flush_par(run->s, run->s->span, run->pool);
 	}
 	rk_err fe = resize_flush_wait(run->flush);
 	return e ? e : fe;

@@ -58,6 +58,13 @@ rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off);
  * RK_E_IO is failed (RK_E_TOOFEW when too few remain); another error is
  * returned. */
 rk_err rk_vol_flush(rk_vol *v);
+/* rk_vol_write, each member it writes flushed right after its own writes,
+ * on the thread that wrote them: one round of member I/O, where write then
+ * rk_vol_flush takes two (and members each flush as soon as they can).
+ * Members this call does not write are not flushed.  A failed flush is a
+ * failed write (RK_E_IO fails the member).  With a journal hook: rk_vol_write,
+ * then every member flushed. */
+rk_err rk_vol_write_flush(rk_vol *v, const void *buf, size_t len, uint64_t off);
 
 /* Called when a member fails during I/O (the engine stops using it and
  * carries on degraded where redundancy allows); the owner records it in

@@ -418,6 +418,27 @@ rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off)
 	return e;
 }
 
+rk_err rk_vol_write_flush(rk_vol *v, const void *buf, size_t len, uint64_t off)
+{
+	if (v->journal_fn) {   /* the journal's records go first: flushing those is the hook's */
+		rk_err e = rk_vol_write(v, buf, len, off);
+		return e ? e : rk_vol_flush(v);
+	}
+	rk_err e = check_range(v, len, off);
+	if (e || len == 0)
+		return e;
+	pthread_mutex_lock(&v->op_lock);
+	v->flush_writes = 1;
+	if (vol_parity_level(&v->g))
+		e = vol_parity_io(v, NULL, buf, len, off);
+	else
+		e = direct_io(v, (uint8_t *)(uintptr_t)buf, len, off, 1);
+	v->flush_writes = 0;
+	v->nqueued = 0;
+	pthread_mutex_unlock(&v->op_lock);
+	return e;
+}
+
 /* rk_dev_flush_set's callback: a member whose flush failed with RK_E_IO. */
 static void flush_failed(void *ctx, uint32_t role, rk_err why)
 {

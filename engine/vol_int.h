@@ -90,6 +90,7 @@ struct rk_vol {
 	rk_vol_repair_fn repair_fn;
 	void *repair_ctx;
 	int in_read;                 /* inside rk_vol_read: read errors are repaired */
+	int flush_writes;            /* inside rk_vol_write_flush: each role flushed after its writes */
 	struct read_error *read_errors;
 	uint32_t nread_errors, cap_read_errors;
 	const struct rk_parity_algo *pa;

@@ -57,6 +57,7 @@ static void run_group(void *ctx, uint32_t worker, uint32_t job)
 {
 	rk_vol *v = ctx;
 	rk_err prev = RK_OK;
+	int wrote = 0;
 	for (uint32_t i = v->group_start[job]; i < v->group_start[job + 1]; i++) {
 		struct member_io *io = &v->queue[i];
 		io->untried = 0;
@@ -68,11 +69,16 @@ static void run_group(void *ctx, uint32_t worker, uint32_t job)
 		rk_dev *d = v->devs[io->role];
 		uint64_t at = v->data_offset[io->role] + io->off;
 		io->err = io->is_write ? rk_dev_pwrite(d, io->buf, io->len, at) : rk_dev_pread(d, io->buf, io->len, at);
+		wrote |= io->is_write;
 		if (io->err) {
 			snprintf(v->io_msg[io->role], sizeof v->io_msg[0], "%s", rk_errmsg());
 			prev = io->err;
 		}
 	}
+	/* rk_vol_write_flush: the group's last request carries the flush's outcome */
+	uint32_t last = v->group_start[job + 1] - 1;
+	if (v->flush_writes && wrote && !prev && (v->queue[last].err = rk_dev_flush(v->devs[v->queue[last].role])))
+		snprintf(v->io_msg[v->queue[last].role], sizeof v->io_msg[0], "%s", rk_errmsg());
 }
 
 static int io_cmp(const void *a, const void *b)

@@ -21,6 +21,7 @@ struct reshape_run {
 	struct reshape_steps plan;
 	struct rk_sb *nt;        /* scratch template */
 	rk_pool *pool;           /* superblock updates and zeroing, every member at once */
+	struct resize_flush_bg *flush;   /* a step's flushes, on pool, beside the next step */
 	struct reshape_tail *tail;   /* the new space, zeroed as checkpoints free it */
 	int failed;              /* a member failed (the engines' callback, atomic) */
 };
@@ -28,29 +29,37 @@ struct reshape_run {
 #define RESHAPE_META_THREADS 7u   /* threads for per-member flushes and superblock writes, at most (each costs memory: 255 members stay < 64 MiB) */
 
 /* Writes the window [P, P+WL) step by step as the read-ahead delivers it
- * (whole new rows; bytes past the old volume are the new space: zeros),
- * each step flushed on every member at once: with buffered writes the
- * flush is the write-back, which then runs while the reader reads the next
- * step instead of all at the window's end.  Stops early, without error,
- * when a member failed (the caller reports it). */
+ * (whole new rows; bytes past the old volume are the new space: zeros).
+ * Each step's flush on every member (with buffered writes, the write-back)
+ * runs in the background while the next step is taken and written; the
+ * last step is written with rk_vol_write_flush (each member flushed right
+ * after its own writes, in the same round of member I/O) and the flush
+ * before it waited for, so the window is durable on return: whole new rows
+ * write every member, and a member's writes of earlier steps were flushed
+ * by the flush started after them.  At most one flush is under way: dirty
+ * data stays within two steps.  Stops early, without error, when a member
+ * failed (the caller reports it). */
 static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, uint64_t p, uint64_t wl)
 {
-	for (uint64_t q = p; q < p + wl;) {
+	rk_err e = RK_OK;
+	for (uint64_t q = p; q < p + wl && !e;) {
 		uint64_t len = reshape_step_len(&run->plan, p, wl, q);
+		int last = q + len >= p + wl;
 		const uint8_t *b;
-		rk_err e = reshape_ahead_take(ah, q, len, &b);
+		e = reshape_ahead_take(ah, q, len, &b);
 		if (!e)
-			e = rk_vol_write(run->vn, b, (size_t)len, q);
+			e = last ? rk_vol_write_flush(run->vn, b, (size_t)len, q) : rk_vol_write(run->vn, b, (size_t)len, q);
 		reshape_ahead_done(ah);
-		if (!e && __atomic_load_n(&run->failed, __ATOMIC_ACQUIRE))
-			return RK_OK;
-		if (!e)
-			e = resize_flush_par(run->s, run->s->span, run->pool);
-		if (e)
-			return e;
+		rk_err fe = resize_flush_wait(run->flush);   /* the step before */
+		e = e ? e : fe;
+		if (e || __atomic_load_n(&run->failed, __ATOMIC_ACQUIRE))
+			break;
 		q += len;
+		if (!last)
+			resize_flush_start(run->flush);
 	}
-	return RK_OK;
+	rk_err fe = resize_flush_wait(run->flush);
+	return e ? e : fe;
 }
 
 /* Copies windows from reshape_pos to the old volume's end, each made
@@ -215,7 +224,8 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 		goto out;
 	}
 	uint32_t nth = s->span > 1 ? s->span - 1 : 0;
-	if ((e = rk_pool_create(&run.pool, nth < RESHAPE_META_THREADS ? nth : RESHAPE_META_THREADS)))
+	if ((e = rk_pool_create(&run.pool, nth < RESHAPE_META_THREADS ? nth : RESHAPE_META_THREADS)) ||
+	    (e = resize_flush_bg_new(&run.flush, s, s->span, run.pool)))
 		goto out;
 	uint64_t qend = (oldvol + sd - 1) / sd * sd;
 	if ((e = reshape_tail_start(&run.tail, s, nd->data_offset, reshape_geo_hi(&run.gn, qend), nd->data_size)))
@@ -226,6 +236,7 @@ out:
 	reshape_tail_stop(run.tail);   /* before the members' engines go */
 	rk_vol_close(run.vo);
 	rk_vol_close(run.vn);
+	resize_flush_bg_free(run.flush);
 	rk_pool_destroy(run.pool);
 	free(run.nt);
 	return e;

@@ -22,6 +22,17 @@
 #include "resize_int.h"
 #include "rk_pool.h"
 
+/* Old volume bytes advised ahead of the step being read, so the members'
+ * disks always have reads queued.  The advice names only the chunks the
+ * reads take (rk_vol_advise_read: no parity while healthy), and pages it
+ * brings in carry no readahead mark, so the kernel's own readahead, which
+ * would also fetch the parity chunks between them (a third more reads on a
+ * RAID-5 of 4), stays off.  Page cache, not memory of ours; advice only
+ * reads, so it never changes what the ordering rule protects. */
+#define AHEAD_ADVISE (32ull << 20)
+#define AHEAD_ADVISE_PIECE (8ull << 20)
+#define AHEAD_ADVISE_CALL (512ull << 10)
+
 struct ahead_slot {
 	uint8_t *buf;
 	uint64_t off, len;       /* volume bytes [off, off+len), zeros past the old volume */
@@ -39,6 +50,7 @@ struct reshape_ahead {
 	struct ahead_slot slot[2];
 	uint32_t nslots;         /* 2, or 1 when a step is a wide stripe (plan->slots) */
 	uint32_t next_take;      /* slot the writer takes next */
+	uint64_t advised;        /* old volume bytes advised up to (reader thread) */
 	int quit, started;
 };
 
@@ -58,11 +70,34 @@ uint64_t reshape_window(const struct reshape_steps *pl, uint64_t p)
 	return k * pl->gn->stripe_data;
 }
 
+/* Advises the old volume's members of the bytes from the step at OFF to
+ * AHEAD_ADVISE past its end, in pieces of at least AHEAD_ADVISE_PIECE. */
+static void advise_ahead(struct reshape_ahead *a, uint64_t off, uint64_t len)
+{
+	uint64_t oldvol = a->plan->oldvol, want = off + len + AHEAD_ADVISE;
+	if (want > oldvol)
+		want = oldvol;
+	if (a->advised < off)
+		a->advised = off;
+	if (want > a->advised && (want - a->advised >= AHEAD_ADVISE_PIECE || want == oldvol)) {
+		/* in volume pieces of AHEAD_ADVISE_CALL: a member's run in one call
+		 * is no longer, and the kernel reads at most its readahead window
+		 * (or the device's largest request) per call; the rest would be
+		 * read by the pread itself, queued behind all the advice */
+		for (uint64_t at = a->advised; at < want; at += AHEAD_ADVISE_CALL)
+			rk_vol_advise_read(a->vo, at, want - at < AHEAD_ADVISE_CALL ? want - at : AHEAD_ADVISE_CALL,
+			                   RK_DEV_ADV_READAHEAD, NULL, NULL);
+		a->advised = want;
+	}
+}
+
 /* Reads the step [off, off+len) of the old volume into S (zeros past it). */
 static void read_step(struct reshape_ahead *a, struct ahead_slot *s, uint64_t off, uint64_t len)
 {
 	uint64_t oldvol = a->plan->oldvol;
 	uint64_t rlen = off >= oldvol ? 0 : (oldvol - off < len ? oldvol - off : len);
+	if (rlen)
+		advise_ahead(a, off, rlen);
 	s->off = off;
 	s->len = len;
 	s->err = rlen ? rk_vol_read(a->vo, s->buf, (size_t)rlen, off) : RK_OK;

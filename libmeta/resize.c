@@ -375,6 +375,61 @@ rk_err resize_flush_par(struct resize_set *s, uint32_t span, rk_pool *pool)
 	return resize_par_roles(s, span, pool, flush_role, s);
 }
 
+struct resize_flush_bg {
+	struct par_roles pr;
+	uint32_t span;
+	rk_pool *pool;
+	int busy;
+};
+
+rk_err resize_flush_bg_new(struct resize_flush_bg **out, struct resize_set *s, uint32_t span, rk_pool *pool)
+{
+	struct resize_flush_bg *f = calloc(1, sizeof *f);
+	*out = NULL;
+	if (!f)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	f->pr = (struct par_roles){ .s = s, .fn = flush_role, .ctx = s, .err = calloc(span ? span : 1, sizeof *f->pr.err),
+	                            .msg = calloc(span ? span : 1, sizeof *f->pr.msg) };
+	f->span = span;
+	f->pool = pool;
+	if (!f->pr.err || !f->pr.msg) {
+		resize_flush_bg_free(f);
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	}
+	*out = f;
+	return RK_OK;
+}
+
+void resize_flush_start(struct resize_flush_bg *f)
+{
+	memset(f->pr.err, 0, f->span * sizeof *f->pr.err);
+	f->busy = 1;
+	rk_pool_submit(f->pool, f->span, par_role_job, &f->pr);
+}
+
+rk_err resize_flush_wait(struct resize_flush_bg *f)
+{
+	if (!f->busy)
+		return RK_OK;
+	rk_pool_wait(f->pool);
+	f->busy = 0;
+	for (uint32_t r = 0; r < f->span; r++)
+		if (f->pr.err[r])
+			return rk_fail(f->pr.err[r], "%s", f->pr.msg[r]);
+	return RK_OK;
+}
+
+void resize_flush_bg_free(struct resize_flush_bg *f)
+{
+	if (!f)
+		return;
+	if (f->busy)
+		rk_pool_wait(f->pool);
+	free(f->pr.err);
+	free(f->pr.msg);
+	free(f);
+}
+
 /* An array stopped unclean in the middle of a reshape (written through
  * rk_array mid-reshape, then killed): its journal is replayed by opening
  * it read-write and closing it (clean), then the set is read again, so the

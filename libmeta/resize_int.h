@@ -64,6 +64,16 @@ rk_err resize_flush_all(struct resize_set *s, uint32_t span);
  * writes a flush is the write-back, and members each have their own
  * bandwidth. */
 rk_err resize_flush_par(struct resize_set *s, uint32_t span, rk_pool *pool);
+/* resize_flush_par in the background: resize_flush_start hands the flushes
+ * of roles [0, SPAN) to POOL and returns; resize_flush_wait waits for them
+ * and returns the first failure by role (RK_OK when none was started).
+ * POOL runs nothing else meanwhile.  RK_E_NOMEM from start only. */
+struct resize_flush_bg;
+rk_err resize_flush_bg_new(struct resize_flush_bg **out, struct resize_set *s, uint32_t span, rk_pool *pool);
+void resize_flush_start(struct resize_flush_bg *f);
+rk_err resize_flush_wait(struct resize_flush_bg *f);
+/* Waits for a flush under way and frees F (NULL ok). */
+void resize_flush_bg_free(struct resize_flush_bg *f);
 /* Continue and revert start alike: the members loaded (mid-reshape some
  * may be missing, set_need_reshape), the journal of an unclean stop
  * replayed, missing roles recorded faulty.  On error S is freed. */

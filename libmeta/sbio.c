@@ -6,6 +6,7 @@
  * good copy (spec/format.md, "Copies").
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +24,19 @@ static void say(char *dst, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Copy-sized I/O buffers aligned for devices opened with O_DIRECT. */
+/* Zeroed I/O buffers of LEN bytes (a multiple of RK_SB_ALIGN, at most a
+ * copy's area) aligned for devices opened with O_DIRECT. */
+static uint8_t *area_buf_len(size_t len)
+{
+	uint8_t *b = aligned_alloc(RK_SB_ALIGN, len);
+	if (b)
+		memset(b, 0, len);
+	return b;
+}
+
 static uint8_t *area_buf(void)
 {
-	uint8_t *b = aligned_alloc(RK_SB_ALIGN, RK_SB_AREA);
-	if (b)
-		memset(b, 0, RK_SB_AREA);
-	return b;
+	return area_buf_len(RK_SB_AREA);
 }
 
 static void copy_reset(struct rk_sb_copy *c, uint64_t off)
@@ -197,9 +204,10 @@ static rk_err write_one(rk_dev *d, const uint8_t *buf, size_t len, uint64_t off,
 	return RK_OK;
 }
 
-/* The two copies of SB for device D, each a zero-padded area in BUF[i]
+/* The two copies of SB for device D, each ALEN zero-padded bytes (at least
+ * sb_bytes, a multiple of RK_SB_ALIGN, at most RK_SB_AREA) in BUF[i]
  * (allocated here: the caller frees them) for offset OFF[i]. */
-static rk_err encode_both(rk_dev *d, const struct rk_sb *sb, uint8_t *buf[2], uint64_t off[2])
+static rk_err encode_both(rk_dev *d, const struct rk_sb *sb, size_t alen, uint8_t *buf[2], uint64_t off[2])
 {
 	const char *path = rk_dev_path(d);
 	uint64_t size = rk_dev_size(d);
@@ -214,18 +222,21 @@ static rk_err encode_both(rk_dev *d, const struct rk_sb *sb, uint8_t *buf[2], ui
 	off[0] = RK_SB_PRIMARY_OFF;
 	off[1] = rk_sb_backup_offset(devsz);
 	struct rk_sb *t = malloc(sizeof *t);
-	buf[0] = area_buf();
-	buf[1] = area_buf();
+	buf[0] = area_buf_len(alen);
+	buf[1] = area_buf_len(alen);
 	rk_err e = RK_OK;
 	if (!t || !buf[0] || !buf[1]) {
 		e = rk_fail(RK_E_NOMEM, "%s: out of memory writing superblocks", path);
 		goto out;
 	}
-	*t = *sb;
+	/* the header and the entries encoded (a checkpoint per batch writes
+	 * this: not the whole 64 KiB table) */
+	uint32_t ne = sb->nentries < RK_SB_MAX_ROLES ? sb->nentries : RK_SB_MAX_ROLES;
+	memcpy(t, sb, offsetof(struct rk_sb, roles) + ne * sizeof sb->roles[0]);
 	t->dev_size = devsz;
 	for (int i = 0; i < 2 && !e; i++) {
 		t->sb_offset = off[i];
-		if ((e = rk_sb_encode(t, buf[i], RK_SB_AREA))) {
+		if ((e = rk_sb_encode(t, buf[i], alen))) {
 			char m[512];
 			say(m, sizeof m, "%s", rk_errmsg());
 			e = rk_fail(e, "%s: refusing to write an invalid superblock: %s", path, m);
@@ -247,7 +258,7 @@ rk_err rk_sb_write(rk_dev *d, const struct rk_sb *sb)
 	uint64_t off[2];
 	struct rk_sb_read cur;
 	memset(&cur, 0, sizeof cur);
-	rk_err e = encode_both(d, sb, buf, off);
+	rk_err e = encode_both(d, sb, RK_SB_AREA, buf, off);
 	if (e)
 		return e;
 	/* Keep the copy readers trust now intact until the other one holds the
@@ -271,7 +282,12 @@ rk_err rk_sb_write_known(rk_dev *d, const struct rk_sb *sb, struct rk_sb_wstate 
 	uint8_t *buf[2];
 	uint64_t off[2];
 	uint32_t sbb = sb->sb_bytes ? sb->sb_bytes : rk_sb_bytes_for(sb->nentries);
-	rk_err e = encode_both(d, sb, buf, off);
+	/* only what the known path writes is encoded (the rest of each area
+	 * is zeros already); a full area for anything else */
+	size_t alen = RK_SB_AREA;
+	if (ws->known && ws->bytes <= RK_SB_AREA && sbb <= RK_SB_AREA)
+		alen = ((ws->bytes > sbb ? ws->bytes : sbb) + RK_SB_ALIGN - 1) / RK_SB_ALIGN * RK_SB_ALIGN;
+	rk_err e = encode_both(d, sb, alen, buf, off);
 	if (e) {
 		ws->known = 0;
 		return e;

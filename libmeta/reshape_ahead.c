@@ -31,7 +31,6 @@
  * reads, so it never changes what the ordering rule protects. */
 #define AHEAD_ADVISE (32ull << 20)
 #define AHEAD_ADVISE_PIECE (8ull << 20)
-#define AHEAD_ADVISE_CALL (512ull << 10)
 
 struct ahead_slot {
 	uint8_t *buf;
@@ -80,13 +79,7 @@ static void advise_ahead(struct reshape_ahead *a, uint64_t off, uint64_t len)
 	if (a->advised < off)
 		a->advised = off;
 	if (want > a->advised && (want - a->advised >= AHEAD_ADVISE_PIECE || want == oldvol)) {
-		/* in volume pieces of AHEAD_ADVISE_CALL: a member's run in one call
-		 * is no longer, and the kernel reads at most its readahead window
-		 * (or the device's largest request) per call; the rest would be
-		 * read by the pread itself, queued behind all the advice */
-		for (uint64_t at = a->advised; at < want; at += AHEAD_ADVISE_CALL)
-			rk_vol_advise_read(a->vo, at, want - at < AHEAD_ADVISE_CALL ? want - at : AHEAD_ADVISE_CALL,
-			                   RK_DEV_ADV_READAHEAD, NULL, NULL);
+		rk_vol_advise_read(a->vo, a->advised, want - a->advised, RK_DEV_ADV_READAHEAD, NULL, NULL);
 		a->advised = want;
 	}
 }

@@ -16,6 +16,7 @@
 
 #include "detect_int.h"
 #include "rk_le.h"
+#include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
 
 #define KiB 1024u
@@ -180,17 +181,6 @@ START_TEST(t_anchors)
 }
 END_TEST
 
-/* A hypothesis reading image 0 from START as a linear volume of one. */
-static void hyp_one(struct dt_hyp *h, uint64_t start, uint64_t size)
-{
-	memset(h, 0, sizeof *h);
-	RK_REQUIRE(rk_geom_init(&h->g, RK_LEVEL_LINEAR, 0, 0, 1, size - start) == RK_OK);
-	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
-		h->role_img[r] = -1;
-	h->role_img[0] = 0;
-	h->off[0] = start;
-}
-
 START_TEST(t_probe)
 {
 	uint8_t *b = image(0);
@@ -202,14 +192,14 @@ START_TEST(t_probe)
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(dt_open(&c, p, 1) == RK_OK);
 	struct dt_hyp h;
-	hyp_one(&h, 0, IMG);
+	dt_test_hyp_linear(&h, 0, IMG);
 	dt_btrfs_probe(&c, &h, 0, 0);
 	/* the superblock, the chunk leaf, the root tree and the fs tree, twice each */
 	RK_REQUIRE_MSG(h.probe_ok == 7 && h.probe_bad == 0, "ok %u bad %u", h.probe_ok, h.probe_bad);
-	hyp_one(&h, 0, IMG);
+	dt_test_hyp_linear(&h, 0, IMG);
 	dt_btrfs_probe(&c, &h, 0, 3);                        /* a quick look stops at the limit */
 	RK_REQUIRE(h.probe_ok == 3 && h.probe_bad == 0);
-	hyp_one(&h, 512, IMG);                               /* a sector off: the superblock's sum fails */
+	dt_test_hyp_linear(&h, 512, IMG);                               /* a sector off: the superblock's sum fails */
 	h.off[0] = 512;
 	dt_btrfs_probe(&c, &h, 0, 0);
 	RK_REQUIRE_MSG(h.probe_ok == 0, "ok %u bad %u", h.probe_ok, h.probe_bad);
@@ -255,7 +245,7 @@ START_TEST(t_mkfs)
 	}
 	RK_REQUIRE_MSG(n >= 8, "only %u tree blocks resolved", n);
 	struct dt_hyp h;
-	hyp_one(&h, 0, c.img[0].size);
+	dt_test_hyp_linear(&h, 0, c.img[0].size);
 	dt_btrfs_probe(&c, &h, 0, 0);
 	RK_REQUIRE_MSG(h.probe_ok >= 8 && h.probe_bad == 0, "ok %u bad %u", h.probe_ok, h.probe_bad);
 	dt_close(&c);

@@ -12,6 +12,7 @@
 
 #include "detect_int.h"
 #include "rk_le.h"
+#include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
 
 #define CL 4096u
@@ -93,17 +94,6 @@ static uint8_t *image(void)
 	return img;
 }
 
-/* A hypothesis reading image 0 from START as a linear volume of one. */
-static void hyp_one(struct dt_hyp *h, uint64_t start)
-{
-	memset(h, 0, sizeof *h);
-	RK_REQUIRE(rk_geom_init(&h->g, RK_LEVEL_LINEAR, 0, 0, 1, IMG - start) == RK_OK);
-	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
-		h->role_img[r] = -1;
-	h->role_img[0] = 0;
-	h->off[0] = start;
-}
-
 /* Probes the image IMG written to the test folder through a hypothesis
  * from START (LIMIT as dt_exfat_probe). */
 static void probe(const uint8_t *img, uint64_t start, uint32_t limit, struct dt_hyp *h)
@@ -113,7 +103,7 @@ static void probe(const uint8_t *img, uint64_t start, uint32_t limit, struct dt_
 	struct dt_ctx c;
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(dt_open(&c, p, 1) == RK_OK);
-	hyp_one(h, start);
+	dt_test_hyp_linear(h, start, IMG);
 	dt_exfat_probe(&c, h, 0, limit, img);
 	dt_close(&c);
 	free(p[0]);

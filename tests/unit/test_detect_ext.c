@@ -41,6 +41,18 @@ static int make_ext4(void)
 	return 1;
 }
 
+/* Opens and scans the test folder's m0 and m1 into C (PATHS: their
+ * names, to free after dt_close). */
+static void open_pair(struct dt_ctx *c, char **paths)
+{
+	paths[0] = strdup(rk_test_path("m0"));
+	paths[1] = strdup(rk_test_path("m1"));
+	RK_REQUIRE(paths[0] && paths[1]);
+	memset(c, 0, sizeof *c);
+	RK_REQUIRE(!dt_open(c, paths, 2));
+	RK_REQUIRE(!dt_scan_all(c));
+}
+
 START_TEST(t_ext_inodes)
 {
 	if (!make_ext4()) {
@@ -55,12 +67,9 @@ START_TEST(t_ext_inodes)
 	rk_test_spit(rk_test_path("m0"), v, VOL / 2);
 	rk_test_spit(rk_test_path("m1"), v + VOL / 2, VOL / 2);
 	free(v);
-	char *paths[2] = { strdup(rk_test_path("m0")), strdup(rk_test_path("m1")) };
-	RK_REQUIRE(paths[0] && paths[1]);
+	char *paths[2];
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, paths, 2));
-	RK_REQUIRE(!dt_scan_all(&c));
+	open_pair(&c, paths);
 	RK_REQUIRE_MSG(c.ext.learnt && c.ext.ngroups == 1, "learnt %d, %u groups", c.ext.learnt, c.ext.ngroups);
 	uint32_t n = 0, off = 0;
 	for (uint32_t k = 0; k < c.nanc; k++) {
@@ -119,12 +128,9 @@ START_TEST(t_ext_gdt_elsewhere)
 	free(v);
 	free(m0);
 	free(m1);
-	char *paths[2] = { strdup(rk_test_path("m0")), strdup(rk_test_path("m1")) };
-	RK_REQUIRE(paths[0] && paths[1]);
+	char *paths[2];
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, paths, 2));
-	RK_REQUIRE(!dt_scan_all(&c));
+	open_pair(&c, paths);
 	RK_REQUIRE_MSG(c.ext.learnt, "not learnt");
 	uint32_t n = 0;
 	for (uint32_t k = 0; k < c.nanc; k++) {

@@ -10,6 +10,7 @@
 #include "detect_int.h"
 #include "rk_geom.h"
 #include "rk_le.h"
+#include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
 
 #define NM 4u
@@ -53,10 +54,7 @@ START_TEST(t_rows_spread)
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
 	struct dt_hyp h;
-	memset(&h, 0, sizeof h);
-	h.g = g;
-	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
-		h.role_img[r] = r < NM ? (int32_t)r : -1;
+	dt_test_hyp_roles(&h, &g, NM);
 	dt_check_redundancy(&c, &h, 256, 0);
 	RK_REQUIRE(h.checked);
 	RK_REQUIRE_MSG(h.rows_nz >= 64, "only %llu non-zero rows sampled", (unsigned long long)h.rows_nz);
@@ -101,10 +99,7 @@ START_TEST(t_mixed_rows)
 	dt_rows_collect(&c);
 	RK_REQUIRE_MSG(c.nmixed == 1 && c.mixed[0] == sm.member_off, "%u mixed rows", c.nmixed);
 	struct dt_hyp h;
-	memset(&h, 0, sizeof h);
-	h.g = g;
-	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
-		h.role_img[r] = r < NM ? (int32_t)r : -1;
+	dt_test_hyp_roles(&h, &g, NM);
 	dt_check_mixed(&c, &h, 16);
 	RK_REQUIRE(h.rows_nz == 1 && h.rows_ok == 1 && h.place_bad == 0);
 	/* the same with the images of roles d and p swapped: parity on the zero block */
@@ -152,10 +147,7 @@ START_TEST(t_parity_copy)
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
 	struct dt_hyp h;
-	memset(&h, 0, sizeof h);
-	h.g = g;
-	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
-		h.role_img[r] = r < NM ? (int32_t)r : -1;
+	dt_test_hyp_roles(&h, &g, NM);
 	uint64_t v = 3 * 3 * (uint64_t)CHUNK + CHUNK + 8192;   /* stripe 3, data block 1 */
 	struct dt_anchor a = { DT_EXT_SB, sm.p_role, at, 0, v, DT_NONE, 0 };
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at));

@@ -1,0 +1,24 @@
+/* detect_hyp.c: see detect_hyp.h. */
+#include <check.h>
+#include <string.h>
+
+#include "detect_hyp.h"
+#include "rk_test.h"
+
+void dt_test_hyp_linear(struct dt_hyp *h, uint64_t start, uint64_t size)
+{
+	memset(h, 0, sizeof *h);
+	RK_REQUIRE(rk_geom_init(&h->g, RK_LEVEL_LINEAR, 0, 0, 1, size - start) == RK_OK);
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h->role_img[r] = -1;
+	h->role_img[0] = 0;
+	h->off[0] = start;
+}
+
+void dt_test_hyp_roles(struct dt_hyp *h, const struct rk_geom *g, uint32_t n)
+{
+	memset(h, 0, sizeof *h);
+	h->g = *g;
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		h->role_img[r] = r < n ? (int32_t)r : -1;
+}

@@ -1,0 +1,17 @@
+/* detect_hyp.h: hypotheses made by hand for the detect suites
+ * (test_detect_*.c), as the search would make them. */
+#ifndef DETECT_HYP_H
+#define DETECT_HYP_H
+
+#include <stdint.h>
+
+#include "detect_int.h"
+
+/* H reads image 0 from byte START as a linear volume of one member, SIZE -
+ * START bytes long. */
+void dt_test_hyp_linear(struct dt_hyp *h, uint64_t start, uint64_t size);
+/* H is geometry G with image r in role r for the first N roles (offsets
+ * 0), the other roles missing. */
+void dt_test_hyp_roles(struct dt_hyp *h, const struct rk_geom *g, uint32_t n);
+
+#endif

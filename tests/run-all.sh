@@ -18,6 +18,11 @@ export RK_FIXTURES=${RK_FIXTURES:-$top/tests/fixtures/foreign}
 cd "$top"
 log=$O/test-logs
 mkdir -p "$log"
+# The md driver's fixtures, unpacked once for the whole run: unit suites
+# (rk_test_unpack_kernel) and cases (kernel-lib.sh kfx_xz) copy from here.
+RK_KFX_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/rkkfx.XXXXXX") || exit 1
+export RK_KFX_CACHE
+trap 'rm -rf "$RK_KFX_CACHE"' EXIT
 pass=0 fail=0 skip=0
 failed_names=()
 

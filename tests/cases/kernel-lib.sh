@@ -177,7 +177,9 @@ kfx_xz() {
 		: >"$2" && xz -T1 -dc "$1" >"$2"
 		return
 	fi
-	c=$RK_KFX_CACHE/$(basename "$(dirname "$1")")-$(basename "$1" .xz)
+	c=${1%/*}
+	c=$RK_KFX_CACHE/${c##*/}-${1##*/}
+	c=${c%.xz}
 	t=$c.$BASHPID   # here: in a redirection it would be xz's own pid
 	if [ ! -f "$c" ]; then
 		mkdir -p "$RK_KFX_CACHE" && xz -T1 -dc "$1" >"$t" && mv -f "$t" "$c" || { rm -f "$t"; return 1; }

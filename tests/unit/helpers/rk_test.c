@@ -328,14 +328,43 @@ const char *rk_test_kernel_fixtures(void)
 	return dir;
 }
 
+/* With RK_KFX_CACHE (tests/run-all.sh and run-cases.sh set a folder they
+ * remove at the end) each fixture file is unpacked once per run, into
+ * CACHE/FIXTURE-MEMBER.img (the name tests/cases/kernel-lib.sh uses too),
+ * and copied from there: a copy costs a tenth of xz.  The file enters the
+ * cache whole (renamed into place), so suites side by side never see half
+ * of one.  Returns 1 with the cached file in CACHED. */
+static int kernel_cached(const char *fixture, const char *member, char *cached, size_t cap)
+{
+	const char *cache = getenv("RK_KFX_CACHE");
+	if (!cache || !*cache)
+		return 0;
+	snprintf(cached, cap, "%s/%s-%s.img", cache, fixture, member);
+	if (access(cached, R_OK) == 0)
+		return 1;
+	char tmp[1200], cmd[3000];
+	snprintf(tmp, sizeof tmp, "%s.%ld", cached, (long)getpid());
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && xz -dc '%s/%s/%s.img.xz' > '%s' 2>/dev/null", cache,
+	         rk_test_kernel_fixtures(), fixture, member, tmp);
+	if (system(cmd) != 0 || rename(tmp, cached) != 0) {
+		unlink(tmp);
+		return 0;
+	}
+	return 1;
+}
+
 int rk_test_unpack_kernel(const char *fixture, const char *member, char *out, size_t cap)
 {
 	if (system("command -v xz >/dev/null 2>&1") != 0) {
 		printf("SKIP: xz is not installed: kernel fixtures cannot be unpacked\n");
 		return 0;
 	}
-	char cmd[2000];
+	char cmd[2000], cached[1000];
 	snprintf(out, cap, "%s/%s-%s.img", tmpdir, fixture, member);
+	if (kernel_cached(fixture, member, cached, sizeof cached)) {
+		rk_test_copy_file(cached, out);
+		return 1;
+	}
 	snprintf(cmd, sizeof cmd, "xz -dc '%s/%s/%s.img.xz' > '%s' 2>/dev/null", rk_test_kernel_fixtures(), fixture,
 	         member, out);
 	if (system(cmd) != 0) {

@@ -500,16 +500,26 @@ static size_t resident_pages(int fd, size_t len, int wait)
 }
 
 /* Read-ahead advice over a range longer than one POSIX_FADV_WILLNEED reads
- * (a loop device's 1280 KiB) brings in all of it, not its first part. */
+ * (a loop device's 1280 KiB) brings in all of it, not its first part (the
+ * old code: 640 of 2048 pages).  Up to three tries: a fresh loop device's
+ * page cache can be dropped again under the test by the udev work its
+ * setup started (seen under load: 2041 of 2048); the old code fails all. */
 static void check_readahead(const char *loop, rk_dev *r)
 {
 	const size_t len = 8u << 20;
+	size_t got = 0;
 	int fd = open(loop, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ioctl(fd, BLKFLSBUF, 0), 0);   /* the device's page cache dropped */
-	ck_assert_uint_lt(resident_pages(fd, len, 0), len / 4096 / 2);   /* (udev may read a little) */
-	rk_dev_advise(r, 0, len, RK_DEV_ADV_READAHEAD);
-	ck_assert_uint_eq(resident_pages(fd, len, 1), len / 4096);
+	for (int try = 0; try < 3 && got != len / 4096; try++) {
+		ck_assert_int_eq(ioctl(fd, BLKFLSBUF, 0), 0);   /* the device's page cache dropped */
+		ck_assert_uint_lt(resident_pages(fd, len, 0), len / 4096 / 2);   /* (udev may read a little) */
+		rk_dev_advise(r, 0, len, RK_DEV_ADV_READAHEAD);
+		got = resident_pages(fd, len, 1);
+		if (got != len / 4096)
+			fprintf(stderr, "readahead: try %d: %zu of %zu pages resident\n", try + 1, got, len / 4096);
+	}
+	ck_assert_msg(got == len / 4096, "advice over %zu bytes left %zu of %zu pages unread (3 tries)", len,
+	              len / 4096 - got, len / 4096);
 	close(fd);
 }
 

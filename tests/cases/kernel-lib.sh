@@ -270,7 +270,7 @@ kfx_junk() {
 kfx_export_sha() {
 	local want=$1 rc
 	shift
-	"$BIN/raid-assemble" --export - "$@" 2>.err | sha256sum >.sha
+	"$BIN/raid-assemble" --export - "$@" 2>.err | big_sha256sum >.sha
 	rc=${PIPESTATUS[0]}
 	[ "$rc" = "$want" ] || fail "raid-assemble --export - $*: exit $rc, expected $want: $(head -c 600 .err)"
 	KSHA=$(cut -d' ' -f1 .sha)
@@ -321,7 +321,7 @@ PY
 # sha256 (nothing was written to it).
 kfx_check_members() {
 	local i n=0 sums
-	mapfile -t sums < <(sha256sum "${KPS[@]}" | cut -d' ' -f1)
+	mapfile -t sums < <(big_sha256sum "${KPS[@]}" | cut -d' ' -f1)
 	for i in "${!KF_FILES[@]}"; do
 		[ -n "${KP[i]}" ] || continue
 		[ "${KP[i]}" = "${KPS[n]}" ] || fail "$1: kfx_check_members: KP and KPS disagree"

@@ -15,10 +15,6 @@
 
 KFX=${RK_KERNEL_FIXTURES:-$TOP/tests/fixtures/kernel}
 
-# The system's python3 where there is one: a version manager's shim (pyenv)
-# costs up to a second a call, and these cases call python3 per fixture.
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
-
 # kfx_need: skip (exit 77) unless the fixtures, xz, python3 and sha256sum
 # are there.
 kfx_need() {

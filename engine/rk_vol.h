@@ -53,6 +53,14 @@ rk_err rk_vol_read(rk_vol *v, void *buf, size_t len, uint64_t off);
  * readers: cold members then fetch no parity the reads skip. */
 int rk_vol_advise_read(rk_vol *v, uint64_t off, uint64_t len, unsigned adv, rk_dev *const *devs,
                        const uint64_t *doff);
+/* SERIAL 1: member reads and writes (and a degraded read's
+ * reconstruction) run on the calling thread only, the pool left idle; 0
+ * (the default): in parallel on the pool.  For a caller that overlaps its
+ * own work with the volume's on another thread (rk_array_stream): on 2
+ * cores the pool's wake-ups then cost more than its parallelism gives
+ * (issue 13, ARCHITECTURE.md "Sequential reads").  Not to be called while
+ * another thread is inside the volume. */
+void rk_vol_set_serial(rk_vol *v, int serial);
 rk_err rk_vol_write(rk_vol *v, const void *buf, size_t len, uint64_t off);
 /* Flushes every live member (rk_dev_flush_set): a member failing with
  * RK_E_IO is failed (RK_E_TOOFEW when too few remain); another error is

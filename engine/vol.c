@@ -94,6 +94,13 @@ void rk_vol_on_fail(rk_vol *v, rk_vol_fail_fn fn, void *ctx)
 	pthread_mutex_unlock(&v->state_lock);
 }
 
+void rk_vol_set_serial(rk_vol *v, int serial)
+{
+	pthread_mutex_lock(&v->op_lock);
+	v->serial = serial != 0;
+	pthread_mutex_unlock(&v->op_lock);
+}
+
 uint64_t rk_vol_size(const rk_vol *v)
 {
 	return v->g.volume_size;

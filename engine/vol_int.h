@@ -95,6 +95,7 @@ struct rk_vol {
 	uint32_t nread_errors, cap_read_errors;
 	const struct rk_parity_algo *pa;
 	rk_pool *pool;               /* NULL: member I/O runs on the caller */
+	int serial;                  /* rk_vol_set_serial: the pool left idle */
 	/* the member I/O queue */
 	struct member_io *queue;
 	uint32_t nqueued, cap_queue;

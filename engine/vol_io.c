@@ -150,7 +150,7 @@ rk_err vol_run(rk_vol *v)
 	if (n == 0)
 		return RK_OK;
 	uint32_t m = merge_and_group(v, n, &ng);
-	if (!v->pool || ng == 1) {
+	if (!v->pool || v->serial || ng == 1) {
 		for (uint32_t g = 0; g < ng; g++)
 			run_group(v, 0, g);
 	} else {

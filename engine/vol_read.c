@@ -237,7 +237,7 @@ static int flat_run_jobs(rk_vol *v, const struct stripe_unit *unit, uint8_t *buf
 			v->stripes[u].lost |= vol_is_down(v, vr[j]);
 	}
 	struct flat_jobs fj = { v, unit, buf, off0, 0 };
-	if (v->pool && unit->count > 1)
+	if (v->pool && !v->serial && unit->count > 1)
 		rk_pool_run(v->pool, unit->count, flat_stripe_job, &fj);
 	else
 		for (uint32_t u = 0; u < unit->count; u++)

@@ -174,6 +174,8 @@ rk_err rk_array_stream_open(rk_array_stream **out, rk_array *a, uint64_t off, ui
 			return rk_fail(RK_E_NOMEM, "array: out of memory for the read-ahead buffers");
 		}
 	advise(s, off, end, RK_DEV_ADV_SEQUENTIAL);
+	if (a->vol)   /* the caller's thread is the other half of the overlap */
+		rk_vol_set_serial(a->vol, 1);
 	if (len && rk_thread_start(&s->thread, reader, s)) {
 		rk_array_stream_close(s);
 		return rk_fail(RK_E_NOMEM, "array: cannot start the read-ahead thread");
@@ -230,6 +232,8 @@ void rk_array_stream_close(rk_array_stream *s)
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
 	}
+	if (s->a->vol)
+		rk_vol_set_serial(s->a->vol, 0);
 	for (uint32_t i = 0; i < RK_STREAM_NBUF; i++)
 		free(s->slot[i].buf);
 	pthread_cond_destroy(&s->cv);

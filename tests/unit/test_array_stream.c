@@ -1,8 +1,12 @@
 /* test_array_stream.c: the read-ahead stream (libmeta/array_stream.c):
  * bytes equal rk_array_read's, healthy and degraded, at odd offsets,
  * lengths and batch sizes; a member read error mid-stream is returned at
- * its batch, the batches before it delivered. */
+ * its batch, the batches before it delivered; the stream's thread does all
+ * member reads itself, and the engine's pool serves rk_array_read again
+ * after it closes. */
 #include <check.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +171,71 @@ START_TEST(t_read_error)
 }
 END_TEST
 
+/* A backend over a mem device that notes every thread reading it (the
+ * pause lets the pool's threads take jobs while the caller is in one). */
+static struct {
+	pthread_mutex_t mu;
+	pthread_t seen[16];
+	int nseen;
+} readers = { PTHREAD_MUTEX_INITIALIZER, { 0 }, 0 };
+
+static rk_err rec_pread(rk_dev *d, void *buf, size_t len, uint64_t off)
+{
+	pthread_t self = pthread_self();
+	pthread_mutex_lock(&readers.mu);
+	int known = 0;
+	for (int i = 0; i < readers.nseen; i++)
+		known |= pthread_equal(readers.seen[i], self);
+	if (!known && readers.nseen < 16)
+		readers.seen[readers.nseen++] = self;
+	pthread_mutex_unlock(&readers.mu);
+	usleep(500);
+	return rk_dev_pread(rk_dev_priv(d), buf, len, off);
+}
+
+static rk_err rec_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
+{
+	return rk_dev_pwrite(rk_dev_priv(d), buf, len, off);
+}
+
+static void rec_close(rk_dev *d)
+{
+	(void)d;   /* the mem device below is closed by its owner */
+}
+
+static const struct rk_dev_ops rec_ops = { .name = "rec", .pread = rec_pread, .pwrite = rec_pwrite, .close = rec_close };
+
+/* RAID-6 of 6, 512 KiB chunks, healthy (_i 0) or two members missing:
+ * every member read of a stream comes from one thread, not the caller's;
+ * afterwards rk_array_read spreads its member reads over the pool again. */
+START_TEST(t_stream_thread)
+{
+	struct mem_array m;
+	unsigned down = _i ? 0x9 : 0;
+	mem_make(&m, 6, 6, 524288);
+	rk_dev *w[NMAX];
+	for (uint32_t r = 0; r < m.n; r++)
+		ck_assert_int_eq(rk_dev_new(&w[r], &rec_ops, m.devs[r], "rec", rk_dev_size(m.devs[r]), 512, 0), RK_OK);
+	rk_array *a = open_with(&m, w, down);
+	readers.nseen = 0;
+	check_stream(a, m.volume, 0, m.size, 0);
+	ck_assert_int_eq(readers.nseen, 1);
+	ck_assert(!pthread_equal(readers.seen[0], pthread_self()));
+	readers.nseen = 0;
+	uint8_t *r = malloc(m.size);
+	for (int i = 0; i < 10 && readers.nseen < 2; i++) {
+		ck_assert_int_eq(rk_array_read(a, r, m.size, 0), RK_OK);
+		ck_assert(memcmp(r, m.volume, m.size) == 0);
+	}
+	ck_assert_int_ge(readers.nseen, 2);
+	free(r);
+	rk_array_close(a);
+	for (uint32_t i = 0; i < m.n; i++)
+		rk_dev_close(w[i]);
+	mem_free(&m);
+}
+END_TEST
+
 RK_TEST_SUITE("array_stream", { "array_stream", 60, NULL, NULL, 0,
 	  RK_TESTS(RK_TEST_LOOP(t_bytes_equal, 0, (int)(sizeof shapes / sizeof shapes[0])),
-	           RK_TEST_LOOP(t_read_error, 0, 2)) })
+	           RK_TEST_LOOP(t_read_error, 0, 2), RK_TEST_LOOP(t_stream_thread, 0, 2)) })

@@ -284,6 +284,8 @@ void dt_resolve(struct dt_ctx *c)
 		resolve_one(&c->fs, &c->anc[w]);
 		if (c->anc[w].kind == DT_EXT_INO)
 			dt_ext_resolve(c, &c->anc[w]);
+		else if (c->anc[w].kind == DT_EXT_DIR)
+			;   /* below, once every inode is */
 		else if (c->anc[w].kind == DT_BTRFS_NODE)
 			dt_btrfs_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind >= DT_XFS_INO)
@@ -292,6 +294,11 @@ void dt_resolve(struct dt_ctx *c)
 		w++;
 	}
 	c->nanc = w;
+	for (uint32_t k = 0; k < c->nanc; k++)
+		if (c->anc[k].kind == DT_EXT_DIR) {
+			dt_ext_resolve_dir(c, &c->anc[k]);
+			rebase(&c->fs, &c->anc[k]);
+		}
 }
 
 /* Words for an anchor, e.g. "ext superblock of group 3". */

@@ -12,7 +12,14 @@
  * with A from the seed alone, G linear and invertible (a 32-bit CRC of four
  * bytes, then zeros) and H the CRC of the rest from a zero state.  The scan
  * keeps stored ^ H (it needs no superblock); resolving applies A and the
- * inverse of G once the superblock and the group descriptors are known. */
+ * inverse of G once the superblock and the group descriptors are known.
+ *
+ * A directory's first block starts with "." naming the directory's own
+ * inode, then "..": found anywhere, it is the volume block that inode's
+ * extent names.  An ext4 of one group keeps its used inodes at the start of
+ * the volume, on the first member or two; its directories are spread over
+ * the data, so they pin the members the inodes cannot (seed 1003: a RAID-0
+ * of 3 whose second and third members start at 1 MiB and 0). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +29,7 @@
 
 #define EXT_CAP 384u     /* inode anchors per image (the stage-1 cost grows with anchors) */
 #define ISIZE 256u       /* the inode size taken (mkfs.ext4's; others are not anchored) */
+#define DIR_CAP 128u     /* directory anchors per image */
 
 /* crc32c of N bytes at P from register CRC, no inversion either side. */
 static uint32_t crc_raw(uint32_t crc, const uint8_t *p, size_t n)
@@ -70,6 +78,17 @@ static uint32_t inode_raw(const uint8_t *q)
 	return stored ^ crc_raw(h, b, ISIZE);
 }
 
+/* The inode P's "." entry names when P starts a directory's first block
+ * ("." in a record of 12 bytes, then ".." of type directory), else 0. */
+static uint32_t dot_block(const uint8_t *p)
+{
+	uint32_t ino = rk_get_le32(p), up = rk_get_le32(p + 12), len2 = rk_get_le16(p + 16);
+	if (!ino || rk_get_le16(p + 4) != 12 || p[6] != 1 || p[7] != 2 || p[8] != '.' || !up || len2 < 12 ||
+	    (len2 & 3) || p[18] != 2 || p[19] != 2 || p[20] != '.' || p[21] != '.')
+		return 0;
+	return ino;
+}
+
 /* See detect_int.h. */
 void dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left)
 {
@@ -78,6 +97,9 @@ void dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, si
 		e->sb[e->nsb++] = (struct dt_ext_sb){ i, at };
 	if (i >= DT_MAX_ROLES + 8)
 		return;
+	uint32_t dot = left >= 24 && e->ndir[i] < DIR_CAP ? dot_block(p) : 0;
+	if (dot && dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_DIR, i, at, dot, DT_NONE, DT_NONE, 0 }))
+		e->ndir[i]++;
 	for (uint32_t h = 0; h < 512 && e->nper[i] < EXT_CAP; h += ISIZE)
 		if (inode_like(p + h) &&
 		    dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_INO, i, at + h, inode_raw(p + h), DT_NONE, DT_NONE, 0 }))
@@ -210,6 +232,8 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 	if (!n || !g_inverse(e->ginv))
 		return 0;
 	*bytes = blocks * bs;
+	e->bs = bs;
+	e->blocks = blocks;
 	e->ngroups = n;
 	e->ipg = ipg;
 	e->icount = rk_get_le32(sb);
@@ -262,11 +286,47 @@ void dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a)
 	}
 }
 
+/* The block a directory inode Q's first extent starts at, when its
+ * extents sit in the inode (depth 0) and the first maps logical block 0;
+ * else DT_NONE. */
+static uint64_t dir_first_block(const uint8_t *q)
+{
+	const uint8_t *eh = q + 0x28, *x = eh + 12;
+	if ((rk_get_le16(q) & 0xF000u) != 0x4000 || !(rk_get_le32(q + 0x20) & 0x80000u) || rk_get_le16(eh) != 0xF30A ||
+	    rk_get_le16(eh + 2) == 0 || rk_get_le16(eh + 6) != 0 || rk_get_le32(x) != 0 || rk_get_le16(x + 4) == 0)
+		return DT_NONE;
+	return (uint64_t)rk_get_le16(x + 6) << 32 | rk_get_le32(x + 8);
+}
+
+/* See detect_int.h. */
+void dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a)
+{
+	uint32_t bs = c->ext.bs;   /* not c->fs's: another ext among the images may have set that */
+	a->voff = a->voff2 = DT_NONE;
+	if (!c->ext.learnt || !bs)
+		return;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *in = &c->anc[k];
+		uint8_t q[ISIZE];
+		if (in->kind != DT_EXT_INO || in->voff == DT_NONE || in->tag != a->raw || dt_read(c, in->img, in->ioff, q, sizeof q))
+			continue;
+		uint64_t b = dir_first_block(q);
+		if (b != DT_NONE && b < c->ext.blocks && b <= UINT64_MAX / bs) {
+			a->voff = b * bs;
+			a->tag = (uint32_t)a->raw;
+		}
+		return;   /* the inode the checksum names: one answer */
+	}
+}
+
 /* See detect_int.h. */
 const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len)
 {
-	if (a->kind != DT_EXT_INO)
+	if (a->kind == DT_EXT_DIR)
+		snprintf(buf, len, "ext4 directory of inode %llu", (unsigned long long)a->raw);
+	else if (a->kind == DT_EXT_INO)
+		snprintf(buf, len, "ext4 inode %u", a->tag);
+	else
 		return NULL;
-	snprintf(buf, len, "ext4 inode %u", a->tag);
 	return buf;
 }

@@ -33,6 +33,8 @@ enum dt_kind {
 	DT_BTRFS_NODE,      /* btrfs tree block, raw = its logical bytenr, tag = fsid (detect_btrfs.c) */
 	DT_EXT_INO,         /* ext4 inode (metadata_csum), raw = its checksum less what the inode gives,
 	                     * tag = its number once resolved (detect_ext.c) */
+	DT_EXT_DIR,         /* ext4 directory's first block ("." then ".."), raw = the inode "." names;
+	                     * resolved through that inode's extent (detect_ext.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -84,8 +86,11 @@ struct dt_ext {
 	uint32_t nsb;
 	int      learnt;
 	uint32_t ipg, icount, ngroups, a, ginv[32];
+	uint32_t bs;                          /* the learnt file system's block size and count */
+	uint64_t blocks;
 	uint64_t itable[DT_EXT_GROUPS];
 	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
+	uint32_t ndir[DT_MAX_ROLES + 8];      /* directory anchors added per image (capped) */
 };
 
 /* File-system parameters learnt from the scan (what resolving anchors and
@@ -229,7 +234,7 @@ const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len);
 /* detect_ext.c: ext4 inodes named by their checksums. */
 /* Looks at the 512-byte sector P at image I's byte AT (LEFT bytes readable
  * from P): notes a group-0 superblock, adds an anchor for each inode
- * that looks in use. */
+ * that looks in use and for a directory's first block. */
 void   dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left);
 /* Learns the seed, counts and inode tables from the first superblock
  * noted whose group descriptors' checksums hold (reads; once). */
@@ -237,7 +242,12 @@ void   dt_ext_learn(struct dt_ctx *c);
 /* Resolves a DT_EXT_INO hit (A->voff; DT_NONE when nothing is learnt or
  * the number is not one of the file system's inodes). */
 void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);
-/* Words for a DT_EXT_INO anchor (NULL for other kinds). */
+/* Resolves a DT_EXT_DIR hit once the inode anchors are resolved: the
+ * directory's inode, found among them by the number "." names and read
+ * where it was found, says where its first block lies (depth-0 extents
+ * only); DT_NONE otherwise.  Relative to the file system's start. */
+void   dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a);
+/* Words for a DT_EXT_INO or DT_EXT_DIR anchor (NULL for other kinds). */
 const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len);
 
 /* detect_stripe.c */

@@ -6,7 +6,9 @@
  * off by one bit names another inode or none; the same file system whole
  * on one image is not anchored (an unrelated disk among members); over a
  * RAID-0 of 4 KiB chunks with different starts, the group descriptors
- * are found on the other member by their checksum. */
+ * are found on the other member by their checksum, and every directory's
+ * first block, on either member, resolves through its inode to the volume
+ * byte it sits at (a number "." names that no directory inode has: none). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +146,24 @@ START_TEST(t_ext_gdt_elsewhere)
 		n++;
 	}
 	RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+	uint32_t ndir = 0, on[2] = { 0, 0 };
+	for (uint32_t k = 0; k < c.nanc; k++) {
+		const struct dt_anchor *a = &c.anc[k];
+		if (a->kind != DT_EXT_DIR)
+			continue;
+		uint64_t x = a->img ? a->ioff - OFF1 : a->ioff;
+		uint64_t want = x / CH * 2 * CH + (a->img ? CH : 0) + x % CH;
+		RK_REQUIRE_MSG(a->voff == want, "directory of inode %llu at %u:%llu resolves to %llu", (unsigned long long)a->raw,
+		               a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff);
+		ndir++;
+		on[a->img]++;
+		struct dt_anchor b = *a;   /* "." naming a file's inode or none */
+		b.raw = b.raw == 2 ? 12 + 3 : 100000;
+		dt_ext_resolve_dir(&c, &b);
+		RK_REQUIRE_MSG(b.voff == DT_NONE, "inode %llu resolved as a directory", (unsigned long long)b.raw);
+	}
+	/* the root, lost+found and d0..d2: the directories' blocks on both members */
+	RK_REQUIRE_MSG(ndir >= 5 && on[0] && on[1], "%u directories anchored (%u, %u)", ndir, on[0], on[1]);
 	dt_close(&c);
 	free(paths[0]);
 	free(paths[1]);

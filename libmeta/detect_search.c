@@ -99,14 +99,18 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
  * parity there must too (seed 2007: a RAID-5 with its first member gone
  * lost to a RAID-4 reading of the same images with 8 anchors against
  * it).  With a role missing, the rows cannot show a block to be parity,
- * so an anchor on a P block that is no such copy counts against the
- * hypothesis: file-system data it would throw away (seeds 1124 and 1141,
- * a RAID-4 and a RAID-6 with two members gone, were wrong answers at
- * confidence 0.90 and 0.71 without it, and 1141 at 0.86 before the ext4
- * directory anchors; sparing anchors whose own place is a present member
- * in the very row, which a row's XOR of sequential NTFS records can make,
- * brought both back).  Costs reads: only the hypotheses probed in full
- * get it, once. */
+ * so an ext4 inode or directory anchor on a P block that is no such copy
+ * counts against the hypothesis: file-system data it would throw away
+ * (seed 1124: a RAID-4 of 4 read as a RAID-6 of 5 with two members gone
+ * and the fourth image left out, a wrong answer at confidence 0.90 once
+ * the directory anchors came).  Only those kinds: a P block looks like
+ * an ext superblock or an NTFS record by the XOR of sparse data far more
+ * often (recover_detect's RAID-6 with two members gone: a superblock's
+ * magic and group survived the XOR of its row, and the right answer was
+ * held back when every kind counted).  An inode must hold its crc32c;
+ * a directory's 24 bytes can survive such an XOR, which then weakens a
+ * right answer with a role missing (never seen in 160 kept cases).
+ * Costs reads: only the hypotheses probed in full get it, once. */
 static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 {
 	if (!h->g.nparity)
@@ -125,7 +129,7 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 			continue;
 		if (dt_parity_copy(c, h, a, m))
 			h->anc_ok++;
-		else if (h->missing)
+		else if (h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR))
 			h->anc_bad++;
 	}
 }

@@ -5,11 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <uuid/uuid.h>
 
@@ -270,13 +274,80 @@ struct detect_opts {
 /* The file system on the volume file PATH (libblkid) into TYPE; its
  * read-only check into CHECK (tool, exit status, words): *RAN 1 when the
  * checker ran, 0 when none is installed or known. */
-struct fs_check { char type[32], tool[64], result[96]; int ran, status; };
+struct fs_check { char type[32], tool[64], result[96]; int ran, status, stopped; };
 
 static int have_cmd(const char *name)
 {
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
 	return system(cmd) == 0;
+}
+
+extern char **environ;
+
+/* Seconds the read-only check of a volume file of SIZE bytes may take: a
+ * checker can loop on a file system a wrong geometry put together (seed
+ * 1071: fsck.vfat ran for hours).  A minute plus a second per 64 MiB,
+ * else RAIDKIT_CHECK_TIMEOUT (seconds; 0: no limit). */
+static unsigned check_limit(uint64_t size)
+{
+	const char *e = getenv("RAIDKIT_CHECK_TIMEOUT");
+	char *end;
+	if (e && *e) {
+		unsigned long v = strtoul(e, &end, 10);
+		if (!*end && v <= 86400u * 30)
+			return (unsigned)v;
+	}
+	uint64_t s = 60 + size / (64u << 20);
+	return s > 86400u * 30 ? 86400u * 30 : (unsigned)s;
+}
+
+/* Runs TOOL with the words of ARGS and PATH (standard streams on
+ * /dev/null) in a process group of its own, for at most LIMIT seconds
+ * (0: no limit): its exit status, -1 when it could not be run or died of
+ * a signal, -2 when time ran out (the group is killed). */
+static int run_check(const char *tool, const char *args, const char *path, unsigned limit)
+{
+	char words[64], *argv[8];
+	int argc = 0;
+	snprintf(words, sizeof words, "%s", args);
+	argv[argc++] = (char *)(uintptr_t)tool;
+	for (char *t = strtok(words, " "); t && argc < 6; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc++] = (char *)(uintptr_t)path;
+	argv[argc] = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	for (int fd = 0; fd < 3; fd++)
+		posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd ? O_WRONLY : O_RDONLY, 0);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, tool, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc)
+		return -1;
+	struct timespec t0, now, nap = { 0, 20 * 1000 * 1000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int st;
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (limit && now.tv_sec - t0.tv_sec >= (time_t)limit) {
+			kill(-pid, SIGKILL);
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+			return -2;
+		}
+		nanosleep(&nap, NULL);
+	}
 }
 
 static void fs_identify_and_check(const char *path, int whole, struct fs_check *fc)
@@ -309,20 +380,16 @@ static void fs_identify_and_check(const char *path, int whole, struct fs_check *
 			snprintf(fc->result, sizeof fc->result, "not checked: %s is not installed", ck[k].tool);
 			return;
 		}
-		char cmd[4200], q[4096];
-		size_t w = 0;
-		for (const char *p = path; *p && w + 5 < sizeof q; p++) {   /* single-quoted */
-			if (*p == '\'') {
-				memcpy(q + w, "'\\''", 4);
-				w += 4;
-			} else
-				q[w++] = *p;
+		struct stat st;
+		unsigned limit = check_limit(stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
+		int rc = run_check(ck[k].tool, ck[k].args, path, limit);
+		if (rc == -2) {
+			fc->stopped = 1;
+			snprintf(fc->result, sizeof fc->result, "not finished in %u s: stopped", limit);
+			return;
 		}
-		q[w] = 0;
-		snprintf(cmd, sizeof cmd, "%s %s '%s' </dev/null >/dev/null 2>&1", ck[k].tool, ck[k].args, q);
-		int st = system(cmd);
 		fc->ran = 1;
-		fc->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		fc->status = rc;
 		snprintf(fc->result, sizeof fc->result, fc->status == 0 ? "clean" : "reported problems (exit %d)", fc->status);
 		return;
 	}
@@ -607,7 +674,7 @@ static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int
 	if (o->save_to && r->found && save_geometry(r, images, &fc, mdadm, o->save_to))
 		rc = EX_FAIL;
 	if (rc == EX_DONE)
-		rc = !r->found ? EX_FAIL : (r->missing || r->confidence < 0.9 || (fc.ran && fc.status)) ? EX_REPORT : EX_DONE;
+		rc = !r->found ? EX_FAIL : (r->missing || r->confidence < 0.9 || (fc.ran && fc.status) || fc.stopped) ? EX_REPORT : EX_DONE;
 	rk_detect_free(r);
 	return rc;
 }

@@ -147,10 +147,13 @@ void dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples, u
 	h->checked = h->rows > 0;
 }
 
-/* The 512 bytes at image I's byte OFF, through the cache (4 KiB blocks at
- * aligned offsets, so anchors close together share reads). */
+/* The 512-byte sector of image I that holds byte OFF, through the cache
+ * (4 KiB blocks at aligned offsets, so anchors close together share
+ * reads).  OFF need not be sector-aligned: an anchor's ioff is the byte
+ * of its signature, and 512 bytes read from there could leave the block. */
 static const uint8_t *sector_at(struct dt_ctx *c, uint32_t i, uint64_t off)
 {
+	off &= ~(uint64_t)511;
 	uint64_t base = off & ~(uint64_t)(DT_BLK - 1);
 	const uint8_t *b = dt_block(c, i, base);
 	return b ? b + (off - base) : NULL;

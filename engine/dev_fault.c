@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,7 @@ rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spe
 		*out = NULL;
 	if (!out || !spec)
 		return rk_fail(RK_E_INVAL, "fault plan: no spec");
-	if ((unsigned)spec->model > RK_FAULT_READ_ERROR)
+	if ((unsigned)spec->model > RK_FAULT_STOP)
 		return rk_fail(RK_E_INVAL, "fault plan: unknown model %d", (int)spec->model);
 	if ((spec->model == RK_FAULT_PULL || spec->model == RK_FAULT_READ_ERROR) &&
 	    (spec->member < 0 || spec->member >= MAX_MEMBERS))
@@ -146,10 +147,10 @@ rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spe
 rk_err rk_fault_spec_parse(const char *s, struct rk_fault_spec *spec)
 {
 	static const char *const models[] = { "none", "fail-write", "tear-write", "power-cut", "kill", "pull",
-	                                      "read-error" };
+	                                      "read-error", "stop" };
 	static const enum rk_fault_model ids[] = { RK_FAULT_NONE, RK_FAULT_FAIL_WRITE, RK_FAULT_TEAR_WRITE,
 	                                           RK_FAULT_POWER_CUT, RK_FAULT_KILL, RK_FAULT_PULL,
-	                                           RK_FAULT_READ_ERROR };
+	                                           RK_FAULT_READ_ERROR, RK_FAULT_STOP };
 	char buf[256];
 	memset(spec, 0, sizeof *spec);
 	if (!s || strlen(s) >= sizeof buf)
@@ -489,6 +490,12 @@ static rk_err fault_pwrite(rk_dev *d, const void *buf, size_t len, uint64_t off)
 	case RK_FAULT_POWER_CUT:
 		e = log_write(p, fp->member, rk_dev_path(d), buf, len, off, seq);
 		goto out;
+	case RK_FAULT_STOP:
+		if (seq == s->n) {
+			p->fired = 1;
+			raise(SIGSTOP);   /* with the plan's lock held: no other write passes meanwhile */
+		}
+		break;
 	case RK_FAULT_NONE:
 	default:
 		break;

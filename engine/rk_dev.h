@@ -242,6 +242,9 @@ enum rk_fault_model {
 	RK_FAULT_READ_ERROR,  /* reads of member `member` touching [off, off+len) fail with RK_E_IO;
 	                         a write over part of the range heals that part (as a
 	                         drive remaps a bad sector on write) */
+	RK_FAULT_STOP,        /* the process stops itself (SIGSTOP) before write #n, which goes
+	                         on when continued: a case then kills it from outside at a
+	                         known point (kill -9 of a real process, not a timed race) */
 };
 
 struct rk_fault_spec {
@@ -255,7 +258,7 @@ struct rk_fault_spec {
 rk_err rk_fault_plan_create(rk_fault_plan **out, const struct rk_fault_spec *spec);
 /* Parses the test-only form "model=M,n=N[,member=K][,seed=S][,off=O,len=L]"
  * (M one of none, fail-write, tear-write, power-cut, kill, pull,
- * read-error; numbers decimal or 0x hex) into *SPEC (zeroed first), as the
+ * read-error, stop; numbers decimal or 0x hex) into *SPEC (zeroed first), as the
  * tools read RAIDKIT_TEST_FAULT.  RK_E_INVAL naming the bad part. */
 rk_err rk_fault_spec_parse(const char *s, struct rk_fault_spec *spec);
 /* Drops the creator's reference: the plan lives on until its last wrapped

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rk_dev.h"
@@ -32,6 +34,8 @@ START_TEST(fault_spec_parse)
 	ck_assert_uint_eq(sp.n, 40);
 	ck_assert_uint_eq(sp.seed, 7);
 	ck_assert_uint_eq(sp.off, 0);
+	ck_assert_int_eq(rk_fault_spec_parse("model=stop,n=9", &sp), RK_OK);
+	ck_assert_int_eq(sp.model, RK_FAULT_STOP);
 	ck_assert_int_eq(rk_fault_spec_parse("model=power-cut,n=3", &sp), RK_OK);
 	ck_assert_int_eq(sp.model, RK_FAULT_POWER_CUT);
 	static const char *const bad[] = { "", "n=3", "model=melt", "model=kill,n=", "model=kill,n=3x",
@@ -206,6 +210,38 @@ START_TEST(fault_kill)
 }
 END_TEST
 
+/* STOP: a child stops itself before write #2 (writes 0 and 1 landed,
+ * 2 not yet); continued, it finishes; killed instead, 2 never lands. */
+START_TEST(fault_stop)
+{
+	for (int cont = 0; cont < 2; cont++) {
+		struct fault_members a;
+		fault_members_open(&a, RK_FAULT_STOP, 2, 0, 1);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			uint8_t b[512];
+			for (int i = 0; i < 3; i++) {
+				memset(b, 0x50 + i, sizeof b);
+				if (rk_dev_pwrite(a.wrapped[i], b, sizeof b, 0))
+					_exit(3);
+			}
+			_exit(0);
+		}
+		int st;
+		ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+		ck_assert(WIFSTOPPED(st));
+		kill(pid, cont ? SIGCONT : SIGKILL);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		if (cont)
+			ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		else
+			ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		fault_members_close(&a);
+	}
+}
+END_TEST
+
 START_TEST(fault_pull)
 {
 	struct fault_members a;
@@ -319,5 +355,5 @@ END_TEST
 RK_TEST_SUITE("dev_fault", { "fault", 0, NULL, NULL, 0,
 	  RK_TESTS(RK_TEST(fault_spec_parse), RK_TEST(fault_none_counts),
 	           RK_TEST(fault_plan_checks), RK_TEST(fault_fail_write),
-	           RK_TEST(fault_tear_write), RK_TEST(fault_kill), RK_TEST(fault_pull),
+	           RK_TEST(fault_tear_write), RK_TEST(fault_kill), RK_TEST(fault_stop), RK_TEST(fault_pull),
 	           RK_TEST(fault_read_error), RK_TEST(fault_threads)) })

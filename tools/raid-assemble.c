@@ -147,21 +147,6 @@ static int action_error(struct action_result *res, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* An interrupted --write stops between batches so the array is closed
  * properly (data flushed, marked clean) rather than left open for writing. */
 static volatile sig_atomic_t stop_sig;
@@ -255,48 +240,17 @@ static uint8_t *batch_buffer(void)
 
 /* Writes one exported batch to FD (a hole for a zero batch when SPARSE):
  * 0, or -1 with errno set. */
-static int export_write(int fd, int sparse, const uint8_t *buf, size_t n)
-{
-	if (sparse && rk_buf_is_zero(buf, n))
-		return lseek(fd, (off_t)n, SEEK_CUR) < 0 ? -1 : 0;
-	return write_all(fd, buf, n);
-}
-
 /* Copies res->length volume bytes from res->offset to FD (holes for zero
- * runs when SPARSE), read ahead by a stream while the batches are written:
- * EX_DONE or EX_FAIL (said). */
+ * runs when SPARSE): EX_DONE or EX_FAIL (said). */
 static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct cli_progress *pg,
                        struct action_result *res)
 {
-	rk_array_stream *st;
-	if (rk_array_stream_open(&st, arr, res->offset, res->length, 0))
-		return action_error(res, EX_FAIL, "%s", rk_errmsg());
-	uint64_t done = 0;
-	int rc = EX_DONE;
-	while (done < res->length) {
-		const uint8_t *buf;
-		size_t n;
-		rk_err e = rk_array_stream_next(st, &buf, &n);
-		if (e || n == 0) {
-			rc = action_error(res, EX_FAIL, "reading volume bytes [%" PRIu64 ", +%zu): %s", res->offset + done,
-			                  (size_t)(res->length - done < rk_array_stream_batch(st) ? res->length - done
-			                                                                          : rk_array_stream_batch(st)),
-			                  e ? rk_errmsg() : "the stream ended early");
-			break;
-		}
-		cli_hash_export_update(buf, n);   /* the bytes written, zero runs too */
-		if (export_write(fd, sparse, buf, n)) {
-			rc = action_error(res, EX_FAIL, "%s: write failed: %s", to, strerror(errno));
-			break;
-		}
-		done += n;
-		cli_progress_update(pg, done);
-	}
-	rk_array_stream_close(st);
-	if (rc == EX_DONE && sparse && ftruncate(fd, (off_t)res->length))
-		rc = action_error(res, EX_FAIL, "%s: %s", to, strerror(errno));
-	res->done = done;
-	return rc;
+	char why[sizeof res->error];
+	int rc = cli_copy_volume(arr, res->offset, res->length, fd, sparse, 1, pg, &res->done, why, sizeof why);
+	if (!rc)
+		return EX_DONE;
+	return strncmp(why, "write failed", 12) ? action_error(res, EX_FAIL, "%s", why)
+	                                        : action_error(res, EX_FAIL, "%s: %s", to, why);
 }
 
 static int do_export(const struct assembly *as, const struct rk_array_info *ai, struct action_result *res)

@@ -29,6 +29,7 @@
 #include "rk_array_stream.h"
 #include "rk_detect.h"
 #include "rk_geometry.h"
+#include "cli_fscheck.h"
 
 static void usage(FILE *f)
 {
@@ -271,133 +272,8 @@ struct detect_opts {
 	const char *export_to, *save_to;
 };
 
-/* The file system on the volume file PATH (libblkid) into TYPE; its
- * read-only check into CHECK (tool, exit status, words): *RAN 1 when the
- * checker ran, 0 when none is installed or known. */
-struct fs_check { char type[32], tool[64], result[96]; int ran, status, stopped; };
-
-static int have_cmd(const char *name)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
-extern char **environ;
-
-/* Seconds the read-only check of a volume file of SIZE bytes may take: a
- * checker can loop on a file system a wrong geometry put together (seed
- * 1071: fsck.vfat ran for hours).  A minute plus a second per 64 MiB,
- * else RAIDKIT_CHECK_TIMEOUT (seconds; 0: no limit). */
-static unsigned check_limit(uint64_t size)
-{
-	const char *e = getenv("RAIDKIT_CHECK_TIMEOUT");
-	char *end;
-	if (e && *e) {
-		unsigned long v = strtoul(e, &end, 10);
-		if (!*end && v <= 86400u * 30)
-			return (unsigned)v;
-	}
-	uint64_t s = 60 + size / (64u << 20);
-	return s > 86400u * 30 ? 86400u * 30 : (unsigned)s;
-}
-
-/* Runs TOOL with the words of ARGS and PATH (standard streams on
- * /dev/null) in a process group of its own, for at most LIMIT seconds
- * (0: no limit): its exit status, -1 when it could not be run or died of
- * a signal, -2 when time ran out (the group is killed). */
-static int run_check(const char *tool, const char *args, const char *path, unsigned limit)
-{
-	char words[64], *argv[8];
-	int argc = 0;
-	snprintf(words, sizeof words, "%s", args);
-	argv[argc++] = (char *)(uintptr_t)tool;
-	for (char *t = strtok(words, " "); t && argc < 6; t = strtok(NULL, " "))
-		argv[argc++] = t;
-	argv[argc++] = (char *)(uintptr_t)path;
-	argv[argc] = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	for (int fd = 0; fd < 3; fd++)
-		posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd ? O_WRONLY : O_RDONLY, 0);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&at, 0);
-	pid_t pid;
-	int rc = posix_spawnp(&pid, tool, &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rc)
-		return -1;
-	struct timespec t0, now, nap = { 0, 20 * 1000 * 1000 };
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int st;
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (limit && now.tv_sec - t0.tv_sec >= (time_t)limit) {
-			kill(-pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			return -2;
-		}
-		nanosleep(&nap, NULL);
-	}
-}
-
-static void fs_identify_and_check(const char *path, int whole, struct fs_check *fc)
-{
-	memset(fc, 0, sizeof *fc);
-	blkid_probe pr = blkid_new_probe_from_filename(path);
-	const char *t = NULL;
-	if (pr && blkid_do_safeprobe(pr) == 0 && blkid_probe_lookup_value(pr, "TYPE", &t, NULL) == 0 && t)
-		snprintf(fc->type, sizeof fc->type, "%s", t);
-	if (pr)
-		blkid_free_probe(pr);
-	static const struct { const char *type, *tool, *args; } ck[] = {
-		{ "ext2", "e2fsck", "-fn" }, { "ext3", "e2fsck", "-fn" }, { "ext4", "e2fsck", "-fn" },
-		{ "vfat", "fsck.vfat", "-n" }, { "ntfs", "ntfsfix", "-n" }, { "xfs", "xfs_repair", "-n -f" },
-		{ "btrfs", "btrfs", "check --readonly" }, { "exfat", "fsck.exfat", "-n" },
-	};
-	if (!fc->type[0]) {
-		snprintf(fc->result, sizeof fc->result, "no file system recognised");
-		return;
-	}
-	if (!whole) {
-		snprintf(fc->result, sizeof fc->result, "not checked: only the start of the volume was exported");
-		return;
-	}
-	for (size_t k = 0; k < sizeof ck / sizeof ck[0]; k++) {
-		if (strcmp(ck[k].type, fc->type))
-			continue;
-		snprintf(fc->tool, sizeof fc->tool, "%s %s", ck[k].tool, ck[k].args);
-		if (!have_cmd(ck[k].tool)) {
-			snprintf(fc->result, sizeof fc->result, "not checked: %s is not installed", ck[k].tool);
-			return;
-		}
-		struct stat st;
-		unsigned limit = check_limit(stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
-		int rc = run_check(ck[k].tool, ck[k].args, path, limit);
-		if (rc == -2) {
-			fc->stopped = 1;
-			snprintf(fc->result, sizeof fc->result, "not finished in %u s: stopped", limit);
-			return;
-		}
-		fc->ran = 1;
-		fc->status = rc;
-		snprintf(fc->result, sizeof fc->result, fc->status == 0 ? "clean" : "reported problems (exit %d)", fc->status);
-		return;
-	}
-	snprintf(fc->result, sizeof fc->result, "not checked: no read-only checker known for %s", fc->type);
-}
-
-/* Copies LEN volume bytes of ARR to the file TO (sparse where zero); with
- * HASHED the bytes also feed --hash's export digest. */
+/* Copies the LEN bytes of ARR's volume to the file TO (sparse where
+ * zero); with HASHED the bytes also feed --hash's export digest. */
 static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress, int json, int hashed)
 {
 	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -405,49 +281,29 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 		cli_err("%s: cannot open for writing: %s", to, strerror(errno));
 		return EX_FAIL;
 	}
-	rk_array_stream *st = NULL;
 	struct cli_progress *pg = cli_progress_start("raid-recover: export", len, progress, json);
+	char why[512];
+	uint64_t done;
 	int rc = EX_DONE;
-	if (rk_array_stream_open(&st, arr, 0, len, 0)) {
-		cli_err("reading the volume: %s", rk_errmsg());
+	if (cli_copy_volume(arr, 0, len, fd, 1, hashed, pg, &done, why, sizeof why)) {
+		if (strncmp(why, "write failed", 12))
+			cli_err("%s", why);
+		else
+			cli_err("%s: %s", to, why);
 		rc = EX_FAIL;
 	}
-	for (uint64_t done = 0; rc == EX_DONE && done < len;) {
-		const uint8_t *buf;
-		size_t n;
-		rk_err e = rk_array_stream_next(st, &buf, &n);
-		if (e || n == 0) {
-			cli_err("reading volume bytes [%" PRIu64 ", +%zu): %s", done,
-			        (size_t)(len - done < rk_array_stream_batch(st) ? len - done : rk_array_stream_batch(st)),
-			        e ? rk_errmsg() : "the stream ended early");
-			rc = EX_FAIL;
-			break;
-		}
-		if (hashed)
-			cli_hash_export_update(buf, n);
-		if (rk_buf_is_zero(buf, n) ? lseek(fd, (off_t)n, SEEK_CUR) < 0 : write(fd, buf, n) != (ssize_t)n) {
-			cli_err("%s: write failed: %s", to, strerror(errno));
-			rc = EX_FAIL;
-		}
-		done += n;
-		cli_progress_update(pg, done);
-	}
-	rk_array_stream_close(st);
-	if (rc == EX_DONE && ftruncate(fd, (off_t)len))
-		rc = EX_FAIL;
 	if (pg)
 		cli_progress_end(pg);
-	if (close(fd) && rc == EX_DONE)
+	if (close(fd) && rc == EX_DONE) {
+		cli_err("%s: write failed: %s", to, strerror(errno));
 		rc = EX_FAIL;
+	}
 	return rc;
 }
 
-#define TMP_WHOLE_MAX (4ull << 30)   /* volumes up to this are exported whole to a temporary file to be checked */
-#define TMP_HEAD (64ull << 20)
-
 /* Exports (to OUT, or a temporary file) and checks the file system found. */
 static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, const struct detect_opts *o,
-                      int progress, int json, struct fs_check *fc)
+                      int progress, int json, struct fs_checks *fc)
 {
 	rk_array *arr;
 	if (rk_geometry_open(&arr, &r->geom, images, n)) {
@@ -462,15 +318,15 @@ static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, con
 			rc = EX_FAIL;
 		cli_audit_written("export", o->export_to, 0, rc == EX_DONE ? vs : 0, cli_hash_export());
 		if (rc == EX_DONE)
-			fs_identify_and_check(o->export_to, 1, fc);
+			fsc_volume(arr, o->export_to, 1, fc);
 	} else {
-		char tmp[] = "/tmp/raid-recover-detect.XXXXXX";
-		int fd = mkstemp(tmp);
+		char tmp[4096];
+		int fd = cli_tmpfile(tmp, sizeof tmp, "raid-recover-detect");
 		if (fd >= 0) {
 			close(fd);
-			int whole = vs <= TMP_WHOLE_MAX;
-			if (copy_volume(arr, tmp, whole ? vs : TMP_HEAD, 0, 1, 0) == EX_DONE)
-				fs_identify_and_check(tmp, whole, fc);
+			int whole = vs <= FSC_WHOLE_MAX;
+			if (copy_volume(arr, tmp, whole ? vs : FSC_HEAD, 0, 1, 0) == EX_DONE)
+				fsc_volume(arr, tmp, whole, fc);
 			unlink(tmp);
 		}
 	}
@@ -478,8 +334,37 @@ static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, con
 	return rc;
 }
 
+/* The entry "filesystem" names: the first with a file system recognised,
+ * else the first (an empty one when nothing was looked at). */
+static const struct fs_check *fsc_main(const struct fs_checks *fc)
+{
+	static const struct fs_check none;
+	for (uint32_t k = 0; k < fc->n; k++)
+		if (fc->c[k].type[0])
+			return &fc->c[k];
+	return fc->n ? &fc->c[0] : &none;
+}
+
+/* One file-system object: its region (partition null for the whole
+ * volume), type, checker and what the check said. */
+static void fs_json(rk_json *j, const struct fs_check *c)
+{
+	rk_json_obj_begin(j);
+	if (rk_json_key_or_null(j, "partition", c->partition != 0))
+		rk_json_u64(j, c->partition);
+	CLI_JSON_U64S(j, { "offset", c->offset }, { "size", c->size });
+	if (rk_json_key_or_null(j, "type", c->type[0] != 0))
+		rk_json_str(j, c->type);
+	if (rk_json_key_or_null(j, "check", c->tool[0] != 0))
+		rk_json_str(j, c->tool);
+	if (rk_json_key_or_null(j, "check_exit", c->ran))
+		rk_json_i64(j, c->status);
+	rk_json_kstr(j, "result", c->result);
+	rk_json_obj_end(j);
+}
+
 /* The evidence object of --json. */
-static void evidence_json(rk_json *j, const struct rk_detect_result *r, char **images, const struct fs_check *fc)
+static void evidence_json(rk_json *j, const struct rk_detect_result *r, char **images, const struct fs_checks *fc)
 {
 	rk_json_key(j, "evidence");
 	rk_json_obj_begin(j);
@@ -505,21 +390,23 @@ static void evidence_json(rk_json *j, const struct rk_detect_result *r, char **i
 		rk_json_obj_end(j);
 	}
 	rk_json_arr_end(j);
-	rk_json_key(j, "filesystem");
-	rk_json_obj_begin(j);
-	if (rk_json_key_or_null(j, "type", fc->type[0] != 0))
-		rk_json_str(j, fc->type);
-	if (rk_json_key_or_null(j, "check", fc->tool[0] != 0))
-		rk_json_str(j, fc->tool);
-	if (rk_json_key_or_null(j, "check_exit", fc->ran))
-		rk_json_i64(j, fc->status);
-	rk_json_kstr(j, "result", fc->result);
-	rk_json_obj_end(j);
+	rk_json_key(j, "filesystem");   /* the first recognised; all of them in "filesystems" */
+	fs_json(j, fsc_main(fc));
+	rk_json_key(j, "partition_table");
+	if (fc->table[0])
+		rk_json_str(j, fc->table);
+	else
+		rk_json_null(j);
+	rk_json_key(j, "filesystems");
+	rk_json_arr_begin(j);
+	for (uint32_t k = 0; k < fc->n; k++)
+		fs_json(j, &fc->c[k]);
+	rk_json_arr_end(j);
 	rk_json_kstr(j, "why", r->why);
 	rk_json_obj_end(j);
 }
 
-static void detect_json(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+static void detect_json(const struct rk_detect_result *r, char **images, const struct fs_checks *fc,
                         const char *mdadm, FILE *f)
 {
 	char lb[32];
@@ -561,7 +448,22 @@ static void detect_json(const struct rk_detect_result *r, char **images, const s
 	rk_json_free(j);
 }
 
-static void detect_words(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+/* One "file system:" line of the words. */
+static void fs_words(const struct fs_check *c)
+{
+	char where[96] = "";
+	if (c->partition)
+		snprintf(where, sizeof where, " in partition %u (volume bytes %" PRIu64 " + %" PRIu64 ")", c->partition,
+		         c->offset, c->size);
+	if (!c->type[0])
+		printf("  file system%s: none recognised\n", where);
+	else if (c->tool[0])
+		printf("  file system%s: %s; %s: %s\n", where, c->type, c->tool, c->result);
+	else
+		printf("  file system%s: %s; %s\n", where, c->type, c->result);
+}
+
+static void detect_words(const struct rk_detect_result *r, char **images, const struct fs_checks *fc,
                          const char *mdadm)
 {
 	char lb[32], sz[64];
@@ -595,12 +497,12 @@ static void detect_words(const struct rk_detect_result *r, char **images, const 
 			rk_esc_fprintf(stdout, "    %s: %s byte %" PRIu64 " = volume byte %" PRIu64 "\n", r->anchors[k].what,
 			               images[r->anchors[k].image], r->anchors[k].image_off, r->anchors[k].volume_off);
 		}
-	if (!fc->type[0])
-		printf("  file system: none recognised on the result\n");
-	else if (fc->tool[0])
-		printf("  file system: %s; %s: %s\n", fc->type, fc->tool, fc->result);
-	else
-		printf("  file system: %s; %s\n", fc->type, fc->result);
+	if (fc->table[0])
+		printf("  partition table: %s\n", fc->table);
+	for (uint32_t k = 0; k < fc->n; k++)
+		fs_words(&fc->c[k]);
+	if (!fc->n && r->found)
+		printf("  file system: not looked at\n");
 	printf("  %" PRIu64 " hypotheses scored; at most %" PRIu64 " bytes read from one image\n", r->hypotheses, r->max_read);
 	for (uint32_t k = 0; k < r->nalts && k < 5; k++)
 		printf("  runner-up: RAID-%s %s chunk %" PRIu64 ", %u members: %s\n", rk_level_name(r->alts[k].level),
@@ -611,7 +513,7 @@ static void detect_words(const struct rk_detect_result *r, char **images, const 
 }
 
 /* Writes the geometry file: the --json document. */
-static int save_geometry(const struct rk_detect_result *r, char **images, const struct fs_check *fc,
+static int save_geometry(const struct rk_detect_result *r, char **images, const struct fs_checks *fc,
                          const char *mdadm, const char *to)
 {
 	FILE *f = fopen(to, "w");
@@ -643,7 +545,7 @@ static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int
 		cli_err("%s", rk_errmsg());
 		return cli_exit_for(e);
 	}
-	struct fs_check fc;
+	struct fs_checks fc;
 	memset(&fc, 0, sizeof fc);
 	char mdbuf[4096];
 	const char *mdadm = NULL;
@@ -674,7 +576,7 @@ static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int
 	if (o->save_to && r->found && save_geometry(r, images, &fc, mdadm, o->save_to))
 		rc = EX_FAIL;
 	if (rc == EX_DONE)
-		rc = !r->found ? EX_FAIL : (r->missing || r->confidence < 0.9 || (fc.ran && fc.status) || fc.stopped) ? EX_REPORT : EX_DONE;
+		rc = !r->found ? EX_FAIL : (r->missing || r->confidence < 0.9 || fsc_any_problem(&fc)) ? EX_REPORT : EX_DONE;
 	rk_detect_free(r);
 	return rc;
 }

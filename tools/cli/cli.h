@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "rk_dev.h"
 #include "rk_err.h"
+#include "rk_array.h"
 #include "rk_json.h"
 
 /* Exit status (../shared/CONTRACT.md). */
@@ -132,6 +133,21 @@ void cli_progress_update(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
 /* Seconds between lines (default 0.5; tests only: RAIDKIT_TEST_PROGRESS_INTERVAL). */
 void cli_progress_set_interval(double seconds);
+
+/* ---- volume copies (cli_copy.c) ---- */
+
+/* Copies LEN volume bytes of ARR from byte OFF to FD at its position, read
+ * ahead by a stream while batches are written: zero runs become holes
+ * (lseek) when SPARSE, and FD is then truncated to its position; with
+ * HASHED the bytes feed --hash's export digest; PG (may be NULL) shows
+ * progress.  *DONE the bytes copied.  0, or -1 with the reason in ERR (CAP
+ * bytes; not said): the volume bytes that could not be read, or "write
+ * failed: ..." (errno words). */
+int cli_copy_volume(rk_array *arr, uint64_t off, uint64_t len, int fd, int sparse, int hashed,
+                    struct cli_progress *pg, uint64_t *done, char *err, size_t cap);
+/* Creates an empty file named TAG.XXXXXX in $TMPDIR (else /tmp) into PATH
+ * (CAP bytes): its descriptor (close-on-exec), or -1 (errno). */
+int cli_tmpfile(char *path, size_t cap, const char *tag);
 
 /* ---- --hash (cli_hash.c) ----
  * A read-only tool: cli_parse_options calls cli_hash_begin(common.hash,

@@ -31,6 +31,9 @@
 #define QUICK_PROBES 12u   /* predictions checked for every hypothesis; the best get all */
 #define FULL_PROBE 64u     /* hypotheses probed in full */
 #define FULL_ROWS 256u
+/* evidence enough that chance cannot give it (sure_enough) */
+#define DT_SURE_ROWS 8u
+#define DT_SURE_ANC 12u
 
 struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
@@ -1073,6 +1076,75 @@ static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+/* The starts image I may have in H: those of H's members, those its own
+ * anchors say under H's geometry, and the parity scan's. */
+static void left_out_starts(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, struct offs *o)
+{
+	o->n = 0;
+	if (c->ps_has_ioff)
+		offs_add(o, c->ps_ioff[i]);
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0)
+			offs_add(o, h->off[r]);
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		struct rk_loc locs[8];
+		uint32_t n = a->img == i && a->voff != DT_NONE ? rk_geom_copies(&h->g, a->voff, locs, 8) : 0;
+		for (uint32_t j = 0; j < n; j++)
+			if (a->ioff >= locs[j].member_off)
+				offs_add(o, a->ioff - locs[j].member_off);
+	}
+}
+
+/* Puts into H's missing roles the images it leaves out where redundancy
+ * then holds over enough non-zero rows (DT_SURE_ROWS, at most 1 in 50
+ * failing): a member the search left out and rebuilt from the others
+ * (seeds 1038 and 1086: exact exports, a member named missing).  H is
+ * scored again when it changed; returns whether it did. */
+static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
+{
+	int changed = 0;
+	for (uint32_t i = 0; i < c->nimg && h->missing && rk_geom_redundancy(&h->g); i++) {
+		int used = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
+			used = h->role_img[r] == (int32_t)i;
+		struct offs o;
+		if (used)
+			continue;
+		left_out_starts(c, h, i, &o);
+		int placed = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !placed; r++)
+			for (uint32_t q = 0; q < o.n && h->role_img[r] < 0 && !placed; q++) {
+				if (c->img[i].size < o.v[q] || c->img[i].size - o.v[q] < h->g.member_size)
+					continue;
+				struct dt_hyp t = *h;
+				t.role_img[r] = (int32_t)i;
+				t.off[r] = o.v[q];
+				t.missing--;
+				dt_cache_trim(c);
+				dt_check_redundancy(c, &t, FULL_ROWS, 0);
+				if (t.checked && t.rows_nz >= DT_SURE_ROWS && t.rows_bad * 50 <= t.rows_nz) {
+					*h = t;
+					placed = changed = 1;
+				}
+			}
+	}
+	if (!changed)
+		return 0;
+	int32_t img_role[64];
+	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
+		img_role[i] = -1;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
+			img_role[h->role_img[r]] = (int32_t)r;
+	anchor_score(c, h, img_role);
+	dt_cache_trim(c);
+	copy_score(c, h);
+	dt_probe(c, h, 0);
+	h->score = score_of(h);
+	return 1;
+}
+
 /* Whether a hypothesis of L that reads the volume otherwise than the
  * winner L->h[BI] (not equivalent, not the same export) has no anchor
  * against it where the winner has some, with no more roles missing and
@@ -1097,11 +1169,58 @@ static int clean_rival(const struct hlist *l, uint32_t bi, const uint8_t *same)
 /* Evidence enough that chance cannot give it: redundancy verified over
  * DT_SURE_ROWS non-zero rows, or DT_SURE_ANC anchors and predictions.
  * Under both, the data is too sparse to tell (rk_detect_result.sparse). */
-#define DT_SURE_ROWS 8u
-#define DT_SURE_ANC 12u
 static int sure_enough(const struct dt_hyp *b)
 {
 	return (b->checked && b->rows_nz >= DT_SURE_ROWS) || b->anc_ok + b->probe_ok >= DT_SURE_ANC;
+}
+
+/* Whether the DT_BLK bytes at B hold structured data: a non-zero 512-byte
+ * sector with fewer than 160 distinct byte values (random bytes have
+ * about 200; detect_pscan.c's junk test). */
+static int structured(const uint8_t *b)
+{
+	for (uint32_t q = 0; q < DT_BLK / 512; q++) {
+		const uint8_t *s = b + q * 512;
+		uint32_t seen[8] = { 0 }, distinct = 0;
+		if (rk_buf_is_zero(s, 512))
+			continue;
+		for (uint32_t k = 0; k < 512; k++)
+			if (!(seen[s[k] >> 5] >> (s[k] & 31) & 1)) {
+				seen[s[k] >> 5] |= 1u << (s[k] & 31);
+				distinct++;
+			}
+		if (distinct < 160)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether an image H leaves out could hold one of its missing roles while
+ * nothing checks H: no redundancy verified (the roles missing leave none),
+ * and the image long enough for a member and holding structured data in
+ * one of 16 blocks sampled over it (an image of zeros adds nothing a
+ * rebuilt role lacks; one of random bytes is taken for junk, as an
+ * encrypted member would be).  Seed 1049: a RAID-4 of 5, one member's
+ * data 2.5 MiB in and no anchor on it, read as a RAID-6 of 6 with two
+ * roles missing, confidence 0.98. */
+static int unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	if (!h->missing || (h->checked && h->rows_nz >= DT_SURE_ROWS))
+		return 0;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		int used = 0;
+		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
+			used = h->role_img[r] == (int32_t)i;
+		if (used || c->img[i].size < h->g.member_size)
+			continue;
+		for (uint32_t k = 0; k < 16; k++) {
+			uint64_t at = c->img[i].size / 16 * k & ~(uint64_t)(DT_BLK - 1);
+			const uint8_t *b = dt_block(c, i, at);
+			if (b && structured(b))
+				return 1;
+		}
+	}
+	return 0;
 }
 
 /* Why the best hypothesis B may not be named the answer (each rule was a
@@ -1119,6 +1238,8 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 	 * be the member (seed 1055: the member holding the volume's start) */
 	if (b->missing && unexplained(c, b) && unexplained_fits(c, b))
 		return "an image left out may be the missing member";
+	if (unchecked_left_out(c, b))
+		return "an image left out may be a missing member, and nothing checks the answer";
 	/* the file system's own structure, read through the answer, must
 	 * mostly hold (stale copies of metadata fail a few predictions) */
 	if (b->probe_bad * 10 > b->probe_ok || b->anc_bad * 2 > b->anc_ok)
@@ -1197,6 +1318,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}
+	adopt_left_out(c, &l.h[bi]);
 	uint8_t *same = calloc(l.n, 1);
 	if (!same) {
 		free(l.h);

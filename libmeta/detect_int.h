@@ -280,6 +280,15 @@ void   dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit);
  * it spans, 0 when unknown: a volume shorter than that is not the array. */
 uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);
 
+/* detect_search.c: two of the gates (held_back), for the tests.
+ * Whether a member of a linear H past the first holds no anchor and only
+ * random bytes (some non-zero, none structured) in 16 sampled blocks. */
+int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h);
+/* Whether H has a role missing, redundancy not verified over DT_SURE_ROWS
+ * (8) non-zero rows, and an image it leaves out, at least a member long,
+ * holds structured data in one of 16 sampled blocks. */
+int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h);
+
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the
  * members, filling rows, rows_nz, rows_ok, place_bad, checked; stops early

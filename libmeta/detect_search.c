@@ -137,6 +137,22 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 	}
 }
 
+/* H's anchors counted again from scratch (idempotent, unlike copy_score
+ * alone): those its data blocks hold and those on its P blocks that are
+ * proven copies. */
+static void anchors_again(struct dt_ctx *c, struct dt_hyp *h)
+{
+	int32_t img_role[64];
+	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
+		img_role[i] = -1;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
+			img_role[h->role_img[r]] = (int32_t)r;
+	anchor_score(c, h, img_role);
+	dt_cache_trim(c);
+	copy_score(c, h);
+}
+
 /* The geometry's stage-1 key: per image, the most anchors that agree on
  * one data start, summed.  Role-free on purpose: a parity block that
  * copies an anchor sits at the same member offset as the data it copies,
@@ -1131,15 +1147,7 @@ static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
 	}
 	if (!changed)
 		return 0;
-	int32_t img_role[64];
-	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
-		img_role[i] = -1;
-	for (uint32_t r = 0; r < h->g.nroles; r++)
-		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
-			img_role[h->role_img[r]] = (int32_t)r;
-	anchor_score(c, h, img_role);
-	dt_cache_trim(c);
-	copy_score(c, h);
+	anchors_again(c, h);
 	dt_probe(c, h, 0);
 	h->score = score_of(h);
 	return 1;
@@ -1203,7 +1211,7 @@ static int structured(const uint8_t *b)
  * encrypted member would be).  Seed 1049: a RAID-4 of 5, one member's
  * data 2.5 MiB in and no anchor on it, read as a RAID-6 of 6 with two
  * roles missing, confidence 0.98. */
-static int unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
+int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	if (!h->missing || (h->checked && h->rows_nz >= DT_SURE_ROWS))
 		return 0;
@@ -1223,6 +1231,35 @@ static int unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+/* Whether a member of a linear H (past the first) holds no anchor, and
+ * only random bytes in 16 blocks sampled over its data area (some not
+ * zero, none structured; a member of zeros is the unused end of a sparse
+ * volume): nothing ties it to the array (seed 1165: an unrelated image of random bytes appended
+ * as a third member, whose later data start shortened every member's data
+ * area so that the second member, read from byte 0, still put its anchors
+ * where they belong; confidence 0.99). */
+int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	if (h->g.level != RK_LEVEL_LINEAR)
+		return 0;
+	for (uint32_t r = 1; r < h->g.nroles; r++) {
+		if (h->role_img[r] < 0)
+			continue;
+		uint32_t i = (uint32_t)h->role_img[r], held = 0, data = 0;
+		for (uint32_t k = 0; k < c->nanc && !held; k++)
+			held = c->anc[k].img == i && c->anc[k].voff != DT_NONE;
+		for (uint32_t k = 0; k < 16 && !held; k++) {
+			uint64_t at = (h->off[r] + h->g.member_size / 16 * k) & ~(uint64_t)(DT_BLK - 1);
+			const uint8_t *blk = dt_block(c, i, at);
+			data |= blk && !rk_buf_is_zero(blk, DT_BLK);
+			held = blk && structured(blk);
+		}
+		if (!held && data)
+			return 1;
+	}
+	return 0;
+}
+
 /* Why the best hypothesis B may not be named the answer (each rule was a
  * wrong answer of the corpus; a wrong answer is the worst outcome for an
  * examiner), NULL when none applies. */
@@ -1238,7 +1275,9 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 	 * be the member (seed 1055: the member holding the volume's start) */
 	if (b->missing && unexplained(c, b) && unexplained_fits(c, b))
 		return "an image left out may be the missing member";
-	if (unchecked_left_out(c, b))
+	if (dt_linear_member_unproven(c, b))
+		return "a member holds no anchor, only random bytes";
+	if (dt_unchecked_left_out(c, b))
 		return "an image left out may be a missing member, and nothing checks the answer";
 	/* the file system's own structure, read through the answer, must
 	 * mostly hold (stale copies of metadata fail a few predictions) */
@@ -1274,6 +1313,78 @@ static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
 }
 #endif
 
+#define NEIGHBOURS_MAX 512u   /* hypotheses tried around the best: layouts x placements */
+
+/* Places images IMG[k..nk) (starts OFF) in the free roles of H, in every
+ * order, each full placement checked (finish). */
+static void place_all(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *img, const uint64_t *off,
+                      uint32_t k, uint32_t nk, struct hlist *l)
+{
+	if (k == nk) {
+		finish(c, h, img_role, l);
+		return;
+	}
+	for (uint32_t r = 0; r < h->g.nroles; r++) {
+		if (h->role_img[r] >= 0)
+			continue;
+		h->role_img[r] = (int32_t)img[k];
+		h->off[r] = off[k];
+		img_role[img[k]] = (int32_t)r;
+		place_all(c, h, img_role, img, off, k + 1, nk, l);
+		h->role_img[r] = -1;
+		img_role[img[k]] = -1;
+	}
+}
+
+/* With a role missing, parity cannot tell RAID-4/5/6 layouts and member
+ * orders apart: only anchors and predictions can, and stage 2 may not
+ * have tried the right one (seed 1377: a left-asymmetric RAID-5 of 3 with
+ * its first member gone read as left-symmetric with the two images
+ * swapped, confidence 0.93).  So every layout of the best's level, with
+ * its images (at their starts) in every order over the roles, is checked
+ * too, when that is at most NEIGHBOURS_MAX hypotheses. */
+static void neighbours(struct dt_ctx *c, struct hlist *l)
+{
+	if (!l->n)
+		return;
+	const struct dt_hyp b = l->h[0];
+	if (!b.missing || (b.g.level != 4 && b.g.level != 5 && b.g.level != 6))
+		return;
+	uint32_t img[DT_MAX_ROLES], nk = 0, lays[24], nl = 0;
+	uint64_t off[DT_MAX_ROLES];
+	for (uint32_t r = 0; r < b.g.nroles; r++)
+		if (b.role_img[r] >= 0) {
+			img[nk] = (uint32_t)b.role_img[r];
+			off[nk++] = b.off[r];
+		}
+	for (uint32_t k = 0; k <= 20; k++)
+		if (rk_layout_valid(b.g.level, k) && !(b.g.level == 5 && k == RK_ALG_PARITY_N))
+			lays[nl++] = k;
+	uint64_t orders = 1;
+	for (uint32_t k = 0; k < nk; k++)
+		orders *= b.g.nroles - k;
+	if (orders * nl > NEIGHBOURS_MAX || c->nimg > 64)
+		return;
+	int32_t img_role[64];
+	for (uint32_t i = 0; i < c->nimg; i++)
+		img_role[i] = -1;
+	for (uint32_t k = 0; k < nl; k++) {
+		struct dt_hyp h = { 0 };
+		rk_clearerr();
+		if (rk_geom_init(&h.g, b.g.level, lays[k], b.g.chunk, b.g.nroles, b.g.member_size))
+			continue;
+		for (uint32_t r = 0; r < h.g.nroles; r++)
+			h.role_img[r] = -1;
+		dt_cache_trim(c);
+		uint32_t first = l->n;
+		place_all(c, &h, img_role, img, off, 0, nk, l);
+		for (uint32_t q = first; q < l->n; q++) {   /* anchors on P count here as they will for the best */
+			anchors_again(c, &l->h[q]);
+			l->h[q].score = score_of(&l->h[q]);
+		}
+	}
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -1288,10 +1399,13 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		return RK_OK;
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	uint32_t before = l.n;
+	neighbours(c, &l);
+	if (l.n != before)
+		qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
 	/* the best get every prediction checked, the close ones more rows */
 	for (uint32_t k = 0; k < l.n && k < FULL_PROBE; k++) {
-		dt_cache_trim(c);
-		copy_score(c, &l.h[k]);
+		anchors_again(c, &l.h[k]);
 		dt_probe(c, &l.h[k], 0);
 		l.h[k].score = score_of(&l.h[k]);
 	}

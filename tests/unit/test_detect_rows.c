@@ -167,5 +167,50 @@ START_TEST(t_parity_copy)
 }
 END_TEST
 
+/* Two gates of the answer (seeds 1165 and 1049): a linear member of random
+ * bytes and no anchor; an image left out that holds text while a role is
+ * missing and nothing was checked.  Images: text, random, zeros, text. */
+START_TEST(t_gates_left_out)
+{
+	for (uint32_t i = 0; i < NM; i++) {
+		uint8_t *b = calloc(1, MEMBER);
+		RK_REQUIRE(b != NULL);
+		for (uint32_t k = 0; i != 2 && k < MEMBER; k++)
+			b[k] = (uint8_t)("the quick brown fox jumps over the lazy dog\n"[k % 44]);
+		if (i == 1)
+			rk_test_fill_seeded(b, MEMBER, 5);
+		rk_test_spit(rk_test_members()[i], b, MEMBER);
+		free(b);
+	}
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	struct rk_geom g;
+	struct dt_hyp h;
+	RK_REQUIRE(!rk_geom_init(&g, RK_LEVEL_LINEAR, 0, 0, 2, MEMBER));
+	dt_test_hyp_roles(&h, &g, 2);        /* text, random */
+	RK_REQUIRE(dt_linear_member_unproven(&c, &h));
+	h.role_img[1] = 3;                   /* text, text */
+	RK_REQUIRE(!dt_linear_member_unproven(&c, &h));
+	h.role_img[1] = 2;                   /* text, zeros: a sparse volume's end */
+	RK_REQUIRE(!dt_linear_member_unproven(&c, &h));
+	h.role_img[1] = 1;
+	dt_anchor_push(&c, &(struct dt_anchor){ DT_EXT_SB, 1, 4096, 0, 4096, DT_NONE, 0 });
+	RK_REQUIRE(!dt_linear_member_unproven(&c, &h));   /* an anchor ties it */
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, 3, MEMBER));
+	dt_test_hyp_roles(&h, &g, 2);        /* text, random, missing; left out: zeros, text */
+	h.missing = 1;
+	RK_REQUIRE(dt_unchecked_left_out(&c, &h));
+	h.checked = 1;
+	h.rows_nz = 8;                       /* redundancy verified: nothing to fear */
+	RK_REQUIRE(!dt_unchecked_left_out(&c, &h));
+	h.checked = 0;
+	h.rows_nz = 0;
+	h.role_img[1] = 3;                   /* left out: random, zeros */
+	RK_REQUIRE(!dt_unchecked_left_out(&c, &h));
+	dt_close(&c);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out)) })

@@ -302,6 +302,54 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 }
 
 /* Exports (to OUT, or a temporary file) and checks the file system found. */
+/* The volume of ARR (VS bytes) copied to a temporary file (whole up to
+ * FSC_WHOLE_MAX, else its start) and its file systems checked there. */
+static void check_on_temp(rk_array *arr, uint64_t vs, struct fs_checks *fc)
+{
+	char tmp[4096];
+	int fd = cli_tmpfile(tmp, sizeof tmp, "raid-recover-detect");
+	if (fd < 0)
+		return;
+	close(fd);
+	int whole = vs <= FSC_WHOLE_MAX;
+	if (copy_volume(arr, tmp, whole ? vs : FSC_HEAD, 0, 1, 0) == EX_DONE)
+		fsc_volume(arr, tmp, whole, fc);
+	unlink(tmp);
+}
+
+/* The confidence under which failing checks can refute an answer: 0.9,
+ * or RAIDKIT_TEST_REFUTE_BELOW (tests: an answer of the cases is surer). */
+static double refute_bar(void)
+{
+	const char *e = getenv("RAIDKIT_TEST_REFUTE_BELOW");
+	return e && *e ? strtod(e, NULL) : 0.9;
+}
+
+/* An answer under 0.9 confident on which two or more file systems were
+ * checked and every one failed is not given (seed 1256: a RAID-0 of 2
+ * read as a RAID-5 of 3 with a role missing, confidence 0.71; its four
+ * partitions' checkers all reported problems).  One failing check alone
+ * does not refute: checkers fail on sound file systems whose log wants
+ * replaying (xfs_repair -n exits 1 on the corpus generator's XFS, seeds
+ * 1189 and 1352, exact), as on evidence taken from a running machine.
+ * Above 0.9 the answer stands, reported (exit 1). */
+static int checks_refute(struct rk_detect_result *r, const struct fs_checks *fc)
+{
+	if (!r->found || r->confidence >= refute_bar() || fsc_all_failed(fc) < 2)
+		return 0;
+	char lb[32];
+	r->found = 0;
+	snprintf(r->why, sizeof r->why,
+	         "held back: the reading found (RAID-%s %s, chunk %" PRIu64 ", %u members, confidence %.2f) fails "
+	         "every file-system check run on it",
+	         rk_level_name(r->geom.level), rk_layout_name(r->geom.level, r->geom.layout, lb, sizeof lb), r->geom.chunk,
+	         r->geom.nroles, r->confidence);
+	return 1;
+}
+
+/* Exports (to OUT, or a temporary file) and checks the file systems found.
+ * An answer under 0.9 confident is checked on a temporary copy first, so
+ * that OUT is written only when the checks do not refute it. */
 static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, const struct detect_opts *o,
                       int progress, int json, struct fs_checks *fc)
 {
@@ -311,24 +359,20 @@ static int detect_use(struct rk_detect_result *r, char **images, uint32_t n, con
 		return EX_FAIL;
 	}
 	uint64_t vs = rk_array_size(arr);
-	int rc = EX_DONE;
-	if (o->export_to) {
+	int rc = EX_DONE, checked = 0;
+	if (!o->export_to || r->confidence < refute_bar()) {
+		check_on_temp(arr, vs, fc);
+		checked = 1;
+		if (checks_refute(r, fc) && o->export_to)
+			cli_err("--export: nothing written: %s", r->why);
+	}
+	if (o->export_to && r->found) {
 		rc = cli_hash_export_start(o->export_to) ? EX_FAIL : copy_volume(arr, o->export_to, vs, progress, json, 1);
 		if (rc == EX_DONE && cli_hash_export_end())
 			rc = EX_FAIL;
 		cli_audit_written("export", o->export_to, 0, rc == EX_DONE ? vs : 0, cli_hash_export());
-		if (rc == EX_DONE)
+		if (rc == EX_DONE && !checked)
 			fsc_volume(arr, o->export_to, 1, fc);
-	} else {
-		char tmp[4096];
-		int fd = cli_tmpfile(tmp, sizeof tmp, "raid-recover-detect");
-		if (fd >= 0) {
-			close(fd);
-			int whole = vs <= FSC_WHOLE_MAX;
-			if (copy_volume(arr, tmp, whole ? vs : FSC_HEAD, 0, 1, 0) == EX_DONE)
-				fsc_volume(arr, tmp, whole, fc);
-			unlink(tmp);
-		}
 	}
 	rk_array_close(arr);
 	return rc;
@@ -558,7 +602,7 @@ static int do_detect(char **images, uint32_t n, const struct detect_opts *o, int
 				r->geom.roles[k].have_fp = 1;
 		r->geom.confidence = r->confidence;
 		rc = detect_use(r, images, n, o, progress, json, &fc);
-		if (rk_geometry_mdadm_line(&r->geom, mdbuf, sizeof mdbuf) == RK_OK)
+		if (r->found && rk_geometry_mdadm_line(&r->geom, mdbuf, sizeof mdbuf) == RK_OK)
 			mdadm = mdbuf;
 	} else if (o->export_to)
 		cli_err("--export: nothing written: %s", r->why);

@@ -208,3 +208,15 @@ int fsc_any_problem(const struct fs_checks *f)
 			return 1;
 	return 0;
 }
+
+/* See cli_fscheck.h. */
+uint32_t fsc_all_failed(const struct fs_checks *f)
+{
+	uint32_t failed = 0;
+	for (uint32_t k = 0; k < f->n; k++) {
+		if (f->c[k].ran && !f->c[k].status)
+			return 0;
+		failed += f->c[k].stopped || f->c[k].ran;
+	}
+	return failed;
+}

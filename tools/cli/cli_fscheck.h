@@ -45,5 +45,8 @@ void fsc_volume(rk_array *arr, const char *path, int whole, struct fs_checks *ou
 
 /* The worst outcome: 1 when a checker reported problems or was stopped. */
 int fsc_any_problem(const struct fs_checks *f);
+/* How many checkers reported problems or were stopped when none found
+ * its file system clean; 0 when one did (or none ran). */
+uint32_t fsc_all_failed(const struct fs_checks *f);
 
 #endif

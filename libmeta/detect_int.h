@@ -288,6 +288,9 @@ int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h);
  * (8) non-zero rows, and an image it leaves out, at least a member long,
  * holds structured data in one of 16 sampled blocks. */
 int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h);
+/* Whether A and B read the volume alike: every sampled byte from the same
+ * image byte, or rebuilt by the same XOR of the same image bytes. */
+int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b);
 
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the

@@ -688,9 +688,70 @@ static int mirror_like(const struct dt_hyp *h)
 	       (h->g.level == 10 && h->g.copies == h->g.nroles);
 }
 
+/* Where H's volume byte V comes from when its role is missing and one XOR
+ * rebuilds it: the image bytes of the row's other roles (Q left out) into
+ * IMG/IOFF (at most MAX, sorted); 0 when that cannot be told (a RAID-6 row
+ * with two roles gone, no parity, or more sources than MAX). */
+static uint32_t xor_sources(const struct dt_hyp *h, uint64_t v, uint32_t *img, uint64_t *ioff, uint32_t max)
+{
+	struct rk_loc loc;
+	uint32_t vr[DT_MAX_ROLES];
+	struct rk_stripe_map sm = { .vol_role = vr };
+	if (!h->g.nparity || h->g.nroles > DT_MAX_ROLES || rk_geom_copies(&h->g, v, &loc, 1) != 1 ||
+	    rk_geom_stripe_map(&h->g, loc.stripe, &sm))
+		return 0;
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < h->g.nroles; r++) {
+		if (r == loc.role || r == sm.q_role)
+			continue;
+		if (h->role_img[r] < 0 || n == max)
+			return 0;   /* a second role gone in the row: Q would be needed */
+		uint32_t k = n++;   /* insertion: sorted by image, then offset */
+		uint64_t o = h->off[r] + loc.member_off;
+		while (k && (img[k - 1] > (uint32_t)h->role_img[r] || (img[k - 1] == (uint32_t)h->role_img[r] && ioff[k - 1] > o))) {
+			img[k] = img[k - 1];
+			ioff[k] = ioff[k - 1];
+			k--;
+		}
+		img[k] = (uint32_t)h->role_img[r];
+		ioff[k] = o;
+	}
+	return n;
+}
+
+/* Whether A and B read volume byte V alike where one of them rebuilds it
+ * (a role missing): both by the same XOR of the same image bytes, or the
+ * XOR of one image byte, which is that byte (a 2-member RAID-5). */
+static int same_rebuild(const struct dt_hyp *a, const struct dt_hyp *b, uint64_t v, uint32_t na, const uint32_t *ia,
+                        const uint64_t *oa, uint32_t nb, const uint32_t *ib, const uint64_t *ob)
+{
+	uint32_t xa[DT_MAX_ROLES], xb[DT_MAX_ROLES];
+	uint64_t pa[DT_MAX_ROLES], pb[DT_MAX_ROLES];
+	if (!na) {
+		na = xor_sources(a, v, xa, pa, DT_MAX_ROLES);
+		ia = xa;
+		oa = pa;
+	}
+	if (!nb) {
+		nb = xor_sources(b, v, xb, pb, DT_MAX_ROLES);
+		ib = xb;
+		ob = pb;
+	}
+	if (!na || !nb || na != nb)
+		return 0;
+	for (uint32_t k = 0; k < na; k++)
+		if (ia[k] != ib[k] || oa[k] != ob[k])
+			return 0;
+	return 1;
+}
+
 /* Whether A and B read every sampled volume byte from the same image byte
- * where both have it (hypotheses that differ only in name or in a role one
- * leaves missing: RAID-1 and a 2-member RAID-5). */
+ * (hypotheses that differ only in name: RAID-1 and a 2-member RAID-5), or,
+ * where one rebuilds it, by the same XOR of the same image bytes (a RAID-5
+ * and a RAID-6 whose Q is missing too).  Two readings that rebuild a byte
+ * from other bytes, or one reads where the other rebuilds, differ (seed
+ * 1571: a RAID-5 of 3 with a role missing, left-symmetric and
+ * left-asymmetric, taken for one reading and the wrong one named). */
 static int equivalent(const struct dt_hyp *a, const struct dt_hyp *b)
 {
 	uint64_t vs = a->g.volume_size < b->g.volume_size ? a->g.volume_size : b->g.volume_size;
@@ -706,8 +767,11 @@ static int equivalent(const struct dt_hyp *a, const struct dt_hyp *b)
 		uint32_t ia[8], ib[8];
 		uint64_t oa[8], ob[8];
 		uint32_t na = dt_where(a, v, ia, oa, 8), nb = dt_where(b, v, ib, ob, 8);
-		if (!na || !nb)
-			continue;   /* a role missing in one: nothing to compare */
+		if (!na || !nb) {
+			if (!mirrors && !same_rebuild(a, b, v, na, ia, oa, nb, ib, ob))
+				return 0;
+			continue;
+		}
 		int same = 0;
 		for (uint32_t x = 0; x < na && !same; x++)
 			for (uint32_t y = 0; y < nb && !same; y++)
@@ -716,6 +780,12 @@ static int equivalent(const struct dt_hyp *a, const struct dt_hyp *b)
 			return 0;
 	}
 	return 1;
+}
+
+/* See detect_int.h. */
+int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b)
+{
+	return equivalent(a, b);
 }
 
 static int hyp_cmp(const void *x, const void *y)

@@ -212,5 +212,34 @@ START_TEST(t_gates_left_out)
 }
 END_TEST
 
+/* Readings alike or not (dt_equivalent): a RAID-5 of 3 with a role gone,
+ * left-asymmetric and left-symmetric with the images placed as seed 1571
+ * had them, rebuild different bytes (not alike); a RAID-5 of 3 and a
+ * RAID-6 of 4 keeping its Q on the last member, Q and the same data role
+ * gone, rebuild by the same XOR (alike). */
+START_TEST(t_equivalent_rebuilds)
+{
+	struct rk_geom g5a, g5s, g6;
+	struct dt_hyp a, b, q;
+	RK_REQUIRE(!rk_geom_init(&g5a, 5, RK_ALG_LEFT_ASYMMETRIC, CHUNK, 3, MEMBER));
+	RK_REQUIRE(!rk_geom_init(&g5s, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, 3, MEMBER));
+	RK_REQUIRE(!rk_geom_init(&g6, 6, RK_ALG_LEFT_SYMMETRIC_6, CHUNK, 4, MEMBER));
+	dt_test_hyp_roles(&a, &g5a, 2);      /* images 0, 1, role 2 gone */
+	a.missing = 1;
+	dt_test_hyp_roles(&b, &g5s, 0);      /* role 0 gone, image 1, image 0 */
+	b.role_img[1] = 1;
+	b.role_img[2] = 0;
+	b.missing = 1;
+	RK_REQUIRE(dt_equivalent(&a, &a));
+	RK_REQUIRE(!dt_equivalent(&a, &b));
+	dt_test_hyp_roles(&a, &g5s, 2);      /* left-symmetric: images 0, 1, role 2 gone */
+	a.missing = 1;
+	dt_test_hyp_roles(&q, &g6, 2);       /* the same, and Q (role 3) gone */
+	q.missing = 2;
+	RK_REQUIRE(dt_equivalent(&a, &q));
+	RK_REQUIRE(dt_equivalent(&q, &a));
+}
+END_TEST
+
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds)) })

@@ -462,6 +462,9 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	l->checks++;   /* the costly part: counted against MAX_CHECKS */
 	dt_probe(c, h, QUICK_PROBES);
 	h->score = score_of(h);
+#ifdef DT_DEBUG
+	fprintf(stderr, "  SCORE %.2f anc %u/%u pr %u/%u\n", h->score, h->anc_ok, h->anc_bad, h->probe_ok, h->probe_bad);
+#endif
 	hl_add(l, h);
 }
 

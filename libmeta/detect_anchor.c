@@ -167,7 +167,10 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 			add(c, DT_GPT, i, at, rk_get_le64(p + 24));
 		else if (ntfs_boot(fs, p))
 			add(c, DT_NTFS_BOOT, i, at, 0);
-		else if (!memcmp(p, "FILE", 4) && rk_get_le16(p + 4) == 0x30)
+		else if (!memcmp(p, "FILE", 4) && rk_get_le16(p + 4) == 0x30 &&
+		         ((rk_get_le16(p + 0x16) & 1) || rk_get_le32(p + 0x2C)))
+			/* a record not in use that says 0 is a reserved one never
+			 * numbered (seed 1516: records 29-36 all "record 0") */
 			add(c, DT_NTFS_MFT, i, at, rk_get_le32(p + 0x2C));
 		else if (!memcmp(p + 3, "EXFAT   ", 8) && p[510] == 0x55 && p[511] == 0xAA && p[0x6C] >= 9 && p[0x6C] <= 12) {
 			fs->exfat = 1;

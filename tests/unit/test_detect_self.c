@@ -95,6 +95,38 @@ START_TEST(t_xfs)
 }
 END_TEST
 
+/* NTFS MFT records: one in use numbered 5 and the $MFT record (0, in use)
+ * are anchors; a record not in use that says 0 (mkntfs leaves reserved
+ * records unnumbered: seed 1516 had eight such "record 0" against the true
+ * reading) is not; one not in use with its number is. */
+START_TEST(t_ntfs_mft_numbers)
+{
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	c.nimg = 1;
+	uint8_t *b = calloc(1, 16 * 1024);
+	RK_REQUIRE(b);
+	static const struct { uint32_t at, number; uint16_t flags; int anchor; } r[] = {
+		{ 0, 0, 1, 1 }, { 1024, 5, 1, 1 }, { 2048, 0, 0, 0 }, { 3072, 40, 0, 1 },
+	};
+	for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+		uint8_t *p = b + r[k].at;
+		memcpy(p, "FILE", 4);
+		rk_put_le16(p + 4, 0x30);
+		rk_put_le16(p + 0x16, r[k].flags);
+		rk_put_le32(p + 0x2C, r[k].number);
+	}
+	dt_scan_buf(&c, 0, 0, b, 16 * 1024);
+	for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+		const struct dt_anchor *a = find(&c, DT_NTFS_MFT, r[k].at);
+		RK_REQUIRE_MSG(!a == !r[k].anchor, "record at %u: anchor %d, wanted %d", r[k].at, a != NULL, r[k].anchor);
+		RK_REQUIRE(!a || a->raw == r[k].number);
+	}
+	free(c.anc);
+	free(b);
+}
+END_TEST
+
 /* A FAT16 boot sector: 512-byte sectors, 4 per cluster, 4 reserved, 2 FATs
  * of 128 sectors, 512 root entries (32 sectors), 131072 sectors: the data
  * area starts at sector 4 + 256 + 32 = 292. */
@@ -185,4 +217,4 @@ START_TEST(t_linear_start0)
 END_TEST
 
 RK_TEST_SUITE("detect_self", { "self", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_xfs), RK_TEST(t_fat), RK_TEST(t_zero_range), RK_TEST(t_linear_start0)) })
+	  RK_TESTS(RK_TEST(t_xfs), RK_TEST(t_ntfs_mft_numbers), RK_TEST(t_fat), RK_TEST(t_zero_range), RK_TEST(t_linear_start0)) })

@@ -382,6 +382,34 @@ START_TEST(t_linear_zeros)
 }
 END_TEST
 
+/* A RAID-1 of 5 whose copies start 3251200 bytes in (seed 1415: a RAID-1
+ * of 7 at that start read as a RAID-10 o2 of two of its images, the rest
+ * left out): every copy is found as a member, and the volume read back. */
+START_TEST(t_raid1_copies_odd_start)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	/* a superblock copy in every group of 1 MiB: anchors enough on every copy */
+	char cmd[1400];
+	rk_test_copy_file(shared_vol, rk_test_path("vol"));
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -g 1024 -O ^sparse_super,^resize_inode '%s' 15M >/dev/null 2>&1",
+	         rk_test_path("vol"));
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 without sparse_super failed");
+	struct arr a = { 1, 0, 0, 5, { 3251200, 3251200, 3251200, 3251200, 3251200 }, { 0 } };
+	write_array(&a);
+	const char *order[] = { "m3", "m0", "m4", "m1", "m2", NULL };
+	struct rk_detect_result *r = detect(order, NULL);
+	RK_REQUIRE_MSG(r->found && exports_equal(r), "not found or another volume: %s", r->why);
+	RK_REQUIRE_MSG(r->geom.level == 1 && r->geom.nroles == 5 && r->missing == 0, "level %d, %u roles, %u missing",
+	               r->geom.level, r->geom.nroles, r->missing);
+	for (uint32_t k = 0; k < 5; k++)
+		RK_REQUIRE(r->geom.roles[k].offset == 3251200);
+	rk_detect_free(r);
+}
+END_TEST
+
 /* With a role missing, parity cannot tell RAID-5 layouts apart: a RAID-5
  * of 3 with its first role gone, each md rotation (seed 1377: left-
  * asymmetric read as left-symmetric with the images swapped, the anchors
@@ -433,7 +461,7 @@ END_TEST
 
 RK_TEST_SUITE("detect", { "detect", 300, suite_setup, suite_teardown, 1,
 	  RK_TESTS(RK_TEST_LOOP(t_raid5_layouts, 0, NLAYOUTS), RK_TEST(t_raid4), RK_TEST_LOOP(t_raid6_layouts, 0, NLAYOUTS),
-	           RK_TEST(t_raid1), RK_TEST_LOOP(t_raid10, 0, 3), RK_TEST(t_raid0), RK_TEST(t_raid5_missing), RK_TEST(t_raid6_two_missing_left_out),
+	           RK_TEST(t_raid1), RK_TEST(t_raid1_copies_odd_start), RK_TEST_LOOP(t_raid10, 0, 3), RK_TEST(t_raid0), RK_TEST(t_raid5_missing), RK_TEST(t_raid6_two_missing_left_out),
 	           RK_TEST(t_raid6_two_missing_offsets), RK_TEST(t_raid5_junk_offsets), RK_TEST(t_linear_zeros), RK_TEST_LOOP(t_raid5_of3_first_missing, 0, 4),
 	           RK_TEST(t_bad_hints)) },
 	{ "empty", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0, RK_TESTS(RK_TEST(t_near_empty)) })

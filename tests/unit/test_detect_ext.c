@@ -107,6 +107,15 @@ START_TEST(t_ext_inodes)
 }
 END_TEST
 
+enum { CH = 4096, OFF1 = 65536 };   /* t_ext_gdt_elsewhere's pair: chunk, image 1's data start */
+
+/* The volume byte of anchor A's byte in that RAID-0 pair. */
+static uint64_t pair_voff(const struct dt_anchor *a)
+{
+	uint64_t x = a->img ? a->ioff - OFF1 : a->ioff;
+	return x / CH * 2 * CH + (a->img ? CH : 0) + x % CH;
+}
+
 /* A RAID-0 of two over 4 KiB chunks, the second member's data at 64 KiB
  * (junk before it): the group descriptors (volume block 1) lie on the
  * second member, found by their checksum; every inode resolves to the
@@ -117,7 +126,6 @@ START_TEST(t_ext_gdt_elsewhere)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	enum { CH = 4096, OFF1 = 65536 };
 	uint8_t *v = malloc(VOL), *m0 = malloc(VOL / 2), *m1 = malloc(VOL / 2 + OFF1);
 	FILE *f = fopen(rk_test_path("vol"), "rb");
 	RK_REQUIRE(v && m0 && m1 && f && fread(v, 1, VOL, f) == VOL);
@@ -139,8 +147,7 @@ START_TEST(t_ext_gdt_elsewhere)
 		const struct dt_anchor *a = &c.anc[k];
 		if (a->kind != DT_EXT_INO)
 			continue;
-		uint64_t x = a->img ? a->ioff - OFF1 : a->ioff;
-		uint64_t want = x / CH * 2 * CH + (a->img ? CH : 0) + x % CH;
+		uint64_t want = pair_voff(a);
 		RK_REQUIRE_MSG(a->voff == want, "inode %u at %u:%llu resolves to %llu", a->tag, a->img,
 		               (unsigned long long)a->ioff, (unsigned long long)a->voff);
 		n++;
@@ -151,8 +158,7 @@ START_TEST(t_ext_gdt_elsewhere)
 		const struct dt_anchor *a = &c.anc[k];
 		if (a->kind != DT_EXT_DIR)
 			continue;
-		uint64_t x = a->img ? a->ioff - OFF1 : a->ioff;
-		uint64_t want = x / CH * 2 * CH + (a->img ? CH : 0) + x % CH;
+		uint64_t want = pair_voff(a);
 		RK_REQUIRE_MSG(a->voff == want, "directory of inode %llu at %u:%llu resolves to %llu", (unsigned long long)a->raw,
 		               a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff);
 		ndir++;

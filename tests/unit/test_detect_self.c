@@ -48,13 +48,20 @@ static void xfs_sb(uint8_t *p)
 	p[124] = 13;
 }
 
+/* C for one image and a zeroed buffer of LEN bytes to scan as its bytes. */
+static uint8_t *one_image(struct dt_ctx *c, size_t len)
+{
+	memset(c, 0, sizeof *c);
+	c->nimg = 1;
+	uint8_t *b = calloc(1, len);
+	RK_REQUIRE(b);
+	return b;
+}
+
 START_TEST(t_xfs)
 {
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	c.nimg = 1;
-	uint8_t *b = calloc(1, 64 * 1024);
-	RK_REQUIRE(b);
+	uint8_t *b = one_image(&c, 64 * 1024);
 	xfs_sb(b);
 	/* inode 1 << 16 | 5 << 3: AG 1, block 5, slot 0 */
 	uint64_t ino = (1ull << 16) | (5u << 3);
@@ -102,10 +109,7 @@ END_TEST
 START_TEST(t_ntfs_mft_numbers)
 {
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	c.nimg = 1;
-	uint8_t *b = calloc(1, 16 * 1024);
-	RK_REQUIRE(b);
+	uint8_t *b = one_image(&c, 16 * 1024);
 	static const struct { uint32_t at, number; uint16_t flags; int anchor; } r[] = {
 		{ 0, 0, 1, 1 }, { 1024, 5, 1, 1 }, { 2048, 0, 0, 0 }, { 3072, 40, 0, 1 },
 	};

@@ -1278,8 +1278,8 @@ static int structured(const uint8_t *b)
 
 /* Whether an image H leaves out could hold one of its missing roles while
  * nothing checks H: no redundancy verified (the roles missing leave none),
- * and the image long enough for a member and holding structured data in
- * one of 16 blocks sampled over it (an image of zeros adds nothing a
+ * and the image long enough for a member and holding an anchor or
+ * structured data in one of 16 blocks sampled over it (an image of zeros adds nothing a
  * rebuilt role lacks; one of random bytes is taken for junk, as an
  * encrypted member would be).  Seed 1049: a RAID-4 of 5, one member's
  * data 2.5 MiB in and no anchor on it, read as a RAID-6 of 6 with two
@@ -1294,6 +1294,9 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 			used = h->role_img[r] == (int32_t)i;
 		if (used || c->img[i].size < h->g.member_size)
 			continue;
+		for (uint32_t k = 0; k < c->nanc; k++)   /* an anchor is structure (seed 1505: 16 blocks all zero) */
+			if (c->anc[k].img == i && c->anc[k].voff != DT_NONE)
+				return 1;
 		for (uint32_t k = 0; k < 16; k++) {
 			uint64_t at = c->img[i].size / 16 * k & ~(uint64_t)(DT_BLK - 1);
 			const uint8_t *b = dt_block(c, i, at);

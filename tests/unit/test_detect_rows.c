@@ -206,8 +206,10 @@ START_TEST(t_gates_left_out)
 	RK_REQUIRE(!dt_unchecked_left_out(&c, &h));
 	h.checked = 0;
 	h.rows_nz = 0;
-	h.role_img[1] = 3;                   /* left out: random, zeros */
-	RK_REQUIRE(!dt_unchecked_left_out(&c, &h));
+	h.role_img[1] = 3;                   /* left out: random (with the anchor pushed above), zeros */
+	RK_REQUIRE(dt_unchecked_left_out(&c, &h));   /* an anchor is structure (seed 1505) */
+	c.nanc = 0;
+	RK_REQUIRE(!dt_unchecked_left_out(&c, &h));   /* random bytes and zeros alone: junk */
 	dt_close(&c);
 }
 END_TEST

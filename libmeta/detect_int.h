@@ -280,6 +280,12 @@ void   dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit);
  * it spans, 0 when unknown: a volume shorter than that is not the array. */
 uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);
 
+/* detect_pscan.c: how many distinct byte values the N bytes at P hold; a
+ * 512-byte sector of random bytes holds about 200, so DT_RANDOM_DISTINCT or
+ * more reads as random (junk before the data, or a member of junk). */
+#define DT_RANDOM_DISTINCT 160u
+uint32_t dt_distinct_bytes(const uint8_t *p, size_t n);
+
 /* detect_search.c: two of the gates (held_back), for the tests.
  * Whether a member of a linear H past the first holds no anchor and only
  * random bytes (some non-zero, none structured) in 16 sampled blocks. */

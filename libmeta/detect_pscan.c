@@ -160,6 +160,18 @@ static uint64_t data_start(struct dt_ctx *c, uint64_t t, int kind)
 	return last;
 }
 
+/* See detect_int.h. */
+uint32_t dt_distinct_bytes(const uint8_t *p, size_t n)
+{
+	uint32_t seen[8] = { 0 }, distinct = 0;
+	for (size_t k = 0; k < n; k++)
+		if (!(seen[p[k] >> 5] >> (p[k] & 31) & 1)) {
+			seen[p[k] >> 5] |= 1u << (p[k] & 31);
+			distinct++;
+		}
+	return distinct;
+}
+
 /* Where the junk before image I's data ends: past the last 512-byte
  * sector of its first 4 MiB that looks random (160 or more distinct byte
  * values), 0 when none does.  Read past the block cache: these blocks are
@@ -172,18 +184,9 @@ static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
 	for (uint64_t x = 0; b && x < PS_HEAD; x += DT_BLK) {
 		if (dt_read(c, i, x, b, DT_BLK))
 			break;
-		for (uint32_t q = 0; q < DT_BLK / 512; q++) {
-			uint32_t seen[8] = { 0 }, distinct = 0;
-			for (uint32_t k = 0; k < 512; k++) {
-				uint8_t v = b[q * 512 + k];
-				if (!(seen[v >> 5] >> (v & 31) & 1)) {
-					seen[v >> 5] |= 1u << (v & 31);
-					distinct++;
-				}
-			}
-			if (distinct >= 160)
+		for (uint32_t q = 0; q < DT_BLK / 512; q++)
+			if (dt_distinct_bytes(b + q * 512, 512) >= DT_RANDOM_DISTINCT)
 				last = x + (q + 1) * 512;
-		}
 	}
 	free(b);
 	return last;

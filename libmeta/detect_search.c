@@ -1101,16 +1101,30 @@ static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint
 	}
 }
 
+/* Whether H puts image I in one of its roles. */
+static int uses_image(const struct dt_hyp *h, uint32_t i)
+{
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] == (int32_t)i)
+			return 1;
+	return 0;
+}
+
+/* Whether image I holds an anchor that names its volume byte. */
+static int has_anchor(const struct dt_ctx *c, uint32_t i)
+{
+	for (uint32_t k = 0; k < c->nanc; k++)
+		if (c->anc[k].img == i && c->anc[k].voff != DT_NONE)
+			return 1;
+	return 0;
+}
+
 /* Anchors on images H leaves out. */
 static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 {
 	uint32_t n = 0;
-	for (uint32_t k = 0; k < c->nanc; k++) {
-		int used = 0;
-		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
-			used = h->role_img[r] == (int32_t)c->anc[k].img;
-		n += !used && c->anc[k].voff != DT_NONE;
-	}
+	for (uint32_t k = 0; k < c->nanc; k++)
+		n += c->anc[k].voff != DT_NONE && !uses_image(h, c->anc[k].img);
 	return n;
 }
 
@@ -1135,9 +1149,7 @@ static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_
 static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		int used = 0, held = 0;
-		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
-			used = h->role_img[r] == (int32_t)i;
+		int used = uses_image(h, i), held = 0;
 		struct offs o = { { 0 }, 0 };
 		for (uint32_t k = 0; k < c->nanc && !used; k++) {
 			const struct dt_anchor *a = &c->anc[k];
@@ -1194,11 +1206,8 @@ static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
 {
 	int changed = 0;
 	for (uint32_t i = 0; i < c->nimg && h->missing && rk_geom_redundancy(&h->g); i++) {
-		int used = 0;
-		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
-			used = h->role_img[r] == (int32_t)i;
 		struct offs o;
-		if (used)
+		if (uses_image(h, i))
 			continue;
 		left_out_starts(c, h, i, &o);
 		int placed = 0;
@@ -1256,23 +1265,12 @@ static int sure_enough(const struct dt_hyp *b)
 }
 
 /* Whether the DT_BLK bytes at B hold structured data: a non-zero 512-byte
- * sector with fewer than 160 distinct byte values (random bytes have
- * about 200; detect_pscan.c's junk test). */
+ * sector that does not read as random (dt_distinct_bytes). */
 static int structured(const uint8_t *b)
 {
-	for (uint32_t q = 0; q < DT_BLK / 512; q++) {
-		const uint8_t *s = b + q * 512;
-		uint32_t seen[8] = { 0 }, distinct = 0;
-		if (rk_buf_is_zero(s, 512))
-			continue;
-		for (uint32_t k = 0; k < 512; k++)
-			if (!(seen[s[k] >> 5] >> (s[k] & 31) & 1)) {
-				seen[s[k] >> 5] |= 1u << (s[k] & 31);
-				distinct++;
-			}
-		if (distinct < 160)
+	for (uint32_t q = 0; q < DT_BLK / 512; q++)
+		if (!rk_buf_is_zero(b + q * 512, 512) && dt_distinct_bytes(b + q * 512, 512) < DT_RANDOM_DISTINCT)
 			return 1;
-	}
 	return 0;
 }
 
@@ -1289,14 +1287,10 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	if (!h->missing || (h->checked && h->rows_nz >= DT_SURE_ROWS))
 		return 0;
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		int used = 0;
-		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
-			used = h->role_img[r] == (int32_t)i;
-		if (used || c->img[i].size < h->g.member_size)
+		if (uses_image(h, i) || c->img[i].size < h->g.member_size)
 			continue;
-		for (uint32_t k = 0; k < c->nanc; k++)   /* an anchor is structure (seed 1505: 16 blocks all zero) */
-			if (c->anc[k].img == i && c->anc[k].voff != DT_NONE)
-				return 1;
+		if (has_anchor(c, i))   /* an anchor is structure (seed 1505: 16 blocks all zero) */
+			return 1;
 		for (uint32_t k = 0; k < 16; k++) {
 			uint64_t at = c->img[i].size / 16 * k & ~(uint64_t)(DT_BLK - 1);
 			const uint8_t *b = dt_block(c, i, at);
@@ -1321,9 +1315,7 @@ int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h)
 	for (uint32_t r = 1; r < h->g.nroles; r++) {
 		if (h->role_img[r] < 0)
 			continue;
-		uint32_t i = (uint32_t)h->role_img[r], held = 0, data = 0;
-		for (uint32_t k = 0; k < c->nanc && !held; k++)
-			held = c->anc[k].img == i && c->anc[k].voff != DT_NONE;
+		uint32_t i = (uint32_t)h->role_img[r], held = has_anchor(c, i), data = 0;
 		for (uint32_t k = 0; k < 16 && !held; k++) {
 			uint64_t at = (h->off[r] + h->g.member_size / 16 * k) & ~(uint64_t)(DT_BLK - 1);
 			const uint8_t *blk = dt_block(c, i, at);
@@ -1379,11 +1371,8 @@ static int copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	if (h->g.level == 1)
 		return 0;
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		int used = 0;
 		uint64_t start;
-		for (uint32_t r = 0; r < h->g.nroles && !used; r++)
-			used = h->role_img[r] == (int32_t)i;
-		if (!used && volume_copy(c, h, i, &start))
+		if (!uses_image(h, i) && volume_copy(c, h, i, &start))
 			return 1;
 	}
 	return 0;

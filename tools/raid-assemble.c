@@ -238,8 +238,6 @@ static uint8_t *batch_buffer(void)
 	return buf;
 }
 
-/* Writes one exported batch to FD (a hole for a zero batch when SPARSE):
- * 0, or -1 with errno set. */
 /* Copies res->length volume bytes from res->offset to FD (holes for zero
  * runs when SPARSE): EX_DONE or EX_FAIL (said). */
 static int export_copy(rk_array *arr, int fd, int sparse, const char *to, struct cli_progress *pg,

@@ -1,20 +1,14 @@
 /* raid-recover: rebuild a missing, failed or stale member; restore damaged
  * superblock copies.  Policy and presentation only: the work is
  * rk_recover_rebuild() and rk_recover_restore() (libmeta/rk_recover.h). */
-#include <blkid/blkid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
-#include <spawn.h>
-#include <time.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <uuid/uuid.h>
 
 #include "cli.h"
@@ -26,7 +20,6 @@
 #include "rk_print.h"
 #include "rk_recover.h"
 #include "rk_array.h"
-#include "rk_array_stream.h"
 #include "rk_detect.h"
 #include "rk_geometry.h"
 #include "cli_fscheck.h"
@@ -301,7 +294,6 @@ static int copy_volume(rk_array *arr, const char *to, uint64_t len, int progress
 	return rc;
 }
 
-/* Exports (to OUT, or a temporary file) and checks the file system found. */
 /* The volume of ARR (VS bytes) copied to a temporary file (whole up to
  * FSC_WHOLE_MAX, else its start) and its file systems checked there. */
 static void check_on_temp(rk_array *arr, uint64_t vs, struct fs_checks *fc)

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cli_fscheck.h"
 #include "rk_part.h"
+#include "rk_util.h"
 
 extern char **environ;
 
@@ -145,9 +146,34 @@ static void identify_and_check(const char *path, int whole, struct fs_check *fc)
 	snprintf(fc->result, sizeof fc->result, "not checked: no read-only checker known for %s", fc->type);
 }
 
-/* Partition FC (offset, size set) copied from ARR to a temporary file and
- * looked at there. */
-static void check_partition(rk_array *arr, struct fs_check *fc)
+/* LEN bytes of the file FROM at OFF copied to the start of TO (holes for
+ * zero pieces): 0, or -1 with errno set. */
+static int copy_file_part(int from, uint64_t off, uint64_t len, int to)
+{
+	enum { PIECE = 1 << 20 };
+	uint8_t *b = malloc(PIECE);
+	int rc = b ? 0 : -1;
+	for (uint64_t done = 0; !rc && done < len;) {
+		size_t n = len - done < PIECE ? (size_t)(len - done) : PIECE;
+		ssize_t r = pread(from, b, n, (off_t)(off + done));
+		if (r <= 0) {
+			if (!r)
+				errno = EIO;   /* shorter than the volume it holds */
+			rc = -1;
+		} else if (rk_buf_is_zero(b, (size_t)r) ? lseek(to, r, SEEK_CUR) < 0 : write(to, b, (size_t)r) != r)
+			rc = -1;
+		else
+			done += (uint64_t)r;
+	}
+	free(b);
+	return rc || ftruncate(to, (off_t)len) ? -1 : 0;
+}
+
+/* Partition FC (offset, size set) copied to a temporary file and looked at
+ * there: from the volume file PATH when it holds the partition whole (WHOLE:
+ * every byte of the volume; the members are not read again), else from
+ * ARR. */
+static void check_partition(rk_array *arr, const char *path, int whole, struct fs_check *fc)
 {
 	char tmp[4096], why[256];
 	int fd = cli_tmpfile(tmp, sizeof tmp, "raid-recover-part");
@@ -155,13 +181,19 @@ static void check_partition(rk_array *arr, struct fs_check *fc)
 		snprintf(fc->result, sizeof fc->result, "not checked: no temporary file: %s", strerror(errno));
 		return;
 	}
-	int whole = fc->size <= FSC_WHOLE_MAX;
-	uint64_t done;
-	if (cli_copy_volume(arr, fc->offset, whole ? fc->size : FSC_HEAD, fd, 1, 0, NULL, &done, why, sizeof why))
+	int all = fc->size <= FSC_WHOLE_MAX;
+	uint64_t done, len = all ? fc->size : FSC_HEAD;
+	if (whole) {
+		int from = open(path, O_RDONLY | O_CLOEXEC);
+		if (from < 0 || copy_file_part(from, fc->offset, len, fd))
+			snprintf(fc->result, sizeof fc->result, "not checked: copying it from %.40s: %s", path, strerror(errno));
+		if (from >= 0)
+			close(from);
+	} else if (cli_copy_volume(arr, fc->offset, len, fd, 1, 0, NULL, &done, why, sizeof why))
 		snprintf(fc->result, sizeof fc->result, "not checked: %.80s", why);
 	close(fd);
 	if (!fc->result[0])
-		identify_and_check(tmp, whole, fc);
+		identify_and_check(tmp, all, fc);
 	unlink(tmp);
 }
 
@@ -190,7 +222,7 @@ void fsc_volume(rk_array *arr, const char *path, int whole, struct fs_checks *ou
 		fc->partition = p->number;
 		fc->offset = p->start;
 		fc->size = p->size;
-		check_partition(arr, fc);
+		check_partition(arr, path, whole, fc);
 	}
 	rk_part_table_free(&t);
 	if (!out->n) {   /* a table and no partition inside the volume: the volume as it is */

@@ -35,11 +35,13 @@ struct fs_checks {
  * in the file PATH (WHOLE: all of it; else its first bytes only, and the
  * volume is not checked), and runs its read-only checker (e2fsck -fn,
  * fsck.vfat -n, ntfsfix -n, xfs_repair -n, btrfs check --readonly,
- * fsck.exfat -n) where installed, for at most fsc_limit() seconds.  When
+ * fsck.exfat -n) where installed, for a minute plus a second per 64 MiB
+ * (RAIDKIT_CHECK_TIMEOUT).  When
  * no file system is found at the start and PATH holds a partition table,
- * each of the first FSC_MAX partitions inside the volume is copied from
- * ARR to a temporary file (up to 4 GiB of it; a larger one has its first
- * 64 MiB copied and is identified only) and looked at the same way.
+ * each of the first FSC_MAX partitions inside the volume is copied to a
+ * temporary file (up to 4 GiB of it; a larger one has its first 64 MiB
+ * copied and is identified only) and looked at the same way: from PATH
+ * when WHOLE (the members are not read a second time), else from ARR.
  * Nothing is written but the temporary files, removed before it returns. */
 void fsc_volume(rk_array *arr, const char *path, int whole, struct fs_checks *out);
 

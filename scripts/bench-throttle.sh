@@ -32,6 +32,8 @@
 #     the two at RATE, from the data sizes the superblocks record before
 #     and after (printed beside it, with what a disk that reads and writes
 #     through one head would need: their sum).
+# REPS (environment, default 2): runs of each case; the best is reported
+# (a single run caught writeback of the benches before it).
 # ONLY (environment): a regular expression; only the runs whose names match
 # it (scrub, export, rebuild, reshape) are made.
 # Prints SKIP with the reason when not root, without cgroup v1 blkio, or
@@ -39,7 +41,7 @@
 # removed on every exit.
 set -eu
 O=${O:-build}
-SIZE=${1:-256} RATE=${2:-150} N=${3:-6}
+SIZE=${1:-256} RATE=${2:-150} N=${3:-6} REPS=${REPS:-2}
 top=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$top/$O/bin
 CGROOT=/sys/fs/cgroup/blkio
@@ -118,24 +120,31 @@ plain() {
 		wait' _ "$write" "${reads[@]}"
 	DD=$T
 }
-# measure WHAT NDISKS READS -- WRITE -- CMD...: CMD timed and reported
-# against the reference (each member read or written whole at RATE) and,
-# in brackets, against plain READS -- WRITE run just before or after it
-# (alternating), what this machine's loop devices deliver now.
+# measure WHAT NDISKS READS -- WRITE -- CMD...: CMD timed REPS times and
+# its best time reported against the reference (each member read or written
+# whole at RATE) and, in brackets, against the best of plain READS -- WRITE
+# run just before or after each run (alternating), what this machine's loop
+# devices deliver now.  PREP (environment), when set, is evaluated before
+# each run (a reshape needs its array made again).
 ORDER=0
 measure() {
-	local what=$1 n=$2 ref=() tool
+	local what=$1 n=$2 ref=() tool= thru= dd= rep
 	shift 2
 	while [ "$1" != -- ]; do ref+=("$1"); shift; done
 	ref+=(--); shift
 	[ "$1" = -- ] || { ref+=("$1"); shift; }
 	shift
-	ORDER=$((1 - ORDER))
-	[ "$ORDER" = 1 ] && plain "${ref[@]}"
-	timed "$@"
-	tool=$T thru=$THRU TOOL=$T
-	[ "$ORDER" = 0 ] && plain "${ref[@]}"
-	awk -v w="$what" -v n="$n" -v ref="$REF" -v t="$tool" -v r="$RATE" -v dd="$DD" -v thru="$thru" 'BEGIN {
+	for rep in $(seq "$REPS"); do
+		[ -z "${PREP:-}" ] || eval "$PREP"
+		ORDER=$((1 - ORDER))
+		[ "$ORDER" = 1 ] && plain "${ref[@]}"
+		timed "$@"
+		if [ -z "$tool" ] || awk -v a="$T" -v b="$tool" 'BEGIN { exit !(a < b) }'; then tool=$T thru=$THRU; fi
+		[ "$ORDER" = 0 ] && plain "${ref[@]}"
+		if [ -z "$dd" ] || awk -v a="$DD" -v b="$dd" 'BEGIN { exit !(a < b) }'; then dd=$DD; fi
+	done
+	TOOL=$tool
+	awk -v w="$what" -v n="$n" -v ref="$REF" -v t="$tool" -v r="$RATE" -v dd="$dd" -v thru="$thru" 'BEGIN {
 		printf "  %-44s %6.2f s (reference %5.2f s: %d x %d MB/s): ratio %.2f (target >= 0.9)\n", w, t, ref, n, r, ref / t
 		printf "  %-44s throttled: %s; plain dd beside it %.2f s: ratio %.2f\n", "", thru, dd, dd / t }'
 }
@@ -150,7 +159,8 @@ fill() {
 S=$((SIZE * 1048576))
 REF=$(awk -v s="$S" -v r="$BPS" 'BEGIN { print s / r }')   # one member read (or written) whole
 
-echo "throttled members: $N loop devices of $SIZE MiB, $RATE MB/s read and $RATE MB/s write each (cgroup v1 blkio)"
+sync   # the dirty pages of earlier benches are not written back during the runs
+echo "throttled members: $N loop devices of $SIZE MiB, $RATE MB/s read and $RATE MB/s write each (cgroup v1 blkio), best of $REPS runs"
 # The throttle itself: every member read at once by dd, cache dropped.
 plain "${M[@]:0:N}" --
 awk -v ref="$REF" -v t="$T" -v n="$N" -v r="$RATE" -v thru="$THRU" 'BEGIN {
@@ -201,6 +211,8 @@ if want reshape; then
 	fill 5 3 "${R4[@]}"
 	echo "reshape:"
 	ds=$(sbnum data_size "${R4[0]}")
+	# each run reshapes the array made again (the first run's is this one)
+	PREP='[ "$rep" = 1 ] || fill 5 3 "${R4[@]}"'
 	# the plain reference only reads (writing would destroy the array)
 	REF0=$REF REF=1
 	measure "raid-resize RAID-5 4 -> 5 (--add)" 5 "${R4[@]}" -- -- "$BIN/raid-resize" --add "$NEW" --force "${R4[@]}" > "$W/line"
@@ -212,5 +224,5 @@ if want reshape; then
 		printf "  %-44s (%.0f MiB: rows and parity, then the new space zeroed) at %d MB/s, reads beside writes; one head\n", "", nds / 1048576, r / 1000000
 		printf "  %-44s reading and writing in turn would need %.2f s (ratio %.2f)\n", "", (ds * 3 / 4 + nds) / r, (ds * 3 / 4 + nds) / r / t }'
 	sed -n 2p "$W/line"
-	REF=$REF0
+	REF=$REF0 PREP=
 fi

@@ -131,8 +131,9 @@ int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
                                        (no page fault per page on access) */
 #define RK_DEV_ADV_READAHEAD  0x8u  /* read soon through pread: start reading it into the page cache
                                        only (no peek mapping is made or filled) */
-#define RK_DEV_ADV_DONTNEED   0x4u  /* done with the peeked bytes: drop the peek mapping's page
-                                       tables (the page cache keeps the data) */
+#define RK_DEV_ADV_DONTNEED   0x4u  /* done with the bytes: drop the peek mapping's page tables (a
+                                       file's page cache keeps the data; a block device's is
+                                       dropped too, as its last close would) */
 void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);

@@ -211,7 +211,7 @@ static void scrub_free(struct scrub_state *sc)
 	for (uint32_t i = 0; i < sc->nchecker_scratch; i++)
 		check_scratch_free(&sc->checker_scratch[i]);
 	RK_FREE_ALL(sc->checker_scratch, sc->zero, sc->tmp, sc->slot_role, sc->copy_locs, sc->pending.fault,
-	            sc->pending.locs, sc->fault, sc->copy_bad, sc->extent_cursor, sc->ahead_end, sc->unreadable_here,
+	            sc->pending.locs, sc->fault, sc->copy_bad, sc->extent_cursor, sc->ahead_end, sc->drop_end, sc->unreadable_here,
 	            sc->rewrite_fix, sc->dead_blocks, sc->probed, sc->outcomes);
 }
 
@@ -351,10 +351,11 @@ static rk_err scrub_setup(struct scrub_state *sc, uint32_t *batch_stripes, uint6
 	sc->copy_bad = calloc(sc->width, 1);
 	sc->extent_cursor = calloc(g->nroles, sizeof *sc->extent_cursor);
 	sc->ahead_end = calloc(g->nroles, sizeof *sc->ahead_end);
+	sc->drop_end = calloc(g->nroles, sizeof *sc->drop_end);
 	sc->unreadable_here = calloc(g->nroles, 1);
 	sc->rewrite_fix = calloc(g->nroles, sizeof *sc->rewrite_fix);
 	sc->dead_blocks = calloc(g->nroles, sizeof *sc->dead_blocks);
-	if (!sc->extent_cursor || !sc->ahead_end || !sc->unreadable_here || !sc->rewrite_fix || !sc->dead_blocks || !sc->zero ||
+	if (!sc->extent_cursor || !sc->ahead_end || !sc->drop_end || !sc->unreadable_here || !sc->rewrite_fix || !sc->dead_blocks || !sc->zero ||
 	    !sc->tmp || !sc->slot_role || !sc->copy_locs || !sc->pending.fault || !sc->pending.locs || !sc->fault ||
 	    !sc->copy_bad)
 		return rk_fail(RK_E_NOMEM, "scrub: out of memory");

@@ -36,6 +36,7 @@
 #define SCRUB_ALIGN       64u
 #define READ_AHEAD_BATCHES 4u          /* member bytes read ahead past a batch read from the device, in batches */
 #define READ_AHEAD_PIECE  (512u << 10) /* bytes per read-ahead advice (the kernel caps one at its window) */
+#define DROP_BEHIND       (16u << 20)  /* member bytes declared done with at a time */
 #define STAGE_BYTES       (768u << 10) /* a checker's buffer for page-cache blocks: within its L2 cache */
 #define STAGE_PIECE_MAX   (128u << 10) /* column bytes per block per staged read, at most */
 
@@ -160,6 +161,7 @@ struct scrub_state {
 	int write_begun;
 	uint32_t *extent_cursor;
 	uint64_t *ahead_end;         /* per role: where the read-ahead asked for so far ends (reader job r only) */
+	uint64_t *drop_end;          /* per role: where the bytes declared done with end (reader job r only) */
 	/* verification scratch (the caller's thread) */
 	struct check_scratch *analysis;
 	uint8_t *zero, *tmp;

@@ -174,6 +174,26 @@ static void read_ahead(struct scrub_state *sc, const struct role_io *io, rk_dev 
 		              RK_DEV_ADV_READAHEAD);
 }
 
+/* After role R's extents of B were read: declares the member's bytes
+ * before the batch ahead of B (which the checkers may still read) done
+ * with, DROP_BEHIND at a time, so that a block device's page cache is
+ * dropped behind the reads instead of all at once at its close (advice
+ * only; bytes read again later come from the device). */
+static void drop_behind(struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
+{
+	const struct read_extent *first = &io->extents[0], *last = &io->extents[io->nextents - 1];
+	uint64_t span = last->member_off + last->len - first->member_off;
+	if (last->member_off < first->member_off || first->member_off < span)
+		return;
+	uint64_t to = first->member_off - span;
+	if (sc->drop_end[r] < sc->data_offset[r])
+		sc->drop_end[r] = sc->data_offset[r];
+	if (to <= sc->drop_end[r] || to - sc->drop_end[r] < DROP_BEHIND)
+		return;
+	rk_dev_advise(dev, sc->drop_end[r], to - sc->drop_end[r], RK_DEV_ADV_DONTNEED);
+	sc->drop_end[r] = to;
+}
+
 /* Reader job: role R's extents of the batch. */
 static void read_role(void *ctx, uint32_t worker, uint32_t r)
 {
@@ -209,8 +229,10 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 			return;
 		}
 	}
-	if (io->nextents)
+	if (io->nextents) {
 		read_ahead(sc, io, dev, r);
+		drop_behind(sc, io, dev, r);
+	}
 }
 
 void batch_read_submit(struct scrub_state *sc, struct scrub_batch *b)

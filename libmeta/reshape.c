@@ -24,6 +24,8 @@ struct reshape_run {
 	struct resize_flush_bg *flush;   /* a step's flushes, on pool, beside the next step */
 	struct reshape_tail *tail;   /* the new space, zeroed as checkpoints free it */
 	int failed;              /* a member failed (the engines' callback, atomic) */
+	uint64_t old_doff, new_doff;   /* the data offsets before and after */
+	uint64_t dropped;        /* member bytes declared done with (drop_done) */
 };
 
 #define RESHAPE_META_THREADS 7u   /* threads for per-member flushes and superblock writes, at most (each costs memory: 255 members stay < 64 MiB) */
@@ -62,6 +64,33 @@ static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, ui
 	return e ? e : fe;
 }
 
+#define DROP_BEHIND (16ull << 20)   /* member bytes declared done with at a time */
+
+/* After the windows before volume byte P are durable (on the read-ahead's
+ * thread): declares every member's bytes below both the old blocks still
+ * to be read and the new blocks written (device offsets from run->dropped
+ * up) done with, DROP_BEHIND at a time.  Advice only: a block device's page
+ * cache is then dropped behind the copy instead of all at once when it is
+ * closed (tens of ms per member at the end); dirty pages are never
+ * dropped.  The data offsets read are those of the plan (fixed for the
+ * run). */
+static void drop_done(void *ctx, uint64_t p)
+{
+	struct reshape_run *run = ctx;
+	uint64_t *done = &run->dropped;
+	uint64_t old_lo, new_hi;
+	if (rk_add_ovf(run->old_doff, reshape_geo_lo(&run->go, p), &old_lo) ||
+	    rk_add_ovf(run->new_doff, reshape_geo_hi(&run->gn, p), &new_hi))
+		return;
+	uint64_t to = old_lo < new_hi ? old_lo : new_hi;
+	if (to <= *done || to - *done < DROP_BEHIND)
+		return;
+	for (uint32_t r = 0; r < run->s->span; r++)
+		if (run->s->dev[r])
+			rk_dev_advise(run->s->dev[r], *done, to - *done, RK_DEV_ADV_DONTNEED);
+	*done = to;
+}
+
 /* Copies windows from reshape_pos to the old volume's end, each made
  * durable before a checkpoint in the superblocks says so; the next steps
  * are read meanwhile (reshape_ahead.c). */
@@ -75,7 +104,7 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
 		               (unsigned long long)p, (unsigned long long)run->gn.stripe_data);
 	run->plan.from = p;
 	struct reshape_ahead *ah = NULL;
-	rk_err e = p < oldvol ? reshape_ahead_start(&ah, &run->plan, run->vo) : RK_OK;
+	rk_err e = p < oldvol ? reshape_ahead_start(&ah, &run->plan, run->vo, drop_done, run) : RK_OK;
 	while (!e && p < oldvol) {
 		if (o && o->stop && *o->stop) {
 			e = rk_fail(RK_E_FAULT, "interrupted at volume byte %llu of %llu: resume with --continue",
@@ -107,6 +136,7 @@ static rk_err copy_forward(struct reshape_run *run, const struct rk_resize_opts 
 			upto = UINT64_MAX;
 		if ((e = reshape_tail_free_to(run->tail, upto)))
 			break;
+		reshape_ahead_durable(ah, p);
 		res->moved += rlen;
 		res->checkpoints++;
 		if (o && o->progress)
@@ -196,7 +226,7 @@ static rk_err run_reshape(struct resize_set *s, const struct rk_resize_opts *o, 
 	if (t->reshape_flags & RK_RESHAPE_REVERTING)
 		return rk_fail(RK_E_CONFLICT, "the reshape is being reverted (back at volume byte %llu): it cannot go "
 		               "forward again; finish the revert with --continue", (unsigned long long)t->reshape_pos);
-	struct reshape_run run = { .s = s };
+	struct reshape_run run = { .s = s, .old_doff = t->data_offset, .new_doff = nd->data_offset };
 	uint64_t oldvol = t->volume_size;
 	rk_err e;
 	if ((e = resize_open_old(&run.vo, &run.go, s)) || (e = resize_open_new(&run.vn, &run.gn, s)))

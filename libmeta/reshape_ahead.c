@@ -50,6 +50,9 @@ struct reshape_ahead {
 	uint32_t nslots;         /* 2, or 1 when a step is a wide stripe (plan->slots) */
 	uint32_t next_take;      /* slot the writer takes next */
 	uint64_t advised;        /* old volume bytes advised up to (reader thread) */
+	void (*on_durable)(void *ctx, uint64_t p);
+	void *ctx;
+	uint64_t durable, told;  /* durable: from the writer (atomic); told: handed to on_durable (reader) */
 	int quit, started;
 };
 
@@ -121,6 +124,11 @@ static void *ahead_main(void *arg)
 			pthread_mutex_unlock(&a->mu);
 			if (quit)
 				return NULL;
+			uint64_t d = __atomic_load_n(&a->durable, __ATOMIC_ACQUIRE);
+			if (a->on_durable && d > a->told) {
+				a->on_durable(a->ctx, d);
+				a->told = d;
+			}
 			read_step(a, s, q, len);
 			pthread_mutex_lock(&a->mu);
 			s->ready = 1;
@@ -136,7 +144,8 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-rk_err reshape_ahead_start(struct reshape_ahead **out, const struct reshape_steps *plan, rk_vol *vo)
+rk_err reshape_ahead_start(struct reshape_ahead **out, const struct reshape_steps *plan, rk_vol *vo,
+                           void (*on_durable)(void *ctx, uint64_t p), void *ctx)
 {
 	struct reshape_ahead *a = calloc(1, sizeof *a);
 	*out = NULL;
@@ -144,6 +153,8 @@ rk_err reshape_ahead_start(struct reshape_ahead **out, const struct reshape_step
 		return rk_fail(RK_E_NOMEM, "out of memory");
 	a->plan = plan;
 	a->vo = vo;
+	a->on_durable = on_durable;
+	a->ctx = ctx;
 	a->nslots = plan->slots == 1 ? 1 : 2;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
@@ -187,6 +198,11 @@ void reshape_ahead_done(struct reshape_ahead *a)
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 	a->next_take = (a->next_take + 1) % a->nslots;
+}
+
+void reshape_ahead_durable(struct reshape_ahead *a, uint64_t p)
+{
+	__atomic_store_n(&a->durable, p, __ATOMIC_RELEASE);
 }
 
 void reshape_ahead_stop(struct reshape_ahead *a)

@@ -169,8 +169,15 @@ struct reshape_ahead;
 uint64_t reshape_window(const struct reshape_steps *pl, uint64_t p);
 /* The step at OFF of the window [WIN, WIN+WIN_LEN). */
 uint64_t reshape_step_len(const struct reshape_steps *pl, uint64_t win, uint64_t win_len, uint64_t off);
-/* Starts the reader thread over VO for PLAN (both must outlive it). */
-rk_err reshape_ahead_start(struct reshape_ahead **a, const struct reshape_steps *plan, rk_vol *vo);
+/* Starts the reader thread over VO for PLAN (both must outlive it).
+ * ON_DURABLE (may be NULL) is called on the reader thread, before a step
+ * is read, with the newest position given to reshape_ahead_durable since
+ * its last call: work for the writer that can wait (the reader mostly
+ * waits for the disks). */
+rk_err reshape_ahead_start(struct reshape_ahead **a, const struct reshape_steps *plan, rk_vol *vo,
+                           void (*on_durable)(void *ctx, uint64_t p), void *ctx);
+/* The windows before volume byte P are durable (see reshape_ahead_start). */
+void reshape_ahead_durable(struct reshape_ahead *a, uint64_t p);
 /* Waits for the step [OFF, OFF+LEN) (the next one in plan order): *BUF
  * holds its bytes until reshape_ahead_done; its read error is returned. */
 rk_err reshape_ahead_take(struct reshape_ahead *a, uint64_t off, uint64_t len, const uint8_t **buf);

@@ -523,6 +523,23 @@ static void check_readahead(const char *loop, rk_dev *r)
 	close(fd);
 }
 
+/* Done-with advice drops a block device's page cache over its range only
+ * (what the kernel would drop at the last close, all at once, tens of ms
+ * per 256 MiB at the end of a run); the old code kept every page. */
+static void check_drop(const char *loop, rk_dev *r)
+{
+	const size_t len = 8u << 20, half = len / 2;
+	int fd = open(loop, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	rk_dev_advise(r, 0, len, RK_DEV_ADV_READAHEAD);
+	ck_assert_uint_eq(resident_pages(fd, len, 1), len / 4096);
+	rk_dev_advise(r, 0, half, RK_DEV_ADV_DONTNEED);
+	size_t first = resident_pages(fd, half, 0), all = resident_pages(fd, len, 0);
+	ck_assert_msg(first < half / 4096 / 8, "%zu of %zu pages left after the advice", first, half / 4096);
+	ck_assert_uint_ge(all - first, half / 4096 * 7 / 8);   /* the rest kept (udev may drop a little) */
+	close(fd);
+}
+
 START_TEST(loop_device)
 {
 	char cmd[1024], loop[512], out[512];
@@ -577,6 +594,7 @@ START_TEST(loop_device)
 	ck_assert(da == db && ia == ib);
 	ck_assert_int_eq(rk_dev_pwrite(r, a, 512, 0), RK_E_READONLY);
 	check_readahead(loop, r);
+	check_drop(loop, r);
 	rk_dev_close(r);
 	rk_dev_close(d);
 	/* Released: a writer may open it again. */

@@ -201,6 +201,7 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 	struct scrub_state *sc = b->sc;
 	struct role_io *io = &b->roles[r];
 	rk_dev *dev = sc->devs[r];
+	uint32_t deferred = 0;
 	(void)worker;
 	for (uint32_t i = 0; i < io->nextents; i++) {
 		struct read_extent *x = &io->extents[i];
@@ -213,6 +214,7 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 		 * place through the peek mapping every page costs a fault). */
 		if (!sc->opts->no_map && rk_dev_peek(dev, x->member_off, x->len, &mapped)) {
 			x->deferred = 1;
+			deferred++;
 			continue;
 		}
 		rk_err e = rk_dev_pread(dev, x->buf, (size_t)x->len, x->member_off);
@@ -230,7 +232,10 @@ static void read_role(void *ctx, uint32_t worker, uint32_t r)
 		}
 	}
 	if (io->nextents) {
-		read_ahead(sc, io, dev, r);
+		/* all in the page cache: advice would only look every page up
+		 * again (a tenth of a cached scrub's CPU time) */
+		if (deferred < io->nextents)
+			read_ahead(sc, io, dev, r);
 		drop_behind(sc, io, dev, r);
 	}
 }

@@ -297,10 +297,6 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h);
 /* Whether A and B read the volume alike: every sampled byte from the same
  * image byte, or rebuilt by the same XOR of the same image bytes. */
 int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b);
-/* The roles of G that hold parity in every stripe (RAID-4, the
- * parity-first/last layouts), as a role mask; 0 when parity rotates, and
- * when G has fewer stripes than roles (no rotation to see). */
-uint32_t dt_fixed_parity(const struct rk_geom *g);
 
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the

@@ -237,34 +237,12 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 		}
 }
 
-/* See detect_int.h.  One turn of a rotation is nroles stripes. */
-uint32_t dt_fixed_parity(const struct rk_geom *g)
-{
-	uint32_t vr[DT_MAX_ROLES], fixed = 0;
-	if (!g->nparity || g->nroles > DT_MAX_ROLES || g->nstripes < g->nroles)
-		return 0;   /* (too few stripes to show a rotation: as before) */
-	for (uint64_t st = 0; st < g->nroles; st++) {
-		struct rk_stripe_map sm = { .vol_role = vr };
-		if (rk_geom_stripe_map(g, st, &sm))
-			return 0;
-		uint32_t m = (1u << sm.p_role) | (sm.q_role != RK_ROLE_NONE ? 1u << sm.q_role : 0);
-		fixed = st ? fixed & m : m;
-	}
-	return fixed;
-}
-
 /* Keeps only the placements the anchors leave no choice about: an image
  * whose mask allows one role (the votes alone may name a data role where the
- * anchor is a parity copy).  Where parity does not rotate, every data
- * image's mask also holds the parity roles (each anchor may be a copy on
- * them); a mask of one data role besides them pins it (seed 2126: a RAID-5
- * parity-last of 11 read as the RAID-0 of its 10 data members, tied over
- * a start only parity pins, because no image pinned and stage 2 ran out of
- * budget on the wrong starts).  Images with more anchors behind their mask
+ * anchor is a parity copy).  Images with more anchors behind their mask
  * pin first: two anchors of an unrelated file system must not take the
- * role that a member's fifty anchors name.  FIXED: dt_fixed_parity(), or 0
- * for the masks as they are. */
-static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const struct prefs *pf, uint32_t fixed)
+ * role that a member's fifty anchors name. */
+static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const struct prefs *pf)
 {
 	uint32_t ord[DT_MAX_ROLES + 8], n = c->nimg < DT_MAX_ROLES + 8 ? c->nimg : DT_MAX_ROLES + 8;
 	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
@@ -279,14 +257,6 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 	}
 	for (uint32_t q = 0; q < n; q++) {
 		uint32_t i = ord[q], m = pf->mask[i];
-		if ((m & fixed) && (m & ~fixed)) {
-			m &= ~fixed;
-			/* a parity image whose anchors all copy one data role has
-			 * the same mask: then stage 2 decides between them */
-			for (uint32_t j = 0; j < n && m; j++)
-				if (j != i && (pf->mask[j] & ~fixed) == m)
-					m = 0;
-		}
 		if (!m || (m & (m - 1)))
 			continue;
 		uint32_t r = (uint32_t)__builtin_ctz(m);
@@ -690,12 +660,9 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 }
 
 /* Stage 1 for one geometry: votes twice (the second time with the member
- * size the placed images give).  0 when the geometry cannot exist.
- * *KEY_ANC: the anchors its pins agree with before parity that does not
- * rotate pins more (the stage-1 order must not change: with few anchors
- * its tie-break alone decides which geometries stage 2 reaches). */
+ * size the placed images give).  0 when the geometry cannot exist. */
 static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int32_t *img_role, struct vote *vs,
-                  struct offs *vo, struct prefs *pf, uint32_t *key_anc)
+                  struct offs *vo, struct prefs *pf)
 {
 	memset(h, 0, sizeof *h);
 	uint64_t off0 = c->hints.have_offset ? c->hints.offset : ge->level == RK_LEVEL_LINEAR ? dt_linear_start0(c) : 0;
@@ -708,17 +675,11 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 			return 0;
 		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf);
 		role_masks(c, h, pf);
-		pin_single(c, h, img_role, pf, 0);
+		pin_single(c, h, img_role, pf);
 		if (!na)
 			break;
 	}
 	anchor_score(c, h, img_role);
-	*key_anc = h->anc_ok;
-	uint32_t fixed = dt_fixed_parity(&h->g);
-	if (fixed) {   /* placements only: the key's tie-break stays as without */
-		pin_single(c, h, img_role, pf, fixed);
-		anchor_score(c, h, img_role);
-	}
 	return 1;
 }
 
@@ -961,11 +922,10 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	uint32_t nk = 0;
 	for (uint32_t k = 0; k < ng; k++) {
 		struct s1 *s = &keep[nk];
-		uint32_t key_anc;
-		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf, &key_anc))
+		if (!stage1(c, &gs[k], &s->h, s->img_role, vs, &s->vo, &s->pf))
 			continue;
 		s->key0 = (double)start_key(c, &s->h, vs) + ps_bonus(c, &s->h.g);
-		s->key = s->key0 + key_anc * 0.01;
+		s->key = s->key0 + s->h.anc_ok * 0.01;
 		s->prior = prior(&s->h, c->nimg);
 		nk++;
 	}
@@ -1006,10 +966,6 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 #endif
 		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
-#ifdef DT_DEBUG
-		if (getenv("DT_GEN"))
-			fprintf(stderr, "GEN %u/%u lv %d lay %u ch %llu n %u key %.2f nu %u -> checks %llu leaves %llu nodes %llu\n", k, lim, s->h.g.level, s->h.g.layout, (unsigned long long)s->h.g.chunk, s->h.g.nroles, s->key, nu, (unsigned long long)l->checks, (unsigned long long)l->leaves, (unsigned long long)l->nodes);
-#endif
 	}
 	free(gs); free(vs); free(keep);
 	return RK_OK;

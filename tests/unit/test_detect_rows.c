@@ -243,33 +243,5 @@ START_TEST(t_equivalent_rebuilds)
 }
 END_TEST
 
-/* Parity that does not rotate (dt_fixed_parity), which stage 1 pins data
- * images past (seed 2126: a RAID-5 parity-last of 11 read as the RAID-0 of
- * its data members): RAID-4 and parity-last keep P on the last role,
- * parity-first on the first, RAID-6 parity-first-6 P first and Q last, md's *_6 layouts Q last;
- * rotating layouts and a geometry of fewer stripes than roles have none. */
-START_TEST(t_fixed_parity)
-{
-	static const struct { int32_t level; uint32_t layout, n; uint64_t member; uint32_t want; } t[] = {
-		{ 4, RK_ALG_PARITY_N, 11, MEMBER, 1u << 10 },
-		{ 5, RK_ALG_PARITY_N, 5, MEMBER, 1u << 4 },
-		{ 5, RK_ALG_PARITY_0, 8, MEMBER, 1u << 0 },
-		{ 6, RK_ALG_PARITY_0_6, 6, MEMBER, (1u << 0) | (1u << 5) },
-		{ 5, RK_ALG_LEFT_SYMMETRIC, 4, MEMBER, 0 },
-		{ 5, RK_ALG_RIGHT_ASYMMETRIC, 11, MEMBER, 0 },
-		{ 6, RK_ALG_ROTATING_ZERO_RESTART, 5, MEMBER, 0 },
-		{ 6, RK_ALG_LEFT_SYMMETRIC_6, 6, MEMBER, 1u << 5 },   /* md's _6: Q on the last member */
-		{ 0, 0, 4, MEMBER, 0 },
-		{ 5, RK_ALG_LEFT_SYMMETRIC, 3, CHUNK, 0 },   /* one stripe: parity cannot be seen to rotate */
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		struct rk_geom g;
-		RK_REQUIRE(!rk_geom_init(&g, t[i].level, t[i].layout, CHUNK, t[i].n, t[i].member));
-		RK_REQUIRE_MSG(dt_fixed_parity(&g) == t[i].want, "case %zu: mask %#x, want %#x", i, dt_fixed_parity(&g),
-		               t[i].want);
-	}
-}
-END_TEST
-
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_fixed_parity)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds)) })

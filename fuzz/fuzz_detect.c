@@ -11,7 +11,9 @@
  * superblock's nodesize when plausible, else 4 KiB).  The scan must add
  * anchors only inside the image; a btrfs anchor must resolve inside its
  * file system; the probes of a hypothesis reading the image as the
- * volume must stay bounded.  Anything else aborts. */
+ * volume must stay bounded.  Then the input is the volume from byte 0
+ * on, so the probes of the file systems that start there (and their
+ * allocation maps) read it.  Anything else aborts. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(b + REST, data + 4096, size - 4096);
 	one(b);
 	seal(b);
+	one(b);
+	/* the input as the volume's start: the probes of what sits at volume
+	 * byte 0 (ext, NTFS, FAT, exFAT, XFS, GPT, MBR) and their allocation
+	 * maps (detect_alloc.c) */
+	memset(b, 0, IMG);
+	memcpy(b, data, size);
 	one(b);
 	free(b);
 	return 0;

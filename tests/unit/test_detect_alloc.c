@@ -1,0 +1,118 @@
+/* test_detect_alloc.c: a FAT's allocation map against the data a
+ * hypothesis reads (libmeta/detect_alloc.c).  A hand-made FAT16 volume of
+ * 4 MiB (512-byte clusters) striped as a RAID-0 of 2 with 64 KiB chunks:
+ * about half the clusters, spread without a period, are used and hold
+ * random data, the free ones zeros.
+ * The true reading gets alloc near 1 (used clusters hold data, free ones
+ * none); a reading with 128 KiB chunks, which reads the same boot sector
+ * and FAT but half the clusters from other places, gets far less (0.58).  With
+ * deleted data left in the free clusters (a used file system), the true
+ * reading loses its lead but is not counted against: the evidence is the
+ * difference of the two shares, never "data where free" alone. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_geom.h"
+#include "rk_le.h"
+#include "helpers/detect_hyp.h"
+#include "helpers/rk_test.h"
+
+#define VOL (4u << 20)
+#define CH (64u * 1024u)
+#define SECS (VOL / 512u)
+#define RES 4u
+#define FATSECS 32u
+#define ROOTSECS 32u
+#define DATA (RES + 2 * FATSECS + ROOTSECS)   /* sector 100 */
+#define NCL (SECS - DATA)                     /* 8092 clusters of one sector: FAT16 */
+
+/* About half the clusters, by a hash of K (no period a stripe could match). */
+static int used_cluster(uint32_t k)
+{
+	uint32_t h = (k + 1) * 0x9E3779B1u;
+	h ^= h >> 15;
+	h *= 0x85EBCA6Bu;
+	h ^= h >> 13;
+	return h & 1;
+}
+
+/* The volume: boot sector, two FATs, clusters; DIRTY puts random bytes in
+ * the free clusters too. */
+static uint8_t *make_volume(int dirty)
+{
+	uint8_t *v = calloc(1, VOL);
+	RK_REQUIRE(v);
+	v[0] = 0xEB; v[1] = 0x3C; v[2] = 0x90;
+	memcpy(v + 3, "mkfs.fat", 8);
+	rk_put_le16(v + 0x0B, 512);
+	v[0x0D] = 1;
+	rk_put_le16(v + 0x0E, RES);
+	v[0x10] = 2;
+	rk_put_le16(v + 0x11, ROOTSECS * 16);
+	rk_put_le16(v + 0x13, SECS);
+	v[0x15] = 0xF8;
+	rk_put_le16(v + 0x16, FATSECS);
+	v[510] = 0x55; v[511] = 0xAA;
+	for (int f = 0; f < 2; f++) {
+		uint8_t *fat = v + (RES + f * FATSECS) * 512;
+		rk_put_le16(fat, 0xFFF8);
+		rk_put_le16(fat + 2, 0xFFFF);
+		for (uint32_t k = 0; k < NCL; k++)
+			if (used_cluster(k))
+				rk_put_le16(fat + 2 * (k + 2), 0xFFFF);   /* a one-cluster file */
+	}
+	for (uint32_t k = 0; k < NCL; k++)
+		if (used_cluster(k) || dirty)
+			rk_test_fill_seeded(v + (DATA + k) * 512, 512, k + 1);
+	return v;
+}
+
+/* Writes V striped as a RAID-0 of 2 with CH chunks to the members. */
+static void write_members(const uint8_t *v)
+{
+	uint8_t *m[2] = { malloc(VOL / 2), malloc(VOL / 2) };
+	RK_REQUIRE(m[0] && m[1]);
+	for (uint32_t c = 0; c < VOL / CH; c++)
+		memcpy(m[c % 2] + (c / 2) * CH, v + c * CH, CH);
+	for (int r = 0; r < 2; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], VOL / 2);
+		free(m[r]);
+	}
+}
+
+/* H's alloc over the two members read as a RAID-0 with CHUNK. */
+static double alloc_of(struct dt_ctx *c, uint64_t chunk, const uint8_t *boot)
+{
+	struct rk_geom g;
+	struct dt_hyp h;
+	RK_REQUIRE(!rk_geom_init(&g, 0, 0, chunk, 2, VOL / 2));
+	dt_test_hyp_roles(&h, &g, 2);
+	dt_alloc_fat(c, &h, 0, boot);
+	return h.alloc;
+}
+
+START_TEST(t_fat_map)
+{
+	for (int dirty = 0; dirty < 2; dirty++) {
+		uint8_t *v = make_volume(dirty);
+		write_members(v);
+		struct dt_ctx c;
+		memset(&c, 0, sizeof c);
+		RK_REQUIRE(!dt_open(&c, rk_test_members(), 2));
+		double right = alloc_of(&c, CH, v), wrong = alloc_of(&c, 2 * CH, v);
+		if (!dirty) {
+			RK_REQUIRE_MSG(right > 0.9, "true reading: alloc %.2f", right);
+			RK_REQUIRE_MSG(wrong < right - 0.3, "wrong chunk: alloc %.2f against %.2f", wrong, right);
+		} else {
+			RK_REQUIRE_MSG(right > -0.1 && right >= wrong - 0.1, "deleted data: true %.2f, wrong %.2f", right, wrong);
+		}
+		dt_close(&c);
+		free(v);
+	}
+}
+END_TEST
+
+RK_TEST_SUITE("detect_alloc", { "alloc", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_fat_map)) })

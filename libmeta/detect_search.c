@@ -645,14 +645,19 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 	/* placed images at their starts, the others at the placed images'
 	 * least start: a placed image may carry junk behind its data, so the
 	 * unplaced ones must not be ruled out by its size (finish() sets the
-	 * size from the images finally placed) */
+	 * size from the images finally placed).  Linear: placed images only
+	 * -- there the size says where the next member's bytes go in the
+	 * volume, and a smaller unrelated image shifted every later member's
+	 * voted start (seed 2280: a linear of 2 at 1 MiB, its second member
+	 * then read from byte 0 at 0.89) */
+	int placed_only = h->g.level == RK_LEVEL_LINEAR;
 	uint64_t m = UINT64_MAX, least = UINT64_MAX;
 	for (uint32_t i = 0; i < c->nimg; i++)
 		if (img_role[i] >= 0 && h->off[img_role[i]] < least)
 			least = h->off[img_role[i]];
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		uint64_t o = img_role[i] >= 0 ? h->off[img_role[i]] : least;
-		if (least == UINT64_MAX || (img_role[i] < 0 && c->img[i].size < o + (1u << 20)))
+		if (least == UINT64_MAX || (img_role[i] < 0 && (placed_only || c->img[i].size < o + (1u << 20))))
 			continue;   /* nothing placed, or too small to be a member */
 		if (c->img[i].size > o && c->img[i].size - o < m)
 			m = c->img[i].size - o;
@@ -661,13 +666,18 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 }
 
 /* Stage 1 for one geometry: votes twice (the second time with the member
- * size the placed images give).  0 when the geometry cannot exist. */
+ * size the placed images give; linear until that size settles).  0 when
+ * the geometry cannot exist. */
 static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int32_t *img_role, struct vote *vs,
                   struct offs *vo, struct prefs *pf)
 {
 	memset(h, 0, sizeof *h);
 	uint64_t off0 = c->hints.have_offset ? c->hints.offset : ge->level == RK_LEVEL_LINEAR ? dt_linear_start0(c) : 0;
-	for (int pass = 0; pass < 2; pass++) {
+	/* linear: until the size settles -- each member's voted start moves
+	 * with the size before it (seed 2201: members at 64 KiB, 869 KiB and
+	 * 128 KiB; two passes left the second 128 KiB off) */
+	int npass = ge->level == RK_LEVEL_LINEAR ? 5 : 2;
+	for (int pass = 0; pass < npass; pass++) {
 		uint64_t ms = member_size_of(c, h, pass ? img_role : NULL, off0);
 		if (pass && (ms == h->g.member_size || !ms))
 			break;   /* the same, or no image placed: the first size stands */

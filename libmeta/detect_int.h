@@ -310,6 +310,14 @@ void dt_alloc_fat(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, const uint8
  * bitmap's volume byte (UINT64_MAX unknown) and length. */
 void dt_alloc_exfat(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint64_t heap, uint64_t csize,
                     uint64_t nclus, uint64_t bitmap, uint64_t bitmap_len);
+/* Where A and B read the volume from different places: up to 256
+ * allocation units (ext blocks, NTFS and FAT clusters) of the file system
+ * at the volume's start, each looked up in the map as that hypothesis reads
+ * it and read through it.  *FIT_A, *FIT_B: the share of units said used
+ * that hold data less the share of free ones (less 0.5 with under 8 free
+ * ones).  Returns 0 (no verdict) when the two read no map alike or too
+ * few used units were found. */
+int  dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, double *fit_a, double *fit_b);
 
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the

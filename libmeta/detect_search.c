@@ -1554,6 +1554,73 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 }
 
 /* Stage 3 (see the top). */
+#define TIE_NEAR 1.0    /* runner-ups this close to the best are compared where they differ */
+#define TIE_MIN 0.3     /* the least difference of fits that breaks a tie */
+
+/* Ties broken by the allocation map where the readings differ
+ * (dt_alloc_tiebreak): of the hypotheses within TIE_NEAR of the best that
+ * place the same images at the same starts (not equivalent to it), the one whose fit there beats the best's by the most
+ * (at least TIE_MIN) gains 8 points per unit of difference (as much as
+ * redundancy verified); when the best beats them all, it gains the least
+ * of its leads.  Twice, the second time around the new best.  Two readings
+ * that differ only in which of two chunks comes first score alike on
+ * anchors that lie elsewhere, while a fresh file system's map says which
+ * of the two places holds data (seed 2204: a RAID-4 of 12 with two images
+ * that hold no anchor, swapped). */
+/* Whether A and B place the same images at the same starts (in any roles):
+ * the only ties the map is asked to break -- readings that use other
+ * images or starts are told apart by the anchors, or not at all (seed
+ * 2120: among readings of a sparse FAT that were all wrong, one with an
+ * image 2 KiB off fitted the map better, and was named at 0.72). */
+static int same_placements(const struct dt_hyp *a, const struct dt_hyp *b)
+{
+	uint32_t na = 0, nb = 0;
+	for (uint32_t r = 0; r < a->g.nroles; r++) {
+		if (a->role_img[r] < 0)
+			continue;
+		na++;
+		uint32_t q = 0;
+		while (q < b->g.nroles && !(b->role_img[q] == a->role_img[r] && b->off[q] == a->off[r]))
+			q++;
+		if (q == b->g.nroles)
+			return 0;
+	}
+	for (uint32_t r = 0; r < b->g.nroles; r++)
+		nb += b->role_img[r] >= 0;
+	return na == nb;
+}
+
+static void tiebreak(struct dt_ctx *c, struct hlist *l)
+{
+	for (int round = 0; round < 2 && l->n > 1; round++) {
+		double lead = 1e9, gain = 0;
+		uint32_t win = 0, tied = 0;
+		for (uint32_t k = 1; k < l->n && k < 8 && l->h[k].score >= l->h[0].score - TIE_NEAR; k++) {
+			double f0, fk;
+			if (!same_placements(&l->h[0], &l->h[k]) || equivalent(&l->h[0], &l->h[k]) ||
+			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk))
+				continue;
+			tied++;
+#ifdef DT_DEBUG
+			fprintf(stderr, "TIE round %d k %u fit best %.2f this %.2f\n", round, k, f0, fk);
+#endif
+			if (fk - f0 > gain) {
+				gain = fk - f0;
+				win = k;
+			}
+			if (f0 - fk < lead)
+				lead = f0 - fk;
+		}
+		if (gain >= TIE_MIN)
+			l->h[win].score += 8.0 * gain;
+		else if (tied && lead >= TIE_MIN)
+			l->h[0].score += 8.0 * lead;
+		else
+			return;
+		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
+	}
+}
+
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
 	struct hlist l = { 0 };
@@ -1586,6 +1653,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		l.h[k].score = score_of(&l.h[k]);
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
 	uint32_t bi = 0;
 	for (uint32_t k = 1; k < l.n && l.h[k].score >= l.h[0].score - 3; k++) {

@@ -1,5 +1,6 @@
 /* test_detect_alloc.c: a FAT's allocation map against the data a
- * hypothesis reads (libmeta/detect_alloc.c).  A hand-made FAT16 volume of
+ * hypothesis reads (libmeta/detect_alloc.c), over the whole volume and
+ * where two readings differ (the tie-break).  A hand-made FAT16 volume of
  * 4 MiB (512-byte clusters) striped as a RAID-0 of 2 with 64 KiB chunks:
  * about half the clusters, spread without a period, are used and hold
  * random data, the free ones zeros.
@@ -20,13 +21,12 @@
 #include "helpers/rk_test.h"
 
 #define VOL (4u << 20)
+#define VOL3 (3u << 20)                       /* for 3 members: 48 chunks */
 #define CH (64u * 1024u)
-#define SECS (VOL / 512u)
 #define RES 4u
 #define FATSECS 32u
 #define ROOTSECS 32u
-#define DATA (RES + 2 * FATSECS + ROOTSECS)   /* sector 100 */
-#define NCL (SECS - DATA)                     /* 8092 clusters of one sector: FAT16 */
+#define DATA (RES + 2 * FATSECS + ROOTSECS)   /* sector 100: boot sector and FATs in the first chunk */
 
 /* About half the clusters, by a hash of K (no period a stripe could match). */
 static int used_cluster(uint32_t k)
@@ -38,11 +38,13 @@ static int used_cluster(uint32_t k)
 	return h & 1;
 }
 
-/* The volume: boot sector, two FATs, clusters; DIRTY puts random bytes in
- * the free clusters too. */
-static uint8_t *make_volume(int dirty)
+/* The volume of SIZE bytes: boot sector, two FATs, clusters of one
+ * sector (FAT16: over 4085 of them); DIRTY puts random bytes in the free
+ * clusters too. */
+static uint8_t *make_volume(uint32_t size, int dirty)
 {
-	uint8_t *v = calloc(1, VOL);
+	const uint32_t secs = size / 512, ncl = secs - DATA;
+	uint8_t *v = calloc(1, size);
 	RK_REQUIRE(v);
 	v[0] = 0xEB; v[1] = 0x3C; v[2] = 0x90;
 	memcpy(v + 3, "mkfs.fat", 8);
@@ -51,7 +53,7 @@ static uint8_t *make_volume(int dirty)
 	rk_put_le16(v + 0x0E, RES);
 	v[0x10] = 2;
 	rk_put_le16(v + 0x11, ROOTSECS * 16);
-	rk_put_le16(v + 0x13, SECS);
+	rk_put_le16(v + 0x13, (uint16_t)secs);
 	v[0x15] = 0xF8;
 	rk_put_le16(v + 0x16, FATSECS);
 	v[510] = 0x55; v[511] = 0xAA;
@@ -59,25 +61,27 @@ static uint8_t *make_volume(int dirty)
 		uint8_t *fat = v + (RES + f * FATSECS) * 512;
 		rk_put_le16(fat, 0xFFF8);
 		rk_put_le16(fat + 2, 0xFFFF);
-		for (uint32_t k = 0; k < NCL; k++)
+		for (uint32_t k = 0; k < ncl; k++)
 			if (used_cluster(k))
 				rk_put_le16(fat + 2 * (k + 2), 0xFFFF);   /* a one-cluster file */
 	}
-	for (uint32_t k = 0; k < NCL; k++)
+	for (uint32_t k = 0; k < ncl; k++)
 		if (used_cluster(k) || dirty)
 			rk_test_fill_seeded(v + (DATA + k) * 512, 512, k + 1);
 	return v;
 }
 
-/* Writes V striped as a RAID-0 of 2 with CH chunks to the members. */
-static void write_members(const uint8_t *v)
+/* Writes V (SIZE bytes) striped as a RAID-0 of N with CH chunks to the
+ * members. */
+static void write_members(const uint8_t *v, uint32_t size, uint32_t n)
 {
-	uint8_t *m[2] = { malloc(VOL / 2), malloc(VOL / 2) };
-	RK_REQUIRE(m[0] && m[1]);
-	for (uint32_t c = 0; c < VOL / CH; c++)
-		memcpy(m[c % 2] + (c / 2) * CH, v + c * CH, CH);
-	for (int r = 0; r < 2; r++) {
-		rk_test_spit(rk_test_members()[r], m[r], VOL / 2);
+	uint8_t *m[3];
+	for (uint32_t r = 0; r < n; r++)
+		RK_REQUIRE((m[r] = malloc(size / n)) != NULL);
+	for (uint32_t c = 0; c < size / CH; c++)
+		memcpy(m[c % n] + (c / n) * CH, v + c * CH, CH);
+	for (uint32_t r = 0; r < n; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], size / n);
 		free(m[r]);
 	}
 }
@@ -96,8 +100,8 @@ static double alloc_of(struct dt_ctx *c, uint64_t chunk, const uint8_t *boot)
 START_TEST(t_fat_map)
 {
 	for (int dirty = 0; dirty < 2; dirty++) {
-		uint8_t *v = make_volume(dirty);
-		write_members(v);
+		uint8_t *v = make_volume(VOL, dirty);
+		write_members(v, VOL, 2);
 		struct dt_ctx c;
 		memset(&c, 0, sizeof c);
 		RK_REQUIRE(!dt_open(&c, rk_test_members(), 2));
@@ -114,5 +118,39 @@ START_TEST(t_fat_map)
 }
 END_TEST
 
+/* Two readings that place the same images at the same starts, tied on
+ * everything else (dt_alloc_tiebreak): a RAID-0 of 3 and the same with the
+ * second and third images swapped read the same boot sector and FATs
+ * (the first chunk) and differ everywhere else; where they differ the
+ * true one's used clusters hold data and its free ones none, the swapped
+ * one's map and data are unrelated.  With deleted data in the free
+ * clusters the true one still fits no worse. */
+START_TEST(t_tiebreak)
+{
+	for (int dirty = 0; dirty < 2; dirty++) {
+		uint8_t *v = make_volume(VOL3, dirty);
+		write_members(v, VOL3, 3);
+		struct dt_ctx c;
+		memset(&c, 0, sizeof c);
+		RK_REQUIRE(!dt_open(&c, rk_test_members(), 3));
+		struct rk_geom g;
+		struct dt_hyp right, swapped;
+		RK_REQUIRE(!rk_geom_init(&g, 0, 0, CH, 3, VOL3 / 3));
+		dt_test_hyp_roles(&right, &g, 3);
+		dt_test_hyp_roles(&swapped, &g, 3);
+		swapped.role_img[1] = 2;
+		swapped.role_img[2] = 1;
+		double fr, fs;
+		RK_REQUIRE_MSG(dt_alloc_tiebreak(&c, &right, &swapped, &fr, &fs), "no verdict");
+		if (!dirty)
+			RK_REQUIRE_MSG(fr > 0.9 && fs < 0.3, "fits: true %.2f, swapped %.2f", fr, fs);
+		else
+			RK_REQUIRE_MSG(fr >= fs - 0.1, "deleted data: true %.2f, swapped %.2f", fr, fs);
+		dt_close(&c);
+		free(v);
+	}
+}
+END_TEST
+
 RK_TEST_SUITE("detect_alloc", { "alloc", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_fat_map)) })
+	  RK_TESTS(RK_TEST(t_fat_map), RK_TEST(t_tiebreak)) })

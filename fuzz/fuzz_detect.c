@@ -12,8 +12,8 @@
  * anchors only inside the image; a btrfs anchor must resolve inside its
  * file system; the probes of a hypothesis reading the image as the
  * volume must stay bounded.  Then the input is the volume from byte 0
- * on, so the probes of the file systems that start there (and their
- * allocation maps) read it.  Anything else aborts. */
+ * on, so the probes of the file systems that start there (and the
+ * allocation maps of the tie-break) read it.  Anything else aborts. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +77,13 @@ static void one(const uint8_t *b)
 		(void)dt_fs_claim(&c, &h);
 		dt_probe(&c, &h, 12);
 		if (h.probe_ok + h.probe_bad > 12 + 16)   /* a quick look: about the limit */
+			abort();
+		/* the allocation maps, against a reading 4 KiB further on */
+		struct dt_hyp h2 = h;
+		double fa, fb;
+		h2.off[0] = 4096;
+		if (rk_geom_init(&h2.g, RK_LEVEL_LINEAR, 0, 0, 1, IMG - 4096) == RK_OK &&
+		    dt_alloc_tiebreak(&c, &h, &h2, &fa, &fb) && (fa < -1.5 || fa > 1 || fb < -1.5 || fb > 1))
 			abort();
 	}
 	dt_close(&c);

@@ -29,8 +29,6 @@ struct exq {
 	uint32_t ndirs;
 	uint32_t upcase, upsum;          /* the up-case table: cluster, checksum, length */
 	uint64_t uplen;
-	uint32_t bitmap;                 /* the allocation bitmap: first cluster, bytes */
-	uint64_t bmlen;
 };
 
 /* Volume bytes [BASE + V, +LEN) through the hypothesis: 0 read; 1 not
@@ -111,10 +109,6 @@ static int parse_dir(struct exq *q, const uint8_t *d, size_t len, unsigned *sys)
 			break;   /* the end of the directory */
 		if (t == 0x81) {
 			*sys |= 1;
-			if (!(e[1] & 1)) {   /* the first FAT's bitmap (TexFAT keeps a second) */
-				q->bitmap = rk_get_le32(e + 20);
-				q->bmlen = rk_get_le64(e + 24);
-			}
 		} else if (t == 0x82) {
 			*sys |= 2;
 			q->upcase = rk_get_le32(e + 20);
@@ -193,8 +187,6 @@ void dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t 
 	                   .csize = 1ull << (bps_sh + spc_sh), .nclus = rk_get_le32(boot + 0x5C) };
 	probe_dir(q, rk_get_le32(boot + 0x60), q->csize, 1, buf);
 	probe_upcase(q);
-	if (!limit && q->bitmap)
-		dt_alloc_exfat(c, h, base, q->heap, q->csize, q->nclus, cluster_at(q, q->bitmap), q->bmlen);
 	for (uint32_t k = 0; k < q->ndirs; k++)
 		probe_dir(q, q->dirs[k], q->dlen[k], 0, buf);
 out:

@@ -154,8 +154,6 @@ struct dt_hyp {
 	uint32_t anc_ok, anc_bad;
 	uint32_t probe_ok, probe_bad;
 	uint32_t bm_ok, bm_bad;            /* allocation bitmap: used blocks holding data / free blocks holding data */
-	double   alloc;                    /* NTFS/FAT/exFAT map (detect_alloc.c): share of used clusters holding data
-	                                      less the share of free ones, -1..1; 0 unknown */
 	uint64_t rows, rows_nz, rows_ok, rows_bad, place_bad;
 	int      checked;                  /* redundancy could be checked */
 	double   score;
@@ -300,16 +298,7 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h);
  * image byte, or rebuilt by the same XOR of the same image bytes. */
 int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b);
 
-/* detect_alloc.c: the allocation map of the file system at volume byte
- * BASE (its boot sector BOOT, or exFAT's fields) against the data H reads
- * there: H's alloc gets the share of sampled used clusters holding data
- * less the share of free ones (left as it is with too few of either). */
-void dt_alloc_ntfs(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, const uint8_t *boot);
-void dt_alloc_fat(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, const uint8_t *boot);
-/* exFAT: the cluster heap at HEAP (NCLUS clusters of CSIZE bytes), the
- * bitmap's volume byte (UINT64_MAX unknown) and length. */
-void dt_alloc_exfat(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint64_t heap, uint64_t csize,
-                    uint64_t nclus, uint64_t bitmap, uint64_t bitmap_len);
+/* detect_alloc.c */
 /* Where A and B read the volume from different places: up to 256
  * allocation units (ext blocks, NTFS and FAT clusters) of the file system
  * at the volume's start, each looked up in the map as that hypothesis reads

@@ -5,8 +5,7 @@
  * inode, NTFS MFT records whose number matches their place, FAT's second
  * FAT and backup boot sector, exFAT's backup boot region and directories
  * (detect_exfat.c), XFS AGF headers, the btrfs superblock mirror and tree blocks (detect_btrfs.c), the GPT
- * backup header; the allocation maps against the data (ext here, NTFS,
- * FAT and exFAT in detect_alloc.c).  Each prediction that
+ * backup header; ext's block bitmaps against the blocks.  Each prediction that
  * holds is a probe_ok, each that fails a probe_bad; places a hypothesis
  * cannot read (a role missing beyond repair) count as neither. */
 #include <stdlib.h>
@@ -166,8 +165,6 @@ static void probe_ntfs(struct pr *p, const uint8_t *bt)
 	uint8_t b[512];
 	if (secs < (1ull << 48) && !vr(p, secs * bps, b, 512))
 		tally(p, !memcmp(b, bt, 512));
-	if (!p->limit)
-		dt_alloc_ntfs(p->c, p->h, p->base, bt);
 }
 
 /* FAT: the second FAT starts as the first; FAT32's backup boot sector. */
@@ -183,8 +180,6 @@ static void probe_fat(struct pr *p, const uint8_t *bt)
 		if (bk && bk < res && !vr(p, (uint64_t)bk * bps, a, 512))
 			tally(p, !memcmp(a, bt, 90));
 	}
-	if (!p->limit)
-		dt_alloc_fat(p->c, p->h, p->base, bt);
 }
 
 /* GPT: the backup header where the primary says; the file systems in the
@@ -261,7 +256,6 @@ static void dt_probe_at(struct pr *p)
 void dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit)
 {
 	h->probe_ok = h->probe_bad = h->bm_ok = h->bm_bad = 0;
-	h->alloc = 0;
 	struct pr p = { c, h, 0, limit };
 	dt_probe_at(&p);
 }

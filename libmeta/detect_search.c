@@ -394,7 +394,6 @@ static double score_of(const struct dt_hyp *h)
 {
 	double s = (double)h->anc_ok - 2.0 * h->anc_bad + (double)h->probe_ok - 2.0 * h->probe_bad;
 	s += h->bm_ok / 32.0 - h->bm_bad / 2.0;
-	s += 8.0 * h->alloc;   /* as much as redundancy verified */
 	if (h->checked && h->rows_nz) {
 		if (h->rows_bad * 50 > h->rows_nz)
 			return -1e9;
@@ -850,9 +849,6 @@ static void why_lost(const struct dt_hyp *b, const struct dt_hyp *a, char *buf, 
 		           b->probe_ok, b->probe_bad);
 	if (a->bm_bad > b->bm_bad)
 		rk_strcatf(buf, len, "data where the allocation bitmap says free in %u sampled blocks (answer %u); ", a->bm_bad, b->bm_bad);
-	if (a->alloc < b->alloc - 0.1)
-		rk_strcatf(buf, len, "the allocation map fits the data less (used less free clusters holding data %.2f, "
-		           "answer %.2f); ", a->alloc, b->alloc);
 	if (a->place_bad > b->place_bad)
 		rk_strcatf(buf, len, "parity placed on a zero block in %llu sampled rows; ", (unsigned long long)a->place_bad);
 	if (!a->checked && b->checked)
@@ -1438,9 +1434,9 @@ static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
 {
 	for (uint32_t k = 0; k < l->n && k < 6; k++) {
 		const struct dt_hyp *x = &l->h[k];
-		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f alloc %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
+		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
 		        k == bi ? "*" : same[k] ? "=" : "", x->g.level, x->g.layout, (unsigned long long)x->g.chunk, x->g.nroles,
-		        (unsigned long long)x->g.volume_size, x->score, x->alloc, x->anc_ok, x->anc_bad, x->probe_ok, x->probe_bad, x->bm_ok, x->bm_bad,
+		        (unsigned long long)x->g.volume_size, x->score, x->anc_ok, x->anc_bad, x->probe_ok, x->probe_bad, x->bm_ok, x->bm_bad,
 		        (unsigned long long)x->rows_nz, (unsigned long long)x->rows_ok, (unsigned long long)x->rows_bad, (unsigned long long)x->place_bad);
 		for (uint32_t q = 0; q < x->g.nroles; q++)
 			fprintf(stderr, " %d@%llu", x->role_img[q], (unsigned long long)x->off[q]);
@@ -1559,7 +1555,9 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 
 /* Ties broken by the allocation map where the readings differ
  * (dt_alloc_tiebreak): of the hypotheses within TIE_NEAR of the best that
- * place the same images at the same starts (not equivalent to it), the one whose fit there beats the best's by the most
+ * place the same images at the same starts, with no role missing in
+ * either (rebuilt bytes fit any map: seed 2552, a RAID-5 with a role gone
+ * read with another rotation at 0.73), and not equivalent to it, the one whose fit there beats the best's by the most
  * (at least TIE_MIN) gains 8 points per unit of difference (as much as
  * redundancy verified); when the best beats them all, it gains the least
  * of its leads.  Twice, the second time around the new best.  Two readings
@@ -1597,7 +1595,8 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 		uint32_t win = 0, tied = 0;
 		for (uint32_t k = 1; k < l->n && k < 8 && l->h[k].score >= l->h[0].score - TIE_NEAR; k++) {
 			double f0, fk;
-			if (!same_placements(&l->h[0], &l->h[k]) || equivalent(&l->h[0], &l->h[k]) ||
+			if (l->h[0].missing || l->h[k].missing || !same_placements(&l->h[0], &l->h[k]) ||
+			    equivalent(&l->h[0], &l->h[k]) ||
 			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk))
 				continue;
 			tied++;

@@ -167,6 +167,48 @@ START_TEST(t_parity_copy)
 }
 END_TEST
 
+/* Parity on a zero block (placement) where the row's data XOR to zero:
+ * two data blocks equal to each other.  Random equal blocks are what a
+ * parity copy read as data looks like, and count; a fill pattern (0xFF,
+ * as NTFS's $LogFile holds) is the row's own data and does not (seed 2516:
+ * a RAID-4 of 3 lost to a RAID-5 reading over such rows).  A RAID-5 of 3
+ * whose two data blocks are equal in every row and whose parity is zero. */
+START_TEST(t_placement_fill)
+{
+	for (int fill = 0; fill < 2; fill++) {
+		struct rk_geom g;
+		RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, 3, MEMBER));
+		uint8_t *m[3];
+		for (uint32_t r = 0; r < 3; r++)
+			RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
+		for (uint64_t st = 0; st < g.nstripes; st++) {
+			uint32_t vr[3], slot[3];
+			struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+			RK_REQUIRE(!rk_geom_stripe_map(&g, st, &sm));
+			if (fill)
+				memset(m[vr[0]] + sm.member_off, 0xFF, CHUNK);
+			else
+				rk_test_fill_seeded(m[vr[0]] + sm.member_off, CHUNK, st + 1);
+			memcpy(m[vr[1]] + sm.member_off, m[vr[0]] + sm.member_off, CHUNK);
+		}
+		for (uint32_t r = 0; r < 3; r++) {
+			rk_test_spit(rk_test_members()[r], m[r], MEMBER);
+			free(m[r]);
+		}
+		struct dt_ctx c;
+		memset(&c, 0, sizeof c);
+		RK_REQUIRE(!dt_open(&c, rk_test_members(), 3));
+		struct dt_hyp h;
+		dt_test_hyp_roles(&h, &g, 3);
+		dt_check_redundancy(&c, &h, 64, 0);
+		RK_REQUIRE(h.rows_nz > 0 && h.rows_ok == h.rows_nz);
+		RK_REQUIRE_MSG(fill ? h.place_bad == 0 : h.place_bad == h.rows_nz, "%s: %llu of %llu rows placed wrongly",
+		               fill ? "fill" : "random", (unsigned long long)h.place_bad, (unsigned long long)h.rows_nz);
+		dt_close(&c);
+	}
+}
+END_TEST
+
 /* Two gates of the answer (seeds 1165 and 1049): a linear member of random
  * bytes and no anchor; an image left out that holds text while a role is
  * missing and nothing was checked.  Images: text, random, zeros, text. */
@@ -244,4 +286,4 @@ START_TEST(t_equivalent_rebuilds)
 END_TEST
 
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill)) })

@@ -1340,10 +1340,40 @@ int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+#define COPY_SAMPLES 64u   /* places over the volume where a copy is compared */
+#define COPY_MIN 16u       /* of them holding data, all equal, at least */
+
+/* Whether image I, read from byte D0 on, equals H's volume at COPY_SAMPLES
+ * places spread over it: COPY_MIN or more of them holding data (in the
+ * image or the volume) and every one equal.  A parity image copies the data
+ * beside it only in rows where the rest is zero, not all over a volume
+ * that holds data. */
+static int copy_all_over(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint64_t d0)
+{
+	uint64_t vs = h->g.volume_size, isz = c->img[i].size;
+	uint32_t held = 0;
+	for (uint32_t k = 0; k < COPY_SAMPLES; k++) {
+		uint64_t v = (vs / COPY_SAMPLES * k + (uint64_t)k * 7919u * 512u % (vs / COPY_SAMPLES + 1)) & ~(uint64_t)(DT_BLK - 1);
+		uint8_t x[512];
+		if (v + DT_BLK > vs || v > UINT64_MAX - d0 || d0 + v + DT_BLK > isz)
+			continue;
+		const uint8_t *b = dt_block(c, i, d0 + v);
+		if (!b || dt_vread(c, h, v, x, sizeof x))
+			continue;
+		if (memcmp(b, x, sizeof x))
+			return 0;
+		held += !rk_buf_is_zero(x, sizeof x);
+	}
+	return held >= COPY_MIN;
+}
+
 /* Whether image I is a copy of H's volume from its byte *START on:
  * DT_SURE_ANC (12) or more of its anchors lie at that one distance from
  * their volume bytes (at least half of those it has), and the sectors of
- * the first four of them equal what H reads there. */
+ * the first four of them equal what H reads there; or, with 4 to 11 such
+ * anchors (a sparse file system: seed 2302, a RAID-1 of 5 with 5 anchors,
+ * held back as a RAID-10 of one image), the image equals the volume all
+ * over it (copy_all_over). */
 static int volume_copy(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint64_t *start)
 {
 	uint64_t d0 = 0;
@@ -1356,8 +1386,12 @@ static int volume_copy(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uin
 			d0 = a->ioff - a->voff;
 		n += a->ioff - a->voff == d0;
 	}
-	if (n < DT_SURE_ANC || n * 2 < seen)
-		return 0;   /* four would do for a copy, but a P block copies the data beside it (seed 1274) */
+	if (n < 4 || n * 2 < seen)
+		return 0;
+	if (n < DT_SURE_ANC) {   /* four anchors alone: a P block copies the data beside it (seed 1274) */
+		*start = d0;
+		return copy_all_over(c, h, i, d0);
+	}
 	for (uint32_t k = 0; k < c->nanc && tried < 4; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		uint8_t v[512];

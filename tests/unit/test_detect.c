@@ -460,6 +460,34 @@ START_TEST(t_raid1_copies_odd_start)
 }
 END_TEST
 
+/* A RAID-1 of 4 at 1 MiB whose file system has few anchors (seed 2302: a
+ * RAID-1 of 5 with 5 anchors was held back as a RAID-10 of one image, the
+ * copies left out): superblock backups in groups 1, 3, 5, 7 and 9 only,
+ * over the old volume's files (no discard).  The copies are told by
+ * comparing them with the volume all over, and the answer is the RAID-1. */
+START_TEST(t_raid1_sparse_copies)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	char cmd[1400];
+	rk_test_copy_file(shared_vol, rk_test_path("vol"));
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -g 1024 -E nodiscard '%s' 15M >/dev/null 2>&1",
+	         rk_test_path("vol"));
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+	struct arr a = { 1, 0, 0, 4, { 1 << 20, 1 << 20, 1 << 20, 1 << 20 }, { 0 } };
+	write_array(&a);
+	const char *order[] = { "m2", "m0", "m3", "m1", NULL };
+	struct rk_detect_result *r = detect(order, NULL);
+	RK_REQUIRE_MSG(r->found && exports_equal(r), "not found or another volume: %s", r->why);
+	RK_REQUIRE_MSG(r->geom.level == 1 && r->geom.nroles == 4 && r->missing == 0, "level %d, %u roles, %u missing",
+	               r->geom.level, r->geom.nroles, r->missing);
+	RK_REQUIRE_MSG(r->anchors_total < 12 * 4, "%u anchors over 4 images: not a sparse case", r->anchors_total);
+	rk_detect_free(r);
+}
+END_TEST
+
 /* With a role missing, parity cannot tell RAID-5 layouts apart: a RAID-5
  * of 3 with its first role gone, each md rotation (seed 1377: left-
  * asymmetric read as left-symmetric with the images swapped, the anchors
@@ -512,6 +540,6 @@ END_TEST
 RK_TEST_SUITE("detect", { "detect", 300, suite_setup, suite_teardown, 1,
 	  RK_TESTS(RK_TEST_LOOP(t_raid5_layouts, 0, NLAYOUTS), RK_TEST(t_raid4), RK_TEST_LOOP(t_raid6_layouts, 0, NLAYOUTS),
 	           RK_TEST(t_raid1), RK_TEST(t_raid1_copies_odd_start), RK_TEST_LOOP(t_raid10, 0, 3), RK_TEST(t_raid0), RK_TEST(t_raid5_missing), RK_TEST(t_raid6_two_missing_left_out),
-	           RK_TEST(t_raid6_two_missing_offsets), RK_TEST(t_raid5_junk_offsets), RK_TEST(t_linear_zeros), RK_TEST(t_linear_offsets), RK_TEST_LOOP(t_raid5_of3_first_missing, 0, 4),
+	           RK_TEST(t_raid6_two_missing_offsets), RK_TEST(t_raid5_junk_offsets), RK_TEST(t_linear_zeros), RK_TEST(t_linear_offsets), RK_TEST(t_raid1_sparse_copies), RK_TEST_LOOP(t_raid5_of3_first_missing, 0, 4),
 	           RK_TEST(t_bad_hints)) },
 	{ "empty", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0, RK_TESTS(RK_TEST(t_near_empty)) })

@@ -432,21 +432,29 @@ START_TEST(t_linear_offsets)
 }
 END_TEST
 
+/* "vol": the shared volume made again as an ext4 of 1 MiB groups with the
+ * mkfs.ext4 options OPTS; 0 (SKIP printed) without mkfs.ext4. */
+static int remake_vol(const char *opts)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return 0;
+	}
+	char cmd[1400];
+	rk_test_copy_file(shared_vol, rk_test_path("vol"));
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -g 1024 %s '%s' 15M >/dev/null 2>&1", opts, rk_test_path("vol"));
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 %s failed", opts);
+	return 1;
+}
+
 /* A RAID-1 of 5 whose copies start 3251200 bytes in (seed 1415: a RAID-1
  * of 7 at that start read as a RAID-10 o2 of two of its images, the rest
  * left out): every copy is found as a member, and the volume read back. */
 START_TEST(t_raid1_copies_odd_start)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
-		return;
-	}
 	/* a superblock copy in every group of 1 MiB: anchors enough on every copy */
-	char cmd[1400];
-	rk_test_copy_file(shared_vol, rk_test_path("vol"));
-	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -g 1024 -O ^sparse_super,^resize_inode '%s' 15M >/dev/null 2>&1",
-	         rk_test_path("vol"));
-	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 without sparse_super failed");
+	if (!remake_vol("-O ^sparse_super,^resize_inode"))
+		return;
 	struct arr a = { 1, 0, 0, 5, { 3251200, 3251200, 3251200, 3251200, 3251200 }, { 0 } };
 	write_array(&a);
 	const char *order[] = { "m3", "m0", "m4", "m1", "m2", NULL };
@@ -467,15 +475,8 @@ END_TEST
  * comparing them with the volume all over, and the answer is the RAID-1. */
 START_TEST(t_raid1_sparse_copies)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!remake_vol("-E nodiscard"))
 		return;
-	}
-	char cmd[1400];
-	rk_test_copy_file(shared_vol, rk_test_path("vol"));
-	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -g 1024 -E nodiscard '%s' 15M >/dev/null 2>&1",
-	         rk_test_path("vol"));
-	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
 	struct arr a = { 1, 0, 0, 4, { 1 << 20, 1 << 20, 1 << 20, 1 << 20 }, { 0 } };
 	write_array(&a);
 	const char *order[] = { "m2", "m0", "m3", "m1", NULL };

@@ -134,6 +134,7 @@ int    rk_dev_peek(rk_dev *d, uint64_t off, uint64_t len, const uint8_t **ptr);
 #define RK_DEV_ADV_DONTNEED   0x4u  /* done with the bytes: drop the peek mapping's page tables (a
                                        file's page cache keeps the data; a block device's is
                                        dropped too, as its last close would) */
+#define RK_DEV_DROP_STEP (16u << 20)  /* callers dropping behind their reads: bytes per DONTNEED, at least */
 void   rk_dev_advise(rk_dev *d, uint64_t off, uint64_t len, unsigned adv);
 /* Closes and frees; NULL is allowed. */
 void   rk_dev_close(rk_dev *d);

@@ -36,7 +36,6 @@
 #define SCRUB_ALIGN       64u
 #define READ_AHEAD_BATCHES 4u          /* member bytes read ahead past a batch read from the device, in batches */
 #define READ_AHEAD_PIECE  (512u << 10) /* bytes per read-ahead advice (the kernel caps one at its window) */
-#define DROP_BEHIND       (16u << 20)  /* member bytes declared done with at a time */
 #define STAGE_BYTES       (768u << 10) /* a checker's buffer for page-cache blocks: within its L2 cache */
 #define STAGE_PIECE_MAX   (128u << 10) /* column bytes per block per staged read, at most */
 

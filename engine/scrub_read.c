@@ -176,7 +176,7 @@ static void read_ahead(struct scrub_state *sc, const struct role_io *io, rk_dev 
 
 /* After role R's extents of B were read: declares the member's bytes
  * before the batch ahead of B (which the checkers may still read) done
- * with, DROP_BEHIND at a time, so that a block device's page cache is
+ * with, RK_DEV_DROP_STEP at a time, so that a block device's page cache is
  * dropped behind the reads instead of all at once at its close (advice
  * only; bytes read again later come from the device). */
 static void drop_behind(struct scrub_state *sc, const struct role_io *io, rk_dev *dev, uint32_t r)
@@ -188,7 +188,7 @@ static void drop_behind(struct scrub_state *sc, const struct role_io *io, rk_dev
 	uint64_t to = first->member_off - span;
 	if (sc->drop_end[r] < sc->data_offset[r])
 		sc->drop_end[r] = sc->data_offset[r];
-	if (to <= sc->drop_end[r] || to - sc->drop_end[r] < DROP_BEHIND)
+	if (to <= sc->drop_end[r] || to - sc->drop_end[r] < RK_DEV_DROP_STEP)
 		return;
 	rk_dev_advise(dev, sc->drop_end[r], to - sc->drop_end[r], RK_DEV_ADV_DONTNEED);
 	sc->drop_end[r] = to;

@@ -309,12 +309,12 @@ static rk_err target_writer_end(struct target_writer *w, rk_err e)
 #define READ_AHEAD_PIECE (512u << 10) /* bytes per advice (the kernel caps one at its readahead window) */
 
 /* Tells each live role that its stripes [*DONE_TO, S) are done with once
- * they are READ_AHEAD bytes (advice only: a block device's page cache is
+ * they are RK_DEV_DROP_STEP bytes (advice only: a block device's page cache is
  * dropped behind the reads instead of all at once at its close). */
 static void survivors_done(rk_vol *v, uint64_t s, uint64_t *done_to)
 {
 	const struct rk_geom *g = &v->g;
-	if (s <= *done_to || (s - *done_to) * g->chunk < READ_AHEAD)
+	if (s <= *done_to || (s - *done_to) * g->chunk < RK_DEV_DROP_STEP)
 		return;
 	for (uint32_t r = 0; r < v->nroles; r++)
 		if (!vol_is_down(v, r))

@@ -21,24 +21,22 @@
 #include "rk_le.h"
 #include "rk_util.h"
 
-#define AL_PEEK 256u       /* bytes of a cluster looked at */
-#define AL_RUNS 64u        /* $Bitmap data runs kept */
+#define AL_PEEK 256u        /* bytes of a unit looked at */
+#define AL_RUNS 64u         /* $Bitmap data runs kept */
+#define TB_SAMPLES 256u     /* differing units looked at, at most */
+#define TB_TRIES 8192u      /* places tried to find them */
+#define TB_MIN 8u           /* used (and free) units needed for a verdict */
 
-/* Volume bytes [BASE + V, +LEN) through H: 0 read. */
-static int al_read(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint64_t v, uint8_t *buf, size_t len)
-{
-	if (v > UINT64_MAX - base)
-		return 1;
-	return dt_vread(c, h, base + v, buf, len);
-}
-
-/* ---- NTFS ---- */
-
-struct al_ntfs {
-	struct dt_ctx *c;
-	struct dt_hyp *h;
-	uint64_t base, clus;
-	uint64_t vcn[AL_RUNS], len[AL_RUNS], lcn[AL_RUNS];   /* the $Bitmap's runs (lcn UINT64_MAX: sparse) */
+/* The allocation map a hypothesis reads for the file system at volume
+ * byte 0; kind AM_NONE when none is known. */
+enum { AM_NONE, AM_EXT, AM_NTFS, AM_FAT };
+struct amap {
+	int kind;
+	uint64_t unit, first, nunits;   /* allocation unit, the volume byte of unit 0, units */
+	uint64_t table;                 /* ext: the group descriptors' volume byte; FAT: the first FAT's */
+	uint32_t bpg, dsz;              /* ext: blocks per group, descriptor size */
+	uint32_t fat32;                 /* FAT: 32-bit entries (else 16) */
+	uint64_t vcn[AL_RUNS], len[AL_RUNS], lcn[AL_RUNS];   /* NTFS $Bitmap's runs (lcn UINT64_MAX: sparse) */
 	uint32_t nruns;
 };
 
@@ -68,12 +66,12 @@ static int64_t le_n(const uint8_t *p, uint32_t n, int sgn)
 	return (int64_t)v;
 }
 
-/* Decodes the runlist at R[OFF..END) into A's runs (1 when any). */
-static int ntfs_runs(struct al_ntfs *a, const uint8_t *r, uint32_t off, uint32_t end)
+/* Decodes the runlist at R[OFF..END) into M's runs (1 when any). */
+static int ntfs_runs(struct amap *m, const uint8_t *r, uint32_t off, uint32_t end)
 {
 	uint64_t vcn = 0;
 	int64_t lcn = 0;
-	while (off < end && r[off] && a->nruns < AL_RUNS) {
+	while (off < end && r[off] && m->nruns < AL_RUNS) {
 		uint32_t ln = r[off] & 15, on = r[off] >> 4;
 		if (!ln || ln > 8 || on > 8 || off + 1 + ln + on > end)
 			return 0;
@@ -84,19 +82,19 @@ static int ntfs_runs(struct al_ntfs *a, const uint8_t *r, uint32_t off, uint32_t
 		lcn += d;
 		if (on && (lcn < 0 || (uint64_t)lcn > (1ull << 40)))
 			return 0;
-		a->vcn[a->nruns] = vcn;
-		a->len[a->nruns] = len;
-		a->lcn[a->nruns] = on ? (uint64_t)lcn : UINT64_MAX;
-		a->nruns++;
+		m->vcn[m->nruns] = vcn;
+		m->len[m->nruns] = len;
+		m->lcn[m->nruns] = on ? (uint64_t)lcn : UINT64_MAX;
+		m->nruns++;
 		vcn += len;
 		off += 1 + ln + on;
 	}
-	return a->nruns > 0;
+	return m->nruns > 0;
 }
 
 /* The runs of the unnamed, non-resident $DATA attribute of MFT record R
  * (REC bytes, fixed up). */
-static int ntfs_data_runs(struct al_ntfs *a, const uint8_t *r, size_t rec)
+static int ntfs_data_runs(struct amap *m, const uint8_t *r, size_t rec)
 {
 	uint32_t at = rk_get_le16(r + 0x14);
 	for (int guard = 0; guard < 32 && at + 16 <= rec; guard++) {
@@ -105,146 +103,91 @@ static int ntfs_data_runs(struct al_ntfs *a, const uint8_t *r, size_t rec)
 			return 0;
 		if (type == 0x80 && r[at + 8] == 1 && r[at + 9] == 0 && len >= 0x40) {
 			uint32_t ro = rk_get_le16(r + at + 0x20);
-			return ro < len && ntfs_runs(a, r, at + ro, at + len);
+			return ro < len && ntfs_runs(m, r, at + ro, at + len);
 		}
 		at += len;
 	}
 	return 0;
 }
 
-static int ntfs_used(void *ctx, uint64_t k)
+/* The volume byte holding bit K of M's map as H reads it (*BIT its bit
+ * there); UINT64_MAX when it cannot be told (a sparse or absent run, a
+ * group whose bitmap was never written). */
+static uint64_t map_bit(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m, uint64_t k, uint32_t *bit)
 {
-	struct al_ntfs *a = ctx;
-	uint64_t byte = k / 8, vcn = byte / a->clus;
-	for (uint32_t i = 0; i < a->nruns; i++) {
-		if (vcn < a->vcn[i] || vcn - a->vcn[i] >= a->len[i])
-			continue;
-		if (a->lcn[i] == UINT64_MAX)
-			return -1;
-		uint8_t b;
-		uint64_t v = (a->lcn[i] + (vcn - a->vcn[i])) * a->clus + byte % a->clus;
-		if (al_read(a->c, a->h, a->base, v, &b, 1))
-			return -1;
-		return (b >> (k % 8)) & 1;
+	*bit = (uint32_t)(k % 8);
+	if (m->kind == AM_NTFS) {
+		uint64_t byte = k / 8, vcn = byte / m->unit;
+		for (uint32_t i = 0; i < m->nruns; i++)
+			if (vcn >= m->vcn[i] && vcn - m->vcn[i] < m->len[i])
+				return m->lcn[i] == UINT64_MAX ? UINT64_MAX
+				                               : (m->lcn[i] + (vcn - m->vcn[i])) * m->unit + byte % m->unit;
+		return UINT64_MAX;
 	}
-	return -1;
-}
-
-/* ---- FAT ---- */
-
-struct al_fat {
-	struct dt_ctx *c;
-	struct dt_hyp *h;
-	uint64_t base, fat;   /* the first FAT's volume byte */
-	uint32_t bits;        /* 12, 16 or 32 */
-};
-
-static int fat_used(void *ctx, uint64_t k)
-{
-	struct al_fat *a = ctx;
-	uint64_t n = k + 2, at = a->bits == 12 ? n * 3 / 2 : n * (a->bits / 8);
-	uint8_t e[4];
-	if (al_read(a->c, a->h, a->base, a->fat + at, e, a->bits == 32 ? 4 : 2))
-		return -1;
-	uint32_t v = a->bits == 32 ? rk_get_le32(e) & 0x0FFFFFFFu : rk_get_le16(e);
-	if (a->bits == 12)
-		v = (n & 1) ? v >> 4 : v & 0xFFF;
-	return v != 0;
-}
-
-/* ---- where two readings differ ---- */
-
-#define TB_SAMPLES 256u     /* differing units looked at, at most */
-#define TB_TRIES 8192u      /* places tried to find them */
-#define TB_MIN 8u           /* used (and free) units needed for a verdict */
-
-/* The allocation map H reads for the file system at volume byte 0; kind 0
- * when none is known. */
-struct amap {
-	int kind;                        /* 0 none, 1 ext, 2 NTFS, 3 FAT */
-	uint64_t unit, first, nunits;    /* allocation unit, the volume byte of unit 0, units */
-	uint32_t ext_bpg, ext_dsz;       /* ext: blocks per group, descriptor size */
-	uint64_t ext_gdt;                /* ext: the group descriptors' volume byte */
-	struct al_ntfs *ntfs;
-	struct al_fat fat;
-};
-
-static int ext_used(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m, uint64_t k)
-{
-	uint64_t g = k / m->ext_bpg, j = k % m->ext_bpg;
-	uint8_t d[64], b;
-	if (al_read(c, h, 0, m->ext_gdt + g * m->ext_dsz, d, m->ext_dsz < 64 ? 32 : 64))
-		return -1;
-	uint64_t bb = rk_get_le32(d) | (m->ext_dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x20) << 32 : 0);
-	if (!bb || (rk_get_le16(d + 0x12) & 2) || bb > UINT64_MAX / m->unit)
-		return -1;   /* BLOCK_UNINIT: the bitmap was never written */
-	if (al_read(c, h, 0, bb * m->unit + j / 8, &b, 1))
-		return -1;
-	return (b >> (j % 8)) & 1;
+	uint64_t g = k / m->bpg, j = k % m->bpg;   /* ext */
+	uint8_t d[64];
+	if (dt_vread(c, h, m->table + g * m->dsz, d, m->dsz < 64 ? 32 : 64))
+		return UINT64_MAX;
+	uint64_t bb = rk_get_le32(d) | (m->dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x20) << 32 : 0);
+	if (!bb || (rk_get_le16(d + 0x12) & 2) || bb > UINT64_MAX / m->unit / 2)
+		return UINT64_MAX;   /* BLOCK_UNINIT: the bitmap was never written */
+	*bit = (uint32_t)(j % 8);
+	return bb * m->unit + j / 8;
 }
 
 /* Unit K's state in M as H reads it: 1 used, 0 free, -1 unknown. */
-static int amap_used(struct dt_ctx *c, struct dt_hyp *h, struct amap *m, uint64_t k)
+static int amap_used(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m, uint64_t k)
 {
-	switch (m->kind) {
-	case 1: return ext_used(c, h, m, k);
-	case 2: m->ntfs->h = h; return ntfs_used(m->ntfs, k);
-	case 3: m->fat.h = h; return fat_used(&m->fat, k);
+	if (m->kind == AM_FAT) {   /* the entry of cluster k + 2: 0 is free */
+		uint8_t e[4];
+		if (dt_vread(c, h, m->table + (k + 2) * (m->fat32 ? 4 : 2), e, m->fat32 ? 4 : 2))
+			return -1;
+		return (m->fat32 ? rk_get_le32(e) & 0x0FFFFFFFu : rk_get_le16(e)) != 0;
 	}
-	return -1;
+	uint32_t bit;
+	uint8_t b;
+	uint64_t at = map_bit(c, h, m, k, &bit);
+	if (at == UINT64_MAX || dt_vread(c, h, at, &b, 1))
+		return -1;
+	return (b >> bit) & 1;
 }
 
-/* M from what H reads at the volume's start (ext superblock, NTFS, FAT). */
+/* M from what H reads at the volume's start, decoded as the scan decodes
+ * it (dt_fs_ext, dt_fs_ntfs, dt_fat_learn), with the bounds the lookups
+ * need. */
 static void amap_open(struct dt_ctx *c, struct dt_hyp *h, struct amap *m)
 {
 	uint8_t v[2048];
+	struct dt_fs fs;
+	struct dt_self fat;
 	memset(m, 0, sizeof *m);
-	if (al_read(c, h, 0, 0, v, sizeof v))
+	memset(&fs, 0, sizeof fs);
+	memset(&fat, 0, sizeof fat);
+	if (dt_vread(c, h, 0, v, sizeof v))
 		return;
-	const uint8_t *sb = v + 1024;
-	if (rk_get_le16(sb + 0x38) == 0xEF53 && rk_get_le32(sb + 0x18) <= 6) {
-		uint32_t bs = 1024u << rk_get_le32(sb + 0x18), bpg = rk_get_le32(sb + 0x20), fdb = rk_get_le32(sb + 0x14);
-		uint32_t inc = rk_get_le32(sb + 0x60), dsz = (inc & 0x80) ? rk_get_le16(sb + 0xFE) : 32;
-		uint64_t blocks = rk_get_le32(sb + 4) | ((inc & 0x80) ? (uint64_t)rk_get_le32(sb + 0x150) << 32 : 0);
-		if (!bpg || dsz < 32 || dsz > 1024 || fdb > 1 || blocks <= fdb || blocks > (1ull << 40))
+	if (dt_fs_ext(&fs, v + 1024)) {
+		if (fs.ext_fdb > 1 || fs.ext_blocks <= fs.ext_fdb || fs.ext_blocks > (1ull << 40))
 			return;
-		*m = (struct amap){ .kind = 1, .unit = bs, .first = (uint64_t)fdb * bs, .nunits = blocks - fdb,
-		                    .ext_bpg = bpg, .ext_dsz = dsz, .ext_gdt = (uint64_t)(fdb + 1) * bs };
-	} else if (!memcmp(v + 3, "NTFS    ", 8)) {
-		uint32_t bps = rk_get_le16(v + 0x0B), spc = v[0x0D];
-		uint64_t clus = spc <= 0x80 ? (uint64_t)spc * bps : 0;
-		int8_t cpr = (int8_t)v[0x40];
-		uint64_t rec = cpr < 0 ? (cpr >= -20 ? 1ull << -cpr : 0) : (uint64_t)cpr * clus;
-		uint64_t mft = rk_get_le64(v + 0x30), secs = rk_get_le64(v + 0x28);
+		*m = (struct amap){ .kind = AM_EXT, .unit = fs.ext_bs, .first = (uint64_t)fs.ext_fdb * fs.ext_bs,
+		                    .nunits = fs.ext_blocks - fs.ext_fdb, .table = (uint64_t)(fs.ext_fdb + 1) * fs.ext_bs,
+		                    .bpg = fs.ext_bpg, .dsz = fs.ext_desc };
+	} else if (dt_fs_ntfs(&fs, v)) {
+		/* record 6 is $Bitmap; the MFT's first records are contiguous */
 		uint8_t r[4096];
-		if (!clus || clus > (2u << 20) || bps < 512 || bps > 4096 || rec < 512 || rec > 4096 || mft > (1ull << 40) ||
-		    secs > (1ull << 48) || !(m->ntfs = calloc(1, sizeof *m->ntfs)))
+		uint64_t clus = fs.ntfs_clus, rec = fs.ntfs_rec, mft = fs.ntfs_mft_lcn;
+		if (clus > (2u << 20) || rec < 512 || rec > sizeof r || mft > (1ull << 40) || fs.ntfs_sectors > (1ull << 48) ||
+		    dt_vread(c, h, mft * clus + 6 * rec, r, (size_t)rec) || memcmp(r, "FILE", 4) ||
+		    rk_get_le32(r + 0x2C) != 6 || !ntfs_fixup(r, (size_t)rec) || !ntfs_data_runs(m, r, (size_t)rec))
 			return;
-		*m->ntfs = (struct al_ntfs){ .c = c, .h = h, .clus = clus };
-		if (al_read(c, h, 0, mft * clus + 6 * rec, r, (size_t)rec) || memcmp(r, "FILE", 4) ||
-		    rk_get_le32(r + 0x2C) != 6 || !ntfs_fixup(r, (size_t)rec) || !ntfs_data_runs(m->ntfs, r, (size_t)rec)) {
-			free(m->ntfs);
-			m->ntfs = NULL;
-			return;
-		}
-		m->kind = 2;
+		m->kind = AM_NTFS;
 		m->unit = clus;
-		m->nunits = secs * bps / clus;
-	} else if (v[510] == 0x55 && v[511] == 0xAA && (v[0] == 0xEB || v[0] == 0xE9) && v[0x10] && v[0x10] <= 2) {
-		uint32_t bps = rk_get_le16(v + 0x0B), spc = v[0x0D], res = rk_get_le16(v + 0x0E), nf = v[0x10];
-		uint64_t fsz = rk_get_le16(v + 0x16) ? rk_get_le16(v + 0x16) : rk_get_le32(v + 0x24);
-		uint64_t total = rk_get_le16(v + 0x13) ? rk_get_le16(v + 0x13) : rk_get_le32(v + 0x20);
-		if (bps < 512 || bps > 4096 || (bps & (bps - 1)) || !spc || (spc & (spc - 1)) || !fsz)
-			return;
-		uint64_t data = res + nf * fsz + ((uint64_t)rk_get_le16(v + 0x11) * 32 + bps - 1) / bps;
-		if (total <= data)
-			return;
-		uint64_t ncl = (total - data) / spc;
-		uint32_t bits = !rk_get_le16(v + 0x16) ? 32 : ncl < 4085 ? 12 : 16;   /* as dt_alloc_fat */
-		if ((bits == 12 ? (ncl + 2) * 3 / 2 + 2 : (ncl + 2) * (bits / 8)) > fsz * bps)
-			return;
-		*m = (struct amap){ .kind = 3, .unit = (uint64_t)spc * bps, .first = data * bps, .nunits = ncl,
-		                    .fat = { c, h, 0, (uint64_t)res * bps, bits } };
+		m->nunits = fs.ntfs_sectors * fs.ntfs_bps / clus;
+	} else {
+		dt_fat_learn(&fat, v);
+		if (!fat.fat || (uint64_t)fat.fat_sz * fat.fat_bps < (fat.fat_nclus + 2) * (fat.fat_32 ? 4 : 2))
+			return;   /* not FAT16/32, or a FAT too short for its clusters */
+		*m = (struct amap){ .kind = AM_FAT, .unit = fat.fat_clus, .first = fat.fat_data, .nunits = fat.fat_nclus,
+		                    .table = (uint64_t)fat.fat_res * fat.fat_bps, .fat32 = fat.fat_32 };
 	}
 }
 
@@ -278,7 +221,7 @@ int dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, doub
 	uint64_t vs = a->g.volume_size < b->g.volume_size ? a->g.volume_size : b->g.volume_size;
 	amap_open(c, a, &ma);
 	amap_open(c, b, &mb);
-	int ok = ma.kind && ma.kind == mb.kind && ma.unit == mb.unit && ma.first == mb.first && ma.nunits;
+	int ok = ma.kind != AM_NONE && ma.kind == mb.kind && ma.unit == mb.unit && ma.first == mb.first && ma.nunits;
 	uint32_t got = 0;
 	for (uint32_t t = 0; ok && t < TB_TRIES && got < TB_SAMPLES; t++) {
 		uint64_t k = ((uint64_t)t * 0x9E3779B97F4A7C15ull >> 11) % ma.nunits;
@@ -289,7 +232,7 @@ int dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, doub
 		if (v >= vs || vs - v < AL_PEEK || !differ_at(a, b, v))
 			continue;
 		int ua = amap_used(c, a, &ma, k), ub = amap_used(c, b, &mb, k);
-		if (ua < 0 || ub < 0 || al_read(c, a, 0, v, xa, sizeof xa) || al_read(c, b, 0, v, xb, sizeof xb))
+		if (ua < 0 || ub < 0 || dt_vread(c, a, v, xa, sizeof xa) || dt_vread(c, b, v, xb, sizeof xb))
 			continue;
 		got++;
 		ta.n[ua]++;
@@ -297,8 +240,6 @@ int dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, doub
 		tbb.n[ub]++;
 		tbb.data[ub] += !rk_buf_is_zero(xb, sizeof xb);
 	}
-	free(ma.ntfs);
-	free(mb.ntfs);
 	*fit_a = tb_fit(&ta);
 	*fit_b = tb_fit(&tbb);
 	return *fit_a > -2 && *fit_b > -2;

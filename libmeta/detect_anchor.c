@@ -37,8 +37,8 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 	dt_anchor_push(c, &(struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 });
 }
 
-/* An ext2/3/4 superblock at P (1024 bytes): the fields that must hold. */
-static int ext_sb(struct dt_fs *fs, const uint8_t *p)
+/* See detect_int.h. */
+int dt_fs_ext(struct dt_fs *fs, const uint8_t *p)
 {
 	if (rk_get_le16(p + 0x38) != 0xEF53)
 		return 0;
@@ -79,8 +79,8 @@ static int gpt_hdr(struct dt_fs *fs, const uint8_t *p)
 
 static int pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
-/* An NTFS boot sector at P; learns the MFT's place. */
-static int ntfs_boot(struct dt_fs *fs, const uint8_t *p)
+/* See detect_int.h. */
+int dt_fs_ntfs(struct dt_fs *fs, const uint8_t *p)
 {
 	if (memcmp(p + 3, "NTFS    ", 8) || p[510] != 0x55 || p[511] != 0xAA)
 		return 0;
@@ -161,11 +161,11 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		dt_self_scan(c, i, at, p, len - o);
 		dt_btrfs_scan(c, i, at, p, len - o);
 		dt_ext_scan(c, i, at, p, len - o);
-		if (o + 1024 <= len && ext_sb(fs, p))
+		if (o + 1024 <= len && dt_fs_ext(fs, p))
 			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
 		else if (gpt_hdr(fs, p))
 			add(c, DT_GPT, i, at, rk_get_le64(p + 24));
-		else if (ntfs_boot(fs, p))
+		else if (dt_fs_ntfs(fs, p))
 			add(c, DT_NTFS_BOOT, i, at, 0);
 		else if (!memcmp(p, "FILE", 4) && rk_get_le16(p + 4) == 0x30 &&
 		         ((rk_get_le16(p + 0x16) & 1) || rk_get_le32(p + 0x2C)))

@@ -298,6 +298,18 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h);
  * image byte, or rebuilt by the same XOR of the same image bytes. */
 int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b);
 
+/* The boot sectors and superblock the scan and the allocation maps both
+ * decode (detect_anchor.c, detect_self.c), each into a zeroed struct or
+ * the context's.  dt_fs_ext: an ext2/3/4 superblock at P (1024 bytes);
+ * dt_fs_ntfs: an NTFS boot sector at P (512 bytes), the MFT's place;
+ * both return 1 when the fields that must hold do.  dt_fat_learn: a FAT16
+ * or FAT32 boot sector at P, its data area and clusters, the first
+ * plausible one (S->fat stays 0 otherwise; FAT12's 12-bit entries are
+ * not read). */
+int  dt_fs_ext(struct dt_fs *fs, const uint8_t *p);
+int  dt_fs_ntfs(struct dt_fs *fs, const uint8_t *p);
+void dt_fat_learn(struct dt_self *s, const uint8_t *p);
+
 /* detect_alloc.c */
 /* Where A and B read the volume from different places: up to 256
  * allocation units (ext blocks, NTFS and FAT clusters) of the file system

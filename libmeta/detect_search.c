@@ -1583,22 +1583,9 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
-/* Stage 3 (see the top). */
 #define TIE_NEAR 1.0    /* runner-ups this close to the best are compared where they differ */
 #define TIE_MIN 0.3     /* the least difference of fits that breaks a tie */
 
-/* Ties broken by the allocation map where the readings differ
- * (dt_alloc_tiebreak): of the hypotheses within TIE_NEAR of the best that
- * place the same images at the same starts, with no role missing in
- * either (rebuilt bytes fit any map: seed 2552, a RAID-5 with a role gone
- * read with another rotation at 0.73), and not equivalent to it, the one whose fit there beats the best's by the most
- * (at least TIE_MIN) gains 8 points per unit of difference (as much as
- * redundancy verified); when the best beats them all, it gains the least
- * of its leads.  Twice, the second time around the new best.  Two readings
- * that differ only in which of two chunks comes first score alike on
- * anchors that lie elsewhere, while a fresh file system's map says which
- * of the two places holds data (seed 2204: a RAID-4 of 12 with two images
- * that hold no anchor, swapped). */
 /* Whether A and B place the same images at the same starts (in any roles):
  * the only ties the map is asked to break -- readings that use other
  * images or starts are told apart by the anchors, or not at all (seed
@@ -1622,6 +1609,19 @@ static int same_placements(const struct dt_hyp *a, const struct dt_hyp *b)
 	return na == nb;
 }
 
+/* Ties broken by the allocation map where the readings differ
+ * (dt_alloc_tiebreak): of the hypotheses within TIE_NEAR of the best that
+ * place the same images at the same starts, with no role missing in
+ * either (rebuilt bytes fit any map: seed 2552, a RAID-5 with a role gone
+ * read with another rotation at 0.73), and not equivalent to it, the one
+ * whose fit there beats the best's by the most (at least TIE_MIN) gains 8
+ * points per unit of difference (as much as redundancy verified); when
+ * the best beats them all, it gains the least of its leads.  Twice, the
+ * second time around the new best.  Two readings that differ only in
+ * which of two chunks comes first score alike on anchors that lie
+ * elsewhere, while a fresh file system's map says which of the two places
+ * holds data (seed 2204: a RAID-4 of 12 with two images that hold no
+ * anchor, swapped). */
 static void tiebreak(struct dt_ctx *c, struct hlist *l)
 {
 	for (int round = 0; round < 2 && l->n > 1; round++) {
@@ -1654,6 +1654,7 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
+/* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
 	struct hlist l = { 0 };

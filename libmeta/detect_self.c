@@ -76,9 +76,8 @@ static void xfs_hit(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p,
 		}
 }
 
-/* A FAT boot sector at P: learns the data area's place and cluster size
- * (the first plausible one). */
-static void fat_learn(struct dt_self *s, const uint8_t *p)
+/* See detect_int.h. */
+void dt_fat_learn(struct dt_self *s, const uint8_t *p)
 {
 	if (s->fat || !((p[0] == 0xEB && p[2] == 0x90) || p[0] == 0xE9) || p[510] != 0x55 || p[511] != 0xAA ||
 	    !memcmp(p + 3, "NTFS", 4) || !memcmp(p + 3, "EXFAT", 5))
@@ -159,7 +158,7 @@ void dt_self_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, s
 	if (!memcmp(p, "XFSB", 4))
 		xfs_learn(&c->self, p);
 	else if (p[510] == 0x55 && p[511] == 0xAA)
-		fat_learn(&c->self, p);
+		dt_fat_learn(&c->self, p);
 	xfs_hit(c, i, at, p, left);
 	fat_hit(c, i, at, p);
 }

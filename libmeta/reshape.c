@@ -64,12 +64,10 @@ static rk_err write_window(struct reshape_run *run, struct reshape_ahead *ah, ui
 	return e ? e : fe;
 }
 
-#define DROP_BEHIND (16ull << 20)   /* member bytes declared done with at a time */
-
 /* After the windows before volume byte P are durable (on the read-ahead's
  * thread): declares every member's bytes below both the old blocks still
  * to be read and the new blocks written (device offsets from run->dropped
- * up) done with, DROP_BEHIND at a time.  Advice only: a block device's page
+ * up) done with, RK_DEV_DROP_STEP at a time.  Advice only: a block device's page
  * cache is then dropped behind the copy instead of all at once when it is
  * closed (tens of ms per member at the end); dirty pages are never
  * dropped.  The data offsets read are those of the plan (fixed for the
@@ -83,7 +81,7 @@ static void drop_done(void *ctx, uint64_t p)
 	    rk_add_ovf(run->new_doff, reshape_geo_hi(&run->gn, p), &new_hi))
 		return;
 	uint64_t to = old_lo < new_hi ? old_lo : new_hi;
-	if (to <= *done || to - *done < DROP_BEHIND)
+	if (to <= *done || to - *done < RK_DEV_DROP_STEP)
 		return;
 	for (uint32_t r = 0; r < run->s->span; r++)
 		if (run->s->dev[r])

@@ -41,6 +41,11 @@ rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hint
 		dt_rows_collect(&c);
 	if (!e)
 		e = dt_search(&c, r);
+	if (!e && c.redo) {   /* the file systems' partitions, read through the best answer, moved anchors */
+		c.redo = 0;
+		dt_resolve(&c);
+		e = dt_search(&c, r);
+	}
 	for (uint32_t i = 0; i < c.nimg; i++)
 		if (c.img[i].nread > r->max_read)
 			r->max_read = c.img[i].nread;

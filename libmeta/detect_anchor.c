@@ -61,6 +61,7 @@ int dt_fs_ext(struct dt_fs *fs, const uint8_t *p)
 		fs->ext_desc = (fs->ext_feat_incompat & 0x80) ? rk_get_le16(p + 0xFE) : 32;
 		if (fs->ext_desc < 32 || fs->ext_desc > 1024)
 			fs->ext_desc = 32;
+		dt_part_learnt(fs, DT_FSK_EXT, p);
 	}
 	return 1;
 }
@@ -99,6 +100,8 @@ int dt_fs_ntfs(struct dt_fs *fs, const uint8_t *p)
 	fs->ntfs_sectors = rk_get_le64(p + 0x28);
 	fs->ntfs_mft_lcn = rk_get_le64(p + 0x30);
 	fs->ntfs_mirr_lcn = rk_get_le64(p + 0x38);
+	fs->ntfs_hidden = rk_get_le32(p + 0x1C);
+	dt_part_learnt(fs, DT_FSK_NTFS, p);
 	return 1;
 }
 
@@ -122,6 +125,9 @@ static int fat_boot(struct dt_fs *fs, const uint8_t *p, uint64_t *backup)
 	}
 	if (!fsz)
 		return 0;
+	fs->fat_total = rk_get_le16(p + 0x13) ? rk_get_le16(p + 0x13) : rk_get_le32(p + 0x20);
+	fs->fat_hidden = rk_get_le32(p + 0x1C);
+	dt_part_learnt(fs, DT_FSK_FAT, p);
 	fs->fat = 1;
 	fs->fat_bps = bps;
 	fs->fat_res = res;
@@ -163,8 +169,10 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		dt_ext_scan(c, i, at, p, len - o);
 		if (o + 1024 <= len && dt_fs_ext(fs, p))
 			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
-		else if (gpt_hdr(fs, p))
+		else if (gpt_hdr(fs, p)) {
+			dt_part_gpt(fs, p, len - o);
 			add(c, DT_GPT, i, at, rk_get_le64(p + 24));
+		}
 		else if (dt_fs_ntfs(fs, p))
 			add(c, DT_NTFS_BOOT, i, at, 0);
 		else if (!memcmp(p, "FILE", 4) && rk_get_le16(p + 4) == 0x30 &&
@@ -175,6 +183,9 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		else if (!memcmp(p + 3, "EXFAT   ", 8) && p[510] == 0x55 && p[511] == 0xAA && p[0x6C] >= 9 && p[0x6C] <= 12) {
 			fs->exfat = 1;
 			fs->exfat_bps = 1u << p[0x6C];
+			fs->exfat_len = rk_get_le64(p + 0x48);
+			fs->exfat_poff = rk_get_le64(p + 0x40);
+			dt_part_learnt(fs, DT_FSK_EXFAT, p);
 			add(c, DT_EXFAT_BOOT, i, at, 0);
 		} else if (fat_boot(fs, p, &bk))
 			add(c, DT_FAT_BOOT, i, at, bk);
@@ -187,14 +198,19 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 				fs->xfs_agblocks = agb;
 				fs->xfs_agcount = agc;
 				fs->xfs_sect = ss;
+				fs->xfs_dblocks = rk_get_be64(p + 8);
+				dt_part_learnt(fs, DT_FSK_XFS, p);
 			}
 		} else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
 			add(c, p[3] == 'F' ? DT_XFS_AGF : DT_XFS_AGI, i, at, rk_get_be32(p + 8));
 		else if (dt_mbr_first(p)) {
-			if (!fs->part_base)
-				fs->part_base = dt_mbr_first(p);
+			dt_part_mbr(fs, p);
 			add(c, DT_MBR, i, at, 0);
-		} else if (o + 0x48 <= len && !memcmp(p + 0x40, "_BHRfS_M", 8)) {
+		} else if (o + 0x78 <= len && !memcmp(p + 0x40, "_BHRfS_M", 8)) {
+			if (!fs->btrfs) {
+				fs->btrfs_total = rk_get_le64(p + 0x70);
+				dt_part_learnt(fs, DT_FSK_BTRFS, p);
+			}
 			fs->btrfs = 1;
 			add(c, DT_BTRFS_SB, i, at, rk_get_le64(p + 0x30));
 		}
@@ -260,18 +276,6 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 	}
 }
 
-/* File-system anchors are relative to the file system's start: the first
- * MBR partition when the volume has a partition table. */
-static void rebase(const struct dt_fs *fs, struct dt_anchor *a)
-{
-	if (a->kind == DT_GPT || a->kind == DT_MBR || !fs->part_base)
-		return;
-	if (a->voff != DT_NONE)
-		a->voff += fs->part_base;
-	if (a->voff2 != DT_NONE)
-		a->voff2 += fs->part_base;
-}
-
 /* Resolves and de-duplicates (see detect_int.h). */
 void dt_resolve(struct dt_ctx *c)
 {
@@ -279,6 +283,7 @@ void dt_resolve(struct dt_ctx *c)
 		return;
 	dt_ext_learn(c);
 	qsort(c->anc, c->nanc, sizeof *c->anc, anc_cmp);
+	dt_part_assign(c);
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		if (w && !anc_cmp(&c->anc[w - 1], &c->anc[k]))
@@ -293,14 +298,14 @@ void dt_resolve(struct dt_ctx *c)
 			dt_btrfs_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind >= DT_XFS_INO)
 			dt_self_resolve(c, &c->anc[w]);
-		rebase(&c->fs, &c->anc[w]);
+		dt_part_rebase(&c->fs, &c->anc[w]);
 		w++;
 	}
 	c->nanc = w;
 	for (uint32_t k = 0; k < c->nanc; k++)
 		if (c->anc[k].kind == DT_EXT_DIR) {
 			dt_ext_resolve_dir(c, &c->anc[k]);
-			rebase(&c->fs, &c->anc[k]);
+			dt_part_rebase(&c->fs, &c->anc[k]);
 		}
 }
 

@@ -93,6 +93,12 @@ struct dt_ext {
 	uint32_t ndir[DT_MAX_ROLES + 8];      /* directory anchors added per image (capped) */
 };
 
+/* File-system kinds told apart by the partition they live in, and a
+ * partition of the volume's table (bytes; cls: what its type allows). */
+enum { DT_FSK_EXT, DT_FSK_NTFS, DT_FSK_FAT, DT_FSK_EXFAT, DT_FSK_XFS, DT_FSK_BTRFS, DT_FSK_N };
+#define DT_PARTS 16u
+struct dt_part { uint64_t start, size; uint8_t cls; };
+
 /* File-system parameters learnt from the scan (what resolving anchors and
  * probing need). */
 struct dt_fs {
@@ -103,7 +109,15 @@ struct dt_fs {
 	int      exfat; uint32_t exfat_bps;
 	int      btrfs;
 	int      gpt;  uint64_t gpt_alt;
-	uint64_t part_base;   /* the first MBR partition's start: file-system anchors are relative to it */
+	/* what places a file system in a partition (detect_part.c): sizes in
+	 * their own units, the partition start it records (sectors, 0 none) */
+	uint64_t ntfs_hidden, fat_total, fat_hidden, exfat_len, exfat_poff, xfs_dblocks, btrfs_total;
+	uint32_t nparts;
+	struct dt_part part[DT_PARTS];   /* the volume's partition table, as first seen */
+	uint64_t base[DT_FSK_N];         /* each kind's start in the volume: its anchors are relative to it */
+	int      base_fixed;             /* the bases were read through a hypothesis: kept */
+	uint8_t  id[DT_FSK_N][16];       /* the identity (UUID, serial) of the one whose parameters were learnt */
+	uint8_t  idlen[DT_FSK_N];
 };
 
 struct dt_img {
@@ -142,6 +156,7 @@ struct dt_ctx {
 	 * image offsets at the members' one start */
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
+	int      redo;                     /* dt_search: the partitions' bases changed, search again */
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where
@@ -188,6 +203,29 @@ void   dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *b
 /* Resolves raw hits to volume offsets with the learnt parameters; drops
  * hits that cannot be resolved. */
 void   dt_resolve(struct dt_ctx *c);
+
+/* detect_part.c: the partition each file system lives in. */
+/* Learns the partition table of the MBR at P (512 bytes) unless one is
+ * known; dt_part_gpt: of the GPT header at HDR (LEFT bytes readable from
+ * it, the entries when they follow in them), replacing an MBR's. */
+void   dt_part_mbr(struct dt_fs *fs, const uint8_t *p);
+void   dt_part_gpt(struct dt_fs *fs, const uint8_t *hdr, size_t left);
+/* Sets C->fs.base for each kind of file system the anchors hold: the
+ * partition whose start it records, else the one its size alone fits,
+ * else the next free one of a fitting type in the order the file systems
+ * were seen; 0 everywhere when the volume has no table. */
+void   dt_part_assign(struct dt_ctx *c);
+/* Adds A's file system's base to its volume offsets. */
+void   dt_part_rebase(const struct dt_fs *fs, struct dt_anchor *a);
+/* Records the identity of the file system of kind K whose parameters were
+ * just learnt from P (its superblock or boot sector, 512 bytes; btrfs: the
+ * superblock). */
+void   dt_part_learnt(struct dt_fs *fs, int k, const uint8_t *p);
+/* Reads the partition table at H's volume start and what each partition
+ * starts with through H: where the file systems whose parameters were
+ * learnt begin.  1 when that moved a base (then kept: fs.base_fixed), 0
+ * when it agrees, -1 when H shows no table or none of them. */
+int    dt_part_confirm(struct dt_ctx *c, const struct dt_hyp *h);
 const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len);
 
 /* detect_self.c: blocks that record their own place (XFS v5 inodes and

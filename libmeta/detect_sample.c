@@ -138,17 +138,17 @@ static uint32_t predicted_far(const struct dt_fs *fs, uint64_t *v, uint32_t max)
 		uint64_t ngroups = gsz ? (fs->ext_blocks + fs->ext_bpg - 1) / fs->ext_bpg : 0;
 		for (uint32_t k = 0; k < sizeof grp / sizeof grp[0] && n < max; k++)
 			if (grp[k] < ngroups)
-				v[n++] = ((uint64_t)grp[k] * fs->ext_bpg + fs->ext_fdb) * fs->ext_bs;
+				v[n++] = fs->base[DT_FSK_EXT] + ((uint64_t)grp[k] * fs->ext_bpg + fs->ext_fdb) * fs->ext_bs;
 	}
 	if (fs->xfs)
 		for (uint32_t a = 1; a < fs->xfs_agcount && a < 16 && n < max; a++)
-			v[n++] = (uint64_t)a * fs->xfs_agblocks * fs->xfs_bs;
+			v[n++] = fs->base[DT_FSK_XFS] + (uint64_t)a * fs->xfs_agblocks * fs->xfs_bs;
 	if (fs->btrfs && n + 2 <= max) {
-		v[n++] = 64ull << 20;
-		v[n++] = 256ull << 30;
+		v[n++] = fs->base[DT_FSK_BTRFS] + (64ull << 20);
+		v[n++] = fs->base[DT_FSK_BTRFS] + (256ull << 30);
 	}
 	if (fs->ntfs && n < max)
-		v[n++] = fs->ntfs_sectors * fs->ntfs_bps;
+		v[n++] = fs->base[DT_FSK_NTFS] + fs->ntfs_sectors * fs->ntfs_bps;
 	if (fs->gpt && n < max)
 		v[n++] = fs->gpt_alt * 512;
 	return n;

@@ -1703,6 +1703,18 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}
+	/* anchors of file systems placed in the wrong partitions: search again
+	 * with the partitions the best readings show */
+	for (uint32_t k = 0; k < l.n && k < 4; k++) {
+		int moved = dt_part_confirm(c, &l.h[k == 0 ? bi : k - (k <= bi)]);
+		if (moved > 0) {
+			free(l.h);
+			c->redo = 1;
+			return RK_OK;
+		}
+		if (!moved)
+			break;
+	}
 	adopt_left_out(c, &l.h[bi]);
 	uint8_t *same = calloc(l.n, 1);
 	if (!same) {

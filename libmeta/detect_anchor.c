@@ -276,6 +276,45 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 	}
 }
 
+static const struct dt_anchor *sort_base;
+
+static int claim_cmp(const void *a, const void *b)
+{
+	const struct dt_anchor *x = &sort_base[*(const uint32_t *)a], *y = &sort_base[*(const uint32_t *)b];
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	if (x->voff != y->voff)
+		return x->voff < y->voff ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Groups the anchors that claim one volume byte with others of their kind
+ * (c->dup): at most one of them can be where it says. */
+static void group_claims(struct dt_ctx *c)
+{
+	free(c->dup);
+	c->dup = calloc(c->nanc ? c->nanc : 1, 1);
+	uint32_t *ix = malloc((c->nanc ? c->nanc : 1) * sizeof *ix);
+	if (!c->dup || !ix) {
+		free(ix);
+		return;   /* without groups every anchor counts alone */
+	}
+	for (uint32_t k = 0; k < c->nanc; k++)
+		ix[k] = k;
+	sort_base = c->anc;   /* the scan is single-threaded */
+	qsort(ix, c->nanc, sizeof *ix, claim_cmp);
+	uint32_t groups = 0;
+	for (uint32_t k = 1; k < c->nanc && groups < DT_DUP_GROUPS; k++) {
+		const struct dt_anchor *x = &c->anc[ix[k - 1]], *y = &c->anc[ix[k]];
+		if (y->voff == DT_NONE || x->kind != y->kind || x->voff != y->voff)
+			continue;
+		if (!c->dup[ix[k - 1]])
+			c->dup[ix[k - 1]] = (uint8_t)++groups;
+		c->dup[ix[k]] = c->dup[ix[k - 1]];
+	}
+	free(ix);
+}
+
 /* Resolves and de-duplicates (see detect_int.h). */
 void dt_resolve(struct dt_ctx *c)
 {
@@ -307,6 +346,7 @@ void dt_resolve(struct dt_ctx *c)
 			dt_ext_resolve_dir(c, &c->anc[k]);
 			dt_part_rebase(&c->fs, &c->anc[k]);
 		}
+	group_claims(c);
 }
 
 /* Words for an anchor, e.g. "ext superblock of group 3". */

@@ -53,13 +53,18 @@ static void crc_init(void)
 }
 
 /* See detect_int.h. */
-uint32_t dt_crc32c(const uint8_t *p, size_t n)
+uint32_t dt_crc32c_raw(uint32_t c, const uint8_t *p, size_t n)
 {
 	pthread_once(&crc_once, crc_init);
-	uint32_t c = 0xFFFFFFFFu;
 	for (size_t k = 0; k < n; k++)
 		c = crc_tab[(c ^ p[k]) & 0xFF] ^ (c >> 8);
-	return c ^ 0xFFFFFFFFu;
+	return c;
+}
+
+/* See detect_int.h. */
+uint32_t dt_crc32c(const uint8_t *p, size_t n)
+{
+	return dt_crc32c_raw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
 
 static int pow2(uint64_t v) { return v && !(v & (v - 1)); }

@@ -31,16 +31,7 @@
 #define ISIZE 256u       /* the inode size taken (mkfs.ext4's; others are not anchored) */
 #define DIR_CAP 128u     /* directory anchors per image */
 
-/* crc32c of N bytes at P from register CRC, no inversion either side. */
-static uint32_t crc_raw(uint32_t crc, const uint8_t *p, size_t n)
-{
-	for (size_t k = 0; k < n; k++) {
-		crc ^= p[k];
-		for (int b = 0; b < 8; b++)
-			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
-	}
-	return crc;
-}
+static uint32_t crc_raw(uint32_t crc, const uint8_t *p, size_t n) { return dt_crc32c_raw(crc, p, n); }
 
 /* The same over N zero bytes. */
 static uint32_t crc_zeros(uint32_t crc, size_t n)

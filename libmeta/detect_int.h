@@ -157,7 +157,12 @@ struct dt_ctx {
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
 	int      redo;                     /* dt_search: the partitions' bases changed, search again */
+	/* anchors claiming the same volume byte as another of their kind (a
+	 * stale or copied superblock): group 1..DT_DUP_GROUPS per anchor, 0
+	 * none (dt_resolve) */
+	uint8_t *dup;
 };
+#define DT_DUP_GROUPS 255u
 
 /* A complete hypothesis: a geometry, which image holds each role and where
  * its data starts, and the scores. */
@@ -242,6 +247,8 @@ const char *dt_self_name(const struct dt_anchor *a, char *buf, size_t len);
 /* detect_btrfs.c: btrfs tree blocks, mapped through the chunk tree. */
 /* crc32c (Castagnoli) of N bytes at P, as btrfs and ext4 checksum. */
 uint32_t dt_crc32c(const uint8_t *p, size_t n);
+/* The same from register C with no inversion either side (ext4's chaining). */
+uint32_t dt_crc32c_raw(uint32_t c, const uint8_t *p, size_t n);
 /* Looks at the 512-byte sector P at image I's byte AT (LEFT bytes readable
  * from P): learns superblocks (crc32c, single device) and their system
  * chunks, chunk-tree leaves that lie whole at P (crc32c), and adds an
@@ -368,6 +375,12 @@ void   dt_check_redundancy(struct dt_ctx *c, struct dt_hyp *h, uint32_t samples,
  * counted into H's rows; 0 checked, 1 skipped (unreadable, or too many
  * roles missing to check). */
 int    dt_parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j, size_t len);
+
+/* Where image I would start as H's one missing role R: a block of R
+ * rebuilt through P from the others (not zero, no fill pattern) searched
+ * in I at every 512-byte step of 0 to 8 MiB past its member offset (two
+ * such reads at most); 1 with *START set when found. */
+int    dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint32_t i, uint64_t *start);
 
 /* Whether anchor A, which H puts on a P block at member byte M of its
  * image's role, is a copy of its own data there: A's volume byte is data

@@ -210,3 +210,62 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 	}
 	return 0;
 }
+
+#define FIND_SPAN (8u << 20)   /* the data starts searched: 0 to 8 MiB */
+#define FIND_ROWS 24u
+
+/* The block role R holds at member offset M under H, rebuilt from the
+ * other roles through P (into E); 0 when a block is unreadable, R is Q
+ * there, or the block is zero or a fill pattern (found everywhere). */
+static int rebuilt_block(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint64_t m, uint8_t *e)
+{
+	uint64_t v;
+	enum rk_blk_kind kind;
+	if (rk_geom_unmap(&h->g, r, m, &v, &kind) || kind == RK_BLK_Q || kind == RK_BLK_UNUSED)
+		return 0;
+	memset(e, 0, DT_BLK);
+	for (uint32_t q = 0; q < h->g.nroles; q++) {
+		if (q == r)
+			continue;
+		if (rk_geom_unmap(&h->g, q, m, &v, &kind) || kind == RK_BLK_UNUSED || h->role_img[q] < 0)
+			return 0;
+		if (kind == RK_BLK_Q)
+			continue;
+		const uint8_t *b = dt_block(c, (uint32_t)h->role_img[q], h->off[q] + m);
+		if (!b)
+			return 0;
+		for (uint32_t k = 0; k < DT_BLK; k++)
+			e[k] ^= b[k];
+	}
+	return !rk_buf_is_zero(e, DT_BLK) && dt_distinct_bytes(e, 512) > FILL_DISTINCT;
+}
+
+/* See detect_int.h. */
+int dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint32_t i, uint64_t *start)
+{
+	if (!h->g.nparity || h->missing != 1 || h->role_img[r] >= 0)
+		return 0;
+	uint8_t *e = malloc(DT_BLK), *w = malloc(FIND_SPAN + DT_BLK);
+	int found = 0, reads = 0;
+	uint64_t span = h->g.member_size < (64ull << 20) ? h->g.member_size : 64ull << 20;
+	for (uint32_t t = 0; e && w && t < FIND_ROWS && !found && reads < 2; t++) {
+		uint64_t m = span / FIND_ROWS * t / DT_BLK * DT_BLK;
+		dt_cache_trim(c);
+		if (!rebuilt_block(c, h, r, m, e))
+			continue;
+		uint64_t len = c->img[i].size > m ? c->img[i].size - m : 0;
+		if (len > FIND_SPAN + DT_BLK)
+			len = FIND_SPAN + DT_BLK;
+		reads++;
+		if (len < DT_BLK || dt_read(c, i, m, w, len))
+			continue;
+		for (uint64_t p = 0; p + DT_BLK <= len && !found; p += 512)
+			if (!memcmp(w + p, e, DT_BLK)) {
+				*start = p;
+				found = 1;
+			}
+	}
+	free(e);
+	free(w);
+	return found;
+}

@@ -31,9 +31,35 @@ static int vr(struct pr *p, uint64_t v, uint8_t *buf, size_t len)
 
 static void tally(struct pr *p, int ok) { if (ok) p->h->probe_ok++; else p->h->probe_bad++; }
 
+/* What checks an ext4 inode's checksum (metadata_csum): the seed, 0 when
+ * the file system keeps none. */
+struct icsum { int on; uint32_t seed; };
+
+/* 1 when inode IN (SZ bytes) of number INO carries the checksum of that
+ * number (crc32c from the seed over the number, i_generation and the inode
+ * with its checksum fields zeroed: the low half, and the high half where
+ * i_extra_isize covers it). */
+static int inode_csum_ok(const struct icsum *k, const uint8_t *in, size_t sz, uint32_t ino)
+{
+	uint8_t b[1024], le[4];
+	if (sz > sizeof b)
+		return 0;
+	memcpy(b, in, sz);
+	int hi = sz > 128 && rk_get_le16(in + 0x80) >= 4;
+	uint32_t stored = rk_get_le16(in + 0x7C) | (hi ? (uint32_t)rk_get_le16(in + 0x82) << 16 : 0);
+	memset(b + 0x7C, 0, 2);
+	if (hi)
+		memset(b + 0x82, 0, 2);
+	rk_put_le32(le, ino);
+	uint32_t c = dt_crc32c_raw(dt_crc32c_raw(k->seed, le, 4), in + 0x64, 4);
+	c = dt_crc32c_raw(c, b, sz);
+	return (hi ? c : c & 0xFFFF) == stored;
+}
+
 /* An inode (SZ bytes) that a file system in use could hold: 1 plausible,
- * 0 all zero, -1 not an inode. */
-static int inode_ok(const uint8_t *in, size_t sz)
+ * 0 all zero (or, with checksums, an inode of another number: the reading
+ * put another place's inodes here), -1 not an inode. */
+static int inode_ok(const uint8_t *in, size_t sz, const struct icsum *k, uint32_t ino)
 {
 	if (rk_buf_is_zero(in, sz))
 		return 0;
@@ -42,7 +68,7 @@ static int inode_ok(const uint8_t *in, size_t sz)
 		return mode == 0 ? 0 : -1;   /* a freed inode keeps its times */
 	if ((rk_get_le32(in + 0x20) & 0x80000) && rk_get_le16(in + 0x28) != 0xF30A)
 		return -1;
-	return 1;
+	return !k->on || inode_csum_ok(k, in, sz, ino);
 }
 
 /* Directory DIR_INO's first block (extent-mapped, depth 0) must start with
@@ -107,6 +133,8 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 	if (!bpg || !ipg || bs > 65536 || dsz < 32 || dsz > 1024 || isz < 128 || isz > bs)
 		return;
 	uint64_t ngroups = (blocks + bpg - 1) / bpg;
+	struct icsum ck = { (rk_get_le32(sb + 0x64) & 0x400) != 0, 0 };   /* RO_COMPAT_METADATA_CSUM */
+	ck.seed = (inc & 0x2000) ? rk_get_le32(sb + 0x270) : dt_crc32c_raw(0xFFFFFFFFu, sb + 0x68, 16);
 	uint8_t b[1024];
 	for (uint32_t k = 0; k < sizeof grp / sizeof grp[0] && grp[k] < ngroups; k++)
 		if (!vr(p, ((uint64_t)grp[k] * bpg + fdb) * bs, b, 1024))
@@ -130,11 +158,12 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 				break;
 			int good = 0, badi = 0;
 			for (uint32_t k = 0; k < per; k++) {
-				int r = inode_ok(blk + k * isz, isz);
+				uint32_t ino = (uint32_t)(g * ipg + t * per + k + 1);
+				int r = inode_ok(blk + k * isz, isz, &ck, ino);
 				good += r > 0;
 				badi += r < 0;
 				if (r > 0)
-					probe_dir(p, blk + k * isz, (uint32_t)(g * ipg + t * per + k + 1), bs);
+					probe_dir(p, blk + k * isz, ino, bs);
 			}
 			if (good || badi)
 				tally(p, badi == 0);

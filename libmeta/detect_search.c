@@ -70,17 +70,31 @@ static int vote_cnt_cmp(const void *a, const void *b)
 
 /* Counts the anchors on assigned images that H maps where they say
  * (anc_ok) or elsewhere as data (anc_bad); hits on parity are neutral
- * (a parity block equals a data block when the row's others are zero). */
+ * (a parity block equals a data block when the row's others are zero).
+ * Of anchors that claim one volume byte (c->dup), none counts against H
+ * when one of them agrees: the others are stale copies (seed 2336: a
+ * group-0 ext superblock inside the exFAT partition cost the true RAID-0
+ * the point it lost by to a RAID-5 reading with a member missing).  Only
+ * once every copy H keeps of it is placed, and never more of them than
+ * agree (seed 2432: a RAID-10 f3 read with half its chunk placed the
+ * three copies of a superblock whose eight other copies it did not, and
+ * was found at 0.92 when those were excused; seed 2232: a RAID-10 f2
+ * whose stale superblock has its two copies too). */
 static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role)
 {
+	uint32_t gok[DT_DUP_GROUPS + 1] = { 0 }, gbad[DT_DUP_GROUPS + 1] = { 0 };
 	h->anc_ok = h->anc_bad = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->voff == DT_NONE || img_role[a->img] < 0)
 			continue;
 		uint32_t r = (uint32_t)img_role[a->img];
+		uint8_t g = c->dup ? c->dup[k] : 0;
 		if (a->ioff < h->off[r]) {
-			h->anc_bad++;   /* before the data: the start is too late */
+			if (g)   /* before the data: the start is too late */
+				gbad[g]++;
+			else
+				h->anc_bad++;
 			continue;
 		}
 		if (a->ioff - h->off[r] >= h->g.member_size)
@@ -89,10 +103,18 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 		enum rk_blk_kind kind;
 		if (rk_geom_unmap(&h->g, r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_DATA)
 			continue;
-		if (v == a->voff || v == a->voff2)
+		if (v == a->voff || v == a->voff2) {
 			h->anc_ok++;
+			gok[g]++;
+		} else if (g)
+			gbad[g]++;
 		else
 			h->anc_bad++;
+	}
+	uint32_t copies = h->g.copies > 1 ? h->g.copies : 1;
+	for (uint32_t g = 1; g <= DT_DUP_GROUPS; g++) {
+		if (gok[g] < copies || gbad[g] > gok[g])   /* not every copy placed, or more against than for */
+			h->anc_bad += gbad[g];
 	}
 }
 
@@ -1222,6 +1244,16 @@ static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
 		if (uses_image(h, i))
 			continue;
 		left_out_starts(c, h, i, &o);
+		/* an image whose data starts where no member's does (seed 2405: a
+		 * RAID-5 of 11, the left-out member at 2 MiB, the others at 0, 4
+		 * KiB, 128 KiB and 1 MiB): where its rebuilt bytes sit */
+		uint64_t st;
+		for (uint32_t r = 0; r < h->g.nroles; r++)
+			if (h->role_img[r] < 0 && dt_rebuilt_start(c, h, r, i, &st)) {
+				if (o.n == sizeof o.v / sizeof o.v[0])
+					o.n--;
+				offs_add(&o, st);
+			}
 		int placed = 0;
 		for (uint32_t r = 0; r < h->g.nroles && !placed; r++)
 			for (uint32_t q = 0; q < o.n && h->role_img[r] < 0 && !placed; q++) {
@@ -1466,7 +1498,7 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 /* The best hypotheses on stderr (a debugging build). */
 static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
 {
-	for (uint32_t k = 0; k < l->n && k < 6; k++) {
+	for (uint32_t k = 0; k < l->n && k < (getenv("DT_TOPN") ? (uint32_t)atoi(getenv("DT_TOPN")) : 6u); k++) {
 		const struct dt_hyp *x = &l->h[k];
 		fprintf(stderr, "TOP%u%s lv %d lay %u ch %llu n %u vs %llu score %.2f anc %u/%u pr %u/%u bm %u/%u rows %llu/%llu/%llu pl %llu:", k,
 		        k == bi ? "*" : same[k] ? "=" : "", x->g.level, x->g.layout, (unsigned long long)x->g.chunk, x->g.nroles,

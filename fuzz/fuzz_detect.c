@@ -75,6 +75,8 @@ static void one(const uint8_t *b)
 		if (h.probe_ok + h.probe_bad > 100000)
 			abort();
 		(void)dt_fs_claim(&c, &h);
+		if (dt_part_confirm(&c, &h) > 0 && !c.fs.base_fixed)   /* the partitions read through it */
+			abort();
 		dt_probe(&c, &h, 12);
 		if (h.probe_ok + h.probe_bad > 12 + 16)   /* a quick look: about the limit */
 			abort();

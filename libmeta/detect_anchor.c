@@ -37,6 +37,18 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 	dt_anchor_push(c, &(struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 });
 }
 
+/* Whether the structure at the scan's place, WOFF bytes into its file
+ * system, starts a partition of the last MBR seen on the same image. */
+static int in_own_partition(const struct dt_fs *fs, uint64_t woff)
+{
+	if (!fs->mbr_seen || fs->mbr_img != fs->at_img || fs->at_off < fs->mbr_at + woff)
+		return 0;
+	for (int k = 0; k < 4; k++)
+		if (fs->mbr_start[k] && fs->mbr_start[k] == fs->at_off - woff - fs->mbr_at)
+			return 1;
+	return 0;
+}
+
 /* See detect_int.h. */
 int dt_fs_ext(struct dt_fs *fs, const uint8_t *p)
 {
@@ -48,7 +60,20 @@ int dt_fs_ext(struct dt_fs *fs, const uint8_t *p)
 		return 0;
 	if (fdb != (lbs == 0 ? 1u : 0u) || !rk_get_le32(p + 0x04))
 		return 0;
-	if (!fs->ext || rk_get_le16(p + 0x5A) == 0) {
+	/* the superblock to learn from ranks by: group 0, spanning more than
+	 * its image holds from its start (an array's), and not starting a
+	 * partition of a table on its own image (a whole disk's); a higher
+	 * rank replaces the one learnt (seed 2447: a sample disk's ext4,
+	 * truncated, scanned after a RAID-4's, had replaced it) */
+	uint64_t blocks = rk_get_le32(p + 0x04);
+	if (rk_get_le32(p + 0x60) & 0x80)
+		blocks |= (uint64_t)rk_get_le32(p + 0x150) << 32;
+	int g0 = rk_get_le16(p + 0x5A) == 0;
+	int spans = g0 && fs->at_size && fs->at_off >= 1024 && blocks < (1ull << 48) &&
+	            (blocks << (10 + lbs)) > fs->at_size - (fs->at_off - 1024);
+	int rank = g0 ? 1 + spans + !in_own_partition(fs, 1024) : 0;
+	if (!fs->ext || rank > fs->ext_rank) {
+		fs->ext_rank = rank;
 		fs->ext = 1;
 		fs->ext_bs = 1024u << lbs;
 		fs->ext_bpg = bpg;
@@ -164,6 +189,9 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 	for (size_t o = 0; o + 512 <= len; o += 512) {
 		const uint8_t *p = buf + o;
 		uint64_t at = base + o, bk;
+		fs->at_img = i;
+		fs->at_off = at;
+		fs->at_size = c->img && i < c->nimg ? c->img[i].size : 0;
 		dt_self_scan(c, i, at, p, len - o);
 		dt_btrfs_scan(c, i, at, p, len - o);
 		dt_ext_scan(c, i, at, p, len - o);
@@ -204,6 +232,11 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		} else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
 			add(c, p[3] == 'F' ? DT_XFS_AGF : DT_XFS_AGI, i, at, rk_get_be32(p + 8));
 		else if (dt_mbr_first(p)) {
+			fs->mbr_seen = 1;
+			fs->mbr_img = i;
+			fs->mbr_at = at;
+			for (int k = 0; k < 4; k++)
+				fs->mbr_start[k] = p[446 + 16 * k + 4] ? (uint64_t)rk_get_le32(p + 446 + 16 * k + 8) * 512 : 0;
 			dt_part_mbr(fs, p);
 			add(c, DT_MBR, i, at, 0);
 		} else if (o + 0x78 <= len && !memcmp(p + 0x40, "_BHRfS_M", 8)) {
@@ -276,45 +309,6 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 	}
 }
 
-static const struct dt_anchor *sort_base;
-
-static int claim_cmp(const void *a, const void *b)
-{
-	const struct dt_anchor *x = &sort_base[*(const uint32_t *)a], *y = &sort_base[*(const uint32_t *)b];
-	if (x->kind != y->kind)
-		return (int)x->kind - (int)y->kind;
-	if (x->voff != y->voff)
-		return x->voff < y->voff ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-/* Groups the anchors that claim one volume byte with others of their kind
- * (c->dup): at most one of them can be where it says. */
-static void group_claims(struct dt_ctx *c)
-{
-	free(c->dup);
-	c->dup = calloc(c->nanc ? c->nanc : 1, 1);
-	uint32_t *ix = malloc((c->nanc ? c->nanc : 1) * sizeof *ix);
-	if (!c->dup || !ix) {
-		free(ix);
-		return;   /* without groups every anchor counts alone */
-	}
-	for (uint32_t k = 0; k < c->nanc; k++)
-		ix[k] = k;
-	sort_base = c->anc;   /* the scan is single-threaded */
-	qsort(ix, c->nanc, sizeof *ix, claim_cmp);
-	uint32_t groups = 0;
-	for (uint32_t k = 1; k < c->nanc && groups < DT_DUP_GROUPS; k++) {
-		const struct dt_anchor *x = &c->anc[ix[k - 1]], *y = &c->anc[ix[k]];
-		if (y->voff == DT_NONE || x->kind != y->kind || x->voff != y->voff)
-			continue;
-		if (!c->dup[ix[k - 1]])
-			c->dup[ix[k - 1]] = (uint8_t)++groups;
-		c->dup[ix[k]] = c->dup[ix[k - 1]];
-	}
-	free(ix);
-}
-
 /* Resolves and de-duplicates (see detect_int.h). */
 void dt_resolve(struct dt_ctx *c)
 {
@@ -346,7 +340,6 @@ void dt_resolve(struct dt_ctx *c)
 			dt_ext_resolve_dir(c, &c->anc[k]);
 			dt_part_rebase(&c->fs, &c->anc[k]);
 		}
-	group_claims(c);
 }
 
 /* Words for an anchor, e.g. "ext superblock of group 3". */

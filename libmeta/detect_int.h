@@ -118,6 +118,14 @@ struct dt_fs {
 	int      base_fixed;             /* the bases were read through a hypothesis: kept */
 	uint8_t  id[DT_FSK_N][16];       /* the identity (UUID, serial) of the one whose parameters were learnt */
 	uint8_t  idlen[DT_FSK_N];
+	uint32_t part_img;               /* where the table was seen: the image and its volume byte 0 there */
+	uint64_t part_at;
+	uint32_t at_img;                 /* the scan's current place (dt_scan_buf sets it before decoding), */
+	uint64_t at_off, at_size;        /* and its image's size */
+	int      ext_rank;               /* how the learnt ext superblock ranks (dt_fs_ext) */
+	int      mbr_seen;               /* the last MBR seen: its image, byte and partitions' starts */
+	uint32_t mbr_img;
+	uint64_t mbr_at, mbr_start[4];
 };
 
 struct dt_img {
@@ -157,12 +165,7 @@ struct dt_ctx {
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
 	int      redo;                     /* dt_search: the partitions' bases changed, search again */
-	/* anchors claiming the same volume byte as another of their kind (a
-	 * stale or copied superblock): group 1..DT_DUP_GROUPS per anchor, 0
-	 * none (dt_resolve) */
-	uint8_t *dup;
 };
-#define DT_DUP_GROUPS 255u
 
 /* A complete hypothesis: a geometry, which image holds each role and where
  * its data starts, and the scores. */

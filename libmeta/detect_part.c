@@ -52,6 +52,8 @@ void dt_part_mbr(struct dt_fs *fs, const uint8_t *p)
 {
 	if (fs->nparts)
 		return;
+	fs->part_img = fs->at_img;
+	fs->part_at = fs->at_off;
 	for (int k = 0; k < 4; k++) {
 		const uint8_t *e = p + 446 + 16 * k;
 		if (e[4])
@@ -67,6 +69,8 @@ void dt_part_gpt(struct dt_fs *fs, const uint8_t *hdr, size_t left)
 	if (lba != 1 || ents <= lba || ents - lba > 64 || esz < 128 || esz > 4096 || (esz & 7))
 		return;
 	fs->nparts = 0;   /* a GPT's protective MBR says nothing */
+	fs->part_img = fs->at_img;
+	fs->part_at = fs->at_off >= 512 ? fs->at_off - 512 : 0;
 	uint64_t at = (ents - lba) * 512;
 	for (uint32_t k = 0; k < n && fs->nparts < DT_PARTS && at + esz <= left; k++, at += esz) {
 		const uint8_t *e = hdr + at;
@@ -144,6 +148,8 @@ static int only_part(const struct dt_fs *fs, const uint8_t *used, uint8_t cls, u
 	return n == 1 ? hit : -1;
 }
 
+static int table_owner(struct dt_ctx *c, int k);
+
 /* See detect_int.h. */
 void dt_part_assign(struct dt_ctx *c)
 {
@@ -172,13 +178,18 @@ void dt_part_assign(struct dt_ctx *c)
 		if (at_start(a) && a->ioff < pos[k])
 			pos[k] = a->ioff;
 	}
-	/* first what a file system records, then a size only one partition fits */
+	/* a table whose own partitions hold another file system of a kind is
+	 * another disk's, for that kind: base 0 */
+	for (int k = 0; k < DT_FSK_N; k++)
+		if (seen[k] && table_owner(c, k) == -2)
+			part_of[k] = -2;
+	/* then what a file system records, then a size only one partition fits */
 	for (int pass = 0; pass < 2; pass++)
 		for (int k = 0; k < DT_FSK_N; k++) {
 			uint64_t size, rec;
 			uint8_t cls;
 			fs_facts(fs, k, &size, &rec, &cls);
-			if (!seen[k] || part_of[k] >= 0 || (pass == 0 && !rec))
+			if (!seen[k] || part_of[k] != -1 || (pass == 0 && !rec))
 				continue;
 			int j = only_part(fs, used, cls, size, pass == 0 ? rec : 0);
 			if (j >= 0) {
@@ -193,7 +204,7 @@ void dt_part_assign(struct dt_ctx *c)
 		for (int k = 0; k < DT_FSK_N; k++) {
 			uint64_t w = pos[k] != DT_NONE ? pos[k] : any[k];
 			uint64_t wb = best < 0 ? DT_NONE : (pos[best] != DT_NONE ? pos[best] : any[best]);
-			if (seen[k] && part_of[k] < 0 && (best < 0 || w < wb))
+			if (seen[k] && part_of[k] == -1 && (best < 0 || w < wb))
 				best = k;
 		}
 		if (best < 0)
@@ -212,6 +223,8 @@ void dt_part_assign(struct dt_ctx *c)
 	for (int k = 0; k < DT_FSK_N; k++)
 		if (part_of[k] >= 0)
 			fs->base[k] = fs->part[part_of[k]].start;
+		else if (part_of[k] == -2)
+			fs->base[k] = 0;
 #ifdef DT_DEBUG
 	for (int k = 0; k < DT_FSK_N; k++)
 		if (seen[k])
@@ -318,4 +331,46 @@ int dt_part_confirm(struct dt_ctx *c, const struct dt_hyp *h)
 		return 0;
 	memcpy(fs->base, base, sizeof base);
 	return 1;
+}
+
+/* What image I holds at byte AT as a file system of kind K: 1 the learnt
+ * one (its identity), 0 another of that kind, -1 none. */
+static int ident_at(struct dt_ctx *c, uint32_t i, uint64_t at, int k)
+{
+	uint8_t v[4096], s[0x80];
+	if (dt_read(c, i, at, v, sizeof v))
+		return -1;
+	int bt = !dt_read(c, i, at + 65536, s, sizeof s);
+	const uint8_t *sb;
+	uint32_t len;
+	if (kind_at(v, bt ? s : NULL, &sb) != k)
+		return -1;
+	uint32_t off = id_at(k, sb, &len);
+	return len == c->fs.idlen[k] && !memcmp(sb + off, c->fs.id[k], len);
+}
+
+/* Whether the partition table is another disk's, for kind K: -2 when a
+ * partition's start on the table's own image holds another file system of
+ * kind K than the learnt one, and none holds the learnt one (an unrelated
+ * whole disk among the images: seed 2447, a sample disk's MBR put a
+ * RAID-4's ext4 anchors 1 MiB off); -1 otherwise.  The learnt one found
+ * there says nothing: a striped array can put its start, or a backup of
+ * its superblock, at a partition's start on the first member (3 MiB over
+ * three members is 1 MiB on each). */
+static int table_owner(struct dt_ctx *c, int k)
+{
+	const struct dt_fs *fs = &c->fs;
+	if (!fs->idlen[k] || fs->part_img >= c->nimg)
+		return -1;
+	int other = 0;
+	for (uint32_t j = 0; j < fs->nparts; j++) {
+		uint64_t at = fs->part_at + fs->part[j].start;
+		if (at < fs->part_at)
+			continue;   /* overflow */
+		int r = ident_at(c, fs->part_img, at, k);
+		if (r == 1)
+			return -1;
+		other |= r == 0;
+	}
+	return other ? -2 : -1;
 }

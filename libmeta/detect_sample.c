@@ -57,7 +57,6 @@ void dt_close(struct dt_ctx *c)
 		rk_dev_close(c->img[i].dev);
 	free(c->img);
 	free(c->anc);
-	free(c->dup);
 	dt_zero_free(c);
 	memset(c, 0, sizeof *c);
 }

@@ -70,31 +70,17 @@ static int vote_cnt_cmp(const void *a, const void *b)
 
 /* Counts the anchors on assigned images that H maps where they say
  * (anc_ok) or elsewhere as data (anc_bad); hits on parity are neutral
- * (a parity block equals a data block when the row's others are zero).
- * Of anchors that claim one volume byte (c->dup), none counts against H
- * when one of them agrees: the others are stale copies (seed 2336: a
- * group-0 ext superblock inside the exFAT partition cost the true RAID-0
- * the point it lost by to a RAID-5 reading with a member missing).  Only
- * once every copy H keeps of it is placed, and never more of them than
- * agree (seed 2432: a RAID-10 f3 read with half its chunk placed the
- * three copies of a superblock whose eight other copies it did not, and
- * was found at 0.92 when those were excused; seed 2232: a RAID-10 f2
- * whose stale superblock has its two copies too). */
+ * (a parity block equals a data block when the row's others are zero). */
 static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role)
 {
-	uint32_t gok[DT_DUP_GROUPS + 1] = { 0 }, gbad[DT_DUP_GROUPS + 1] = { 0 };
 	h->anc_ok = h->anc_bad = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->voff == DT_NONE || img_role[a->img] < 0)
 			continue;
 		uint32_t r = (uint32_t)img_role[a->img];
-		uint8_t g = c->dup ? c->dup[k] : 0;
 		if (a->ioff < h->off[r]) {
-			if (g)   /* before the data: the start is too late */
-				gbad[g]++;
-			else
-				h->anc_bad++;
+			h->anc_bad++;   /* before the data: the start is too late */
 			continue;
 		}
 		if (a->ioff - h->off[r] >= h->g.member_size)
@@ -103,18 +89,10 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 		enum rk_blk_kind kind;
 		if (rk_geom_unmap(&h->g, r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_DATA)
 			continue;
-		if (v == a->voff || v == a->voff2) {
+		if (v == a->voff || v == a->voff2)
 			h->anc_ok++;
-			gok[g]++;
-		} else if (g)
-			gbad[g]++;
 		else
 			h->anc_bad++;
-	}
-	uint32_t copies = h->g.copies > 1 ? h->g.copies : 1;
-	for (uint32_t g = 1; g <= DT_DUP_GROUPS; g++) {
-		if (gok[g] < copies || gbad[g] > gok[g])   /* not every copy placed, or more against than for */
-			h->anc_bad += gbad[g];
 	}
 }
 

@@ -282,7 +282,7 @@ void dt_pscan(struct dt_ctx *c)
 		*hi = (uint32_t)__builtin_popcountll(t);
 		*lo = (uint32_t)__builtin_popcountll(t & nzimg);
 	}
-	for (uint32_t j = 0; !t5 && c->nimg >= 4 && j < c->nimg; j++) {
+	for (uint32_t j = 0; !t5 && (!t6 || t6 == all) && c->nimg >= 4 && j < c->nimg; j++) {
 		uint64_t t = all & ~(1ull << j), nz = 0;
 		sh = 0;
 		k = verdict(c, t, span, acc, &nz, &sh, NULL);
@@ -290,6 +290,11 @@ void dt_pscan(struct dt_ctx *c)
 			t5 = t;
 			c->ps5_hi = (uint32_t)__builtin_popcountll(t);
 			c->ps5_lo = (uint32_t)__builtin_popcountll(t & nz);
+		} else if (k == 6 && !t6) {   /* a RAID-6 beside an unrelated image (make check's seed 105:
+		                               * read as a RAID-6 of 6 with two members gone) */
+			t6 = t;
+			c->ps6_hi = (uint32_t)__builtin_popcountll(t);
+			c->ps6_lo = (uint32_t)__builtin_popcountll(t & nz);
 		} else if (k == 1 && sh > best1 * 1.25)   /* an unrelated image among them dilutes the share */
 			t1 = t, nz1 = nz, best1 = sh;
 	}

@@ -572,6 +572,31 @@ START_TEST(t_partitioned_disk_beside)
 }
 END_TEST
 
+/* A RAID-0 of 3 beside an unrelated image of 2 MiB of random bytes (seed 2216: a 16 MiB sample
+ * disk beside a RAID-0 of two 82 MiB members cut the volume stage 1
+ * votes on to 32 MiB, its btrfs anchors lay beyond, and no hypothesis
+ * was left): the small image is no member and does not size them. */
+START_TEST(t_small_image_beside)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	rk_test_copy_file(shared_vol, rk_test_path("vol"));
+	struct arr a = { 0, 0, 128 * 1024, 3, { 65536, 65536, 65536 }, { 0 } };
+	write_array(&a);
+	uint8_t *j = rk_test_random_bytes(2 << 20, 11);
+	unlink(rk_test_path("junk"));
+	rk_test_spit(rk_test_path("junk"), j, 2 << 20);
+	free(j);
+	const char *order[] = { "junk", "m1", "m2", "m0", NULL };
+	struct rk_detect_result *r = detect(order, NULL);
+	RK_REQUIRE_MSG(r->found && exports_equal(r), "not found or another volume: %s", r->why);
+	RK_REQUIRE(r->image_role[0] == -1 && r->geom.nroles == 3);
+	rk_detect_free(r);
+}
+END_TEST
+
 /* A RAID-5 of 5 whose fifth member's data starts at 2305 KiB, where no
  * other member's does and md never puts it: the search leaves it out
  * with its role missing, and the block its parity rebuilds is found in
@@ -638,6 +663,6 @@ RK_TEST_SUITE("detect", { "detect", 300, suite_setup, suite_teardown, 1,
 	           RK_TEST(t_raid1), RK_TEST(t_raid1_copies_odd_start), RK_TEST_LOOP(t_raid10, 0, 3), RK_TEST(t_raid0), RK_TEST(t_raid5_missing), RK_TEST(t_raid6_two_missing_left_out),
 	           RK_TEST(t_raid6_two_missing_offsets), RK_TEST(t_raid5_junk_offsets), RK_TEST(t_linear_zeros), RK_TEST(t_linear_offsets), RK_TEST(t_raid1_sparse_copies), RK_TEST_LOOP(t_raid5_of3_first_missing, 0, 4),
 	           RK_TEST_LOOP(t_partitioned, 0, 2), RK_TEST(t_raid5_odd_start),
-	           RK_TEST(t_partitioned_disk_beside),
+	           RK_TEST(t_partitioned_disk_beside), RK_TEST(t_small_image_beside),
 	           RK_TEST(t_bad_hints)) },
 	{ "empty", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0, RK_TESTS(RK_TEST(t_near_empty)) })

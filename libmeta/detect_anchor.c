@@ -37,9 +37,8 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 	dt_anchor_push(c, &(struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 });
 }
 
-/* Whether the structure at the scan's place, WOFF bytes into its file
- * system, starts a partition of the last MBR seen on the same image. */
-static int in_own_partition(const struct dt_fs *fs, uint64_t woff)
+/* See detect_int.h. */
+int dt_in_own_partition(const struct dt_fs *fs, uint64_t woff)
 {
 	if (!fs->mbr_seen || fs->mbr_img != fs->at_img || fs->at_off < fs->mbr_at + woff)
 		return 0;
@@ -71,7 +70,7 @@ int dt_fs_ext(struct dt_fs *fs, const uint8_t *p)
 	int g0 = rk_get_le16(p + 0x5A) == 0;
 	int spans = g0 && fs->at_size && fs->at_off >= 1024 && blocks < (1ull << 48) &&
 	            (blocks << (10 + lbs)) > fs->at_size - (fs->at_off - 1024);
-	int rank = g0 ? 1 + spans + !in_own_partition(fs, 1024) : 0;
+	int rank = g0 ? 1 + spans + !dt_in_own_partition(fs, 1024) : 0;
 	if (!fs->ext || rank > fs->ext_rank) {
 		fs->ext_rank = rank;
 		fs->ext = 1;
@@ -257,7 +256,9 @@ static int anc_cmp(const void *a, const void *b)
 		return x->img < y->img ? -1 : 1;
 	if (x->ioff != y->ioff)
 		return x->ioff < y->ioff ? -1 : 1;
-	return (int)x->kind - (int)y->kind;
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	return x->raw < y->raw ? -1 : x->raw > y->raw;   /* one place read twice: the same raw */
 }
 
 /* The volume offsets of one hit (DT_NONE when the parameters it needs are
@@ -335,11 +336,19 @@ void dt_resolve(struct dt_ctx *c)
 		w++;
 	}
 	c->nanc = w;
+	dt_ext_settle(c);
 	for (uint32_t k = 0; k < c->nanc; k++)
 		if (c->anc[k].kind == DT_EXT_DIR) {
 			dt_ext_resolve_dir(c, &c->anc[k]);
 			dt_part_rebase(&c->fs, &c->anc[k]);
 		}
+#ifdef DT_DEBUG
+	if (getenv("DT_ANC"))
+		for (uint32_t k = 0; k < c->nanc; k++)
+			if (c->anc[k].kind == (uint8_t)atoi(getenv("DT_ANC")))
+				fprintf(stderr, "ANC kind %u img %u ioff %llu voff %llu raw %llx tag %u\n", c->anc[k].kind, c->anc[k].img,
+				        (unsigned long long)c->anc[k].ioff, (unsigned long long)c->anc[k].voff, (unsigned long long)c->anc[k].raw, c->anc[k].tag);
+#endif
 }
 
 /* Words for an anchor, e.g. "ext superblock of group 3". */

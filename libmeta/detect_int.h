@@ -31,7 +31,8 @@ enum dt_kind {
 	DT_FAT_DIR,         /* FAT directory's "." entry, raw = its own cluster */
 	DT_FAT_TAB,         /* FAT sector of sequential chains, raw = first entry (bit 63: FAT32) */
 	DT_BTRFS_NODE,      /* btrfs tree block, raw = its logical bytenr, tag = fsid (detect_btrfs.c) */
-	DT_EXT_INO,         /* ext4 inode (metadata_csum), raw = its checksum less what the inode gives,
+	DT_EXT_INO,         /* ext4 inode (metadata_csum), raw = its checksum less what the inode gives
+	                     * (bit 32: a 128-byte inode, 16 bits of it),
 	                     * tag = its number once resolved (detect_ext.c) */
 	DT_EXT_DIR,         /* ext4 directory's first block ("." then ".."), raw = the inode "." names;
 	                     * resolved through that inode's extent (detect_ext.c) */
@@ -80,12 +81,16 @@ struct dt_btrfs {
  * number (32 columns). */
 #define DT_EXT_SBS 4u
 #define DT_EXT_GROUPS 64u
-struct dt_ext_sb { uint32_t img; uint64_t ioff; };
+struct dt_ext_sb { uint32_t img; uint64_t ioff; int whole; };   /* whole: starts a partition of its image's MBR */
 struct dt_ext {
 	struct dt_ext_sb sb[DT_EXT_SBS];
 	uint32_t nsb;
 	int      learnt;
 	uint32_t ipg, icount, ngroups, a, ginv[32];
+	uint32_t isz;                         /* its inode size: 256, or 128 (16-bit checksums) */
+	uint32_t img;                         /* the image its superblock was learnt from */
+	uint16_t basis[16];                   /* 128: G's low 16 bits as an XOR basis by pivot bit, */
+	uint32_t combo[16];                   /* the inode-number bits each basis vector is made of */
 	uint32_t bs;                          /* the learnt file system's block size and count */
 	uint64_t blocks;
 	uint64_t itable[DT_EXT_GROUPS];
@@ -223,6 +228,10 @@ void   dt_part_gpt(struct dt_fs *fs, const uint8_t *hdr, size_t left);
  * else the next free one of a fitting type in the order the file systems
  * were seen; 0 everywhere when the volume has no table. */
 void   dt_part_assign(struct dt_ctx *c);
+/* Whether the structure at the scan's place (c->fs.at_img, at_off), WOFF
+ * bytes into its file system, starts a partition of the last MBR seen on
+ * the same image: a whole disk's file system (or a mirror's). */
+int    dt_in_own_partition(const struct dt_fs *fs, uint64_t woff);
 /* Adds A's file system's base to its volume offsets. */
 void   dt_part_rebase(const struct dt_fs *fs, struct dt_anchor *a);
 /* Records the identity of the file system of kind K whose parameters were
@@ -287,6 +296,10 @@ void   dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, 
 /* Learns the seed, counts and inode tables from the first superblock
  * noted whose group descriptors' checksums hold (reads; once). */
 void   dt_ext_learn(struct dt_ctx *c);
+/* Once the inode anchors are resolved: when every one lies on the image
+ * the superblock was learnt from, they are dropped (an unrelated slice of
+ * a file system, or a member they would only pin again). */
+void   dt_ext_settle(struct dt_ctx *c);
 /* Resolves a DT_EXT_INO hit (A->voff; DT_NONE when nothing is learnt or
  * the number is not one of the file system's inodes). */
 void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);

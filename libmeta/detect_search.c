@@ -1558,8 +1558,9 @@ static void place_all(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, con
  * have tried the right one (seed 1377: a left-asymmetric RAID-5 of 3 with
  * its first member gone read as left-symmetric with the two images
  * swapped, confidence 0.93).  So every layout of the best's level, with
- * its images (at their starts) in every order over the roles, is checked
- * too, when that is at most NEIGHBOURS_MAX hypotheses. */
+ * its images (at their starts) in every order over the roles, at its
+ * chunk, half and twice it, is checked too, when that is at most
+ * NEIGHBOURS_MAX hypotheses a chunk. */
 static void neighbours(struct dt_ctx *c, struct hlist *l)
 {
 	if (!l->n)
@@ -1585,10 +1586,16 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 	int32_t img_role[64];
 	for (uint32_t i = 0; i < c->nimg; i++)
 		img_role[i] = -1;
-	for (uint32_t k = 0; k < nl; k++) {
+	/* half and twice the chunk too: rows that cannot be checked cannot
+	 * tell them either (seed 2340: a RAID-5 of 3 with a member gone, 128
+	 * KiB chunks, read with 256 KiB at 0.84; its anchors, all in the MFT's
+	 * first 128 KiB, fit both) */
+	const uint64_t chunks[3] = { b.g.chunk, b.g.chunk / 2, b.g.chunk * 2 };
+	for (uint32_t k = 0; k < nl * 3; k++) {
 		struct dt_hyp h = { 0 };
+		uint64_t ch = chunks[k / nl];
 		rk_clearerr();
-		if (rk_geom_init(&h.g, b.g.level, lays[k], b.g.chunk, b.g.nroles, b.g.member_size))
+		if (ch < 4096 || ch % 512 || ch > RK_GEOM_MAX_CHUNK || rk_geom_init(&h.g, b.g.level, lays[k % nl], ch, b.g.nroles, b.g.member_size))
 			continue;
 		for (uint32_t r = 0; r < h.g.nroles; r++)
 			h.role_img[r] = -1;

@@ -336,12 +336,12 @@ void dt_resolve(struct dt_ctx *c)
 		w++;
 	}
 	c->nanc = w;
-	dt_ext_settle(c);
 	for (uint32_t k = 0; k < c->nanc; k++)
 		if (c->anc[k].kind == DT_EXT_DIR) {
 			dt_ext_resolve_dir(c, &c->anc[k]);
 			dt_part_rebase(&c->fs, &c->anc[k]);
 		}
+	dt_ext_settle(c);
 #ifdef DT_DEBUG
 	if (getenv("DT_ANC"))
 		for (uint32_t k = 0; k < c->nanc; k++)

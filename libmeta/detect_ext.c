@@ -344,16 +344,19 @@ void dt_ext_learn(struct dt_ctx *c)
 /* See detect_int.h.  Seed 2339: a 16 MiB slice of the forensics ext4
  * sample (its superblock at 1 KiB, the file system larger than the
  * slice) beside a RAID-10 of vfat had its 128-byte inodes anchored, all on
- * that slice, and the answer was held back for the image left out. */
+ * that slice, and the answer was held back for the image left out.  The
+ * directories count too: a linear array keeps its inodes on the first
+ * member, its directories pin the others (seed 2357). */
 void dt_ext_settle(struct dt_ctx *c)
 {
 	if (!c->ext.learnt)
 		return;
 	for (uint32_t k = 0; k < c->nanc; k++)
-		if (c->anc[k].kind == DT_EXT_INO && c->anc[k].voff != DT_NONE && c->anc[k].img != c->ext.img)
+		if ((c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR) && c->anc[k].voff != DT_NONE &&
+		    c->anc[k].img != c->ext.img)
 			return;
 	for (uint32_t k = 0; k < c->nanc; k++)
-		if (c->anc[k].kind == DT_EXT_INO)
+		if (c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR)
 			c->anc[k].voff = DT_NONE;
 }
 

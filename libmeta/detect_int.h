@@ -296,9 +296,10 @@ void   dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, 
 /* Learns the seed, counts and inode tables from the first superblock
  * noted whose group descriptors' checksums hold (reads; once). */
 void   dt_ext_learn(struct dt_ctx *c);
-/* Once the inode anchors are resolved: when every one lies on the image
- * the superblock was learnt from, they are dropped (an unrelated slice of
- * a file system, or a member they would only pin again). */
+/* Once the inode and directory anchors are resolved: when every one lies
+ * on the image the superblock was learnt from, they are dropped (an
+ * unrelated slice of a file system, or a member they would only pin
+ * again). */
 void   dt_ext_settle(struct dt_ctx *c);
 /* Resolves a DT_EXT_INO hit (A->voff; DT_NONE when nothing is learnt or
  * the number is not one of the file system's inodes). */

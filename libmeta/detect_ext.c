@@ -306,6 +306,7 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 	e->icount = icount;
 	e->isz = isz;
 	e->img = i;
+	e->seed = seed;
 	e->a = crc_zeros(seed, 8 + isz);
 	e->learnt = 1;
 	return 1;
@@ -401,6 +402,31 @@ static uint64_t dir_first_block(const uint8_t *q)
 	return (uint64_t)rk_get_le16(x + 6) << 32 | rk_get_le32(x + 8);
 }
 
+/* Whether the directory block at A (BS bytes) may be directory inode
+ * INO's (Q): its checksum tail (the learnt file system has
+ * metadata_csum) must hold for that inode's number and generation under
+ * the learnt seed -- another ext4's block whose "." names the same number
+ * does not (seed 2416: a sample slice's inodes resolved the array's own
+ * directories to its places).  A block without that tail (an htree
+ * root, whose checksum sits elsewhere) is not taken. */
+static int dir_tail_ok(struct dt_ctx *c, const struct dt_anchor *a, const uint8_t *q, uint32_t ino, uint32_t bs)
+{
+	uint8_t *b = malloc(bs), le[4];
+	if (!b || dt_read(c, a->img, a->ioff, b, bs)) {
+		free(b);
+		return 0;
+	}
+	const uint8_t *t = b + bs - 12;
+	int ok = 0;
+	if (!rk_get_le32(t) && rk_get_le16(t + 4) == 12 && t[6] == 0 && t[7] == 0xDE) {
+		rk_put_le32(le, ino);
+		uint32_t cs = crc_raw(crc_raw(crc_raw(c->ext.seed, le, 4), q + 0x64, 4), b, bs - 12);
+		ok = cs == rk_get_le32(t + 8);
+	}
+	free(b);
+	return ok;
+}
+
 /* See detect_int.h. */
 void dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a)
 {
@@ -414,7 +440,7 @@ void dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a)
 		if (in->kind != DT_EXT_INO || in->voff == DT_NONE || in->tag != a->raw || dt_read(c, in->img, in->ioff, q, sizeof q))
 			continue;
 		uint64_t b = dir_first_block(q);
-		if (b != DT_NONE && b < c->ext.blocks && b <= UINT64_MAX / bs) {
+		if (b != DT_NONE && b < c->ext.blocks && b <= UINT64_MAX / bs && dir_tail_ok(c, a, q, (uint32_t)a->raw, bs)) {
 			a->voff = b * bs;
 			a->tag = (uint32_t)a->raw;
 		}

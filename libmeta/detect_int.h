@@ -89,6 +89,7 @@ struct dt_ext {
 	uint32_t ipg, icount, ngroups, a, ginv[32];
 	uint32_t isz;                         /* its inode size: 256, or 128 (16-bit checksums) */
 	uint32_t img;                         /* the image its superblock was learnt from */
+	uint32_t seed;                        /* its checksum seed */
 	uint16_t basis[16];                   /* 128: G's low 16 bits as an XOR basis by pivot bit, */
 	uint32_t combo[16];                   /* the inode-number bits each basis vector is made of */
 	uint32_t bs;                          /* the learnt file system's block size and count */
@@ -184,6 +185,7 @@ struct dt_hyp {
 	uint32_t bm_ok, bm_bad;            /* allocation bitmap: used blocks holding data / free blocks holding data */
 	uint64_t rows, rows_nz, rows_ok, rows_bad, place_bad;
 	int      checked;                  /* redundancy could be checked */
+	int      size_fixed;               /* finish() keeps the member size (not the smallest image's) */
 	double   score;
 	uint32_t missing;
 };

@@ -423,7 +423,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 			if (left < ms)
 				ms = left;
 		}
-	if (ms != UINT64_MAX && ms != h->g.member_size) {
+	if (ms != UINT64_MAX && ms != h->g.member_size && !(h->size_fixed && ms > h->g.member_size)) {
 		struct rk_geom g;
 		rk_clearerr();
 		if (rk_geom_init(&g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, ms))
@@ -1523,11 +1523,19 @@ static void mirror_of_copies(struct dt_ctx *c, struct hlist *l)
 	}
 	for (uint32_t r = n; r < DT_MAX_ROLES; r++)
 		h.role_img[r] = -1;
-	rk_clearerr();
-	if (n < 2 || rk_geom_init(&h.g, 1, rk_layout_default(1), 0, n, ms))
-		return;
-	dt_cache_trim(c);
-	finish(c, &h, img_role, l);
+	/* also only as far as the file system reaches: copies may differ in
+	 * what trails it (seed 2752: a RAID-1 of 3, one row of 16 past the
+	 * file system's end unequal) */
+	uint64_t claim = dt_fs_claim(c, &b), sizes[2] = { ms, claim && claim < ms ? claim : 0 };
+	for (int k = 0; k < 2; k++) {
+		struct dt_hyp t = h;
+		rk_clearerr();
+		if (n < 2 || !sizes[k] || rk_geom_init(&t.g, 1, rk_layout_default(1), 0, n, sizes[k]))
+			continue;
+		t.size_fixed = k == 1;
+		dt_cache_trim(c);
+		finish(c, &t, img_role, l);
+	}
 }
 
 #define NEIGHBOURS_MAX 512u   /* hypotheses tried around the best: layouts x placements */
@@ -1713,6 +1721,22 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		l.h[k].score = score_of(&l.h[k]);
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	/* copies of the volume the final best leaves out: their RAID-1 too
+	 * (seed 2752: a RAID-1 of 3 whose copies hold 6 anchors each was read
+	 * as a RAID-10 of two of them, held back for the third; the best
+	 * before the full checks had been another reading) */
+	if (l.n && copy_left_out(c, &l.h[0])) {
+		uint32_t n0 = l.n;
+		mirror_of_copies(c, &l);
+		for (uint32_t k = n0; k < l.n; k++) {
+			anchors_again(c, &l.h[k]);
+			dt_probe(c, &l.h[k], 0);
+			dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
+			l.h[k].score = score_of(&l.h[k]);
+		}
+		if (l.n != n0)
+			qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	}
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
 	uint32_t bi = 0;

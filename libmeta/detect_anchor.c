@@ -342,6 +342,7 @@ void dt_resolve(struct dt_ctx *c)
 			dt_part_rebase(&c->fs, &c->anc[k]);
 		}
 	dt_ext_settle(c);
+	dt_ext_journal(c);
 #ifdef DT_DEBUG
 	if (getenv("DT_ANC"))
 		for (uint32_t k = 0; k < c->nanc; k++)

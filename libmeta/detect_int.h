@@ -90,6 +90,8 @@ struct dt_ext {
 	uint32_t isz;                         /* its inode size: 256, or 128 (16-bit checksums) */
 	uint32_t img;                         /* the image its superblock was learnt from */
 	uint32_t seed;                        /* its checksum seed */
+	uint32_t jino;                        /* its journal's inode, and the journal's volume bytes (0 0: none known) */
+	uint64_t jbeg, jend;
 	uint16_t basis[16];                   /* 128: G's low 16 bits as an XOR basis by pivot bit, */
 	uint32_t combo[16];                   /* the inode-number bits each basis vector is made of */
 	uint32_t bs;                          /* the learnt file system's block size and count */
@@ -303,6 +305,10 @@ void   dt_ext_learn(struct dt_ctx *c);
  * unrelated slice of a file system, or a member they would only pin
  * again). */
 void   dt_ext_settle(struct dt_ctx *c);
+/* Learns where the journal of the learnt ext4 lies (c->ext.jbeg, jend:
+ * volume bytes) from its inode's extents, the inode read where its anchor
+ * was found; 0 0 when not known. */
+void   dt_ext_journal(struct dt_ctx *c);
 /* Resolves a DT_EXT_INO hit (A->voff; DT_NONE when nothing is learnt or
  * the number is not one of the file system's inodes). */
 void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);

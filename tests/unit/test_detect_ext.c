@@ -232,6 +232,60 @@ START_TEST(t_ext_gdt_elsewhere)
 }
 END_TEST
 
+/* An ext4 whose journal holds a logged copy of an inode-table block
+ * (what a mounted file system's journal keeps; the forensics ext4
+ * sample's held 76 such anchors against the true RAID-5, seed 2689), as
+ * t_ext_gdt_elsewhere's RAID-0 pair: the journal is learnt from inode
+ * 8's extent, and the copies the answer reads inside it count neither
+ * way -- every anchor counted agrees. */
+START_TEST(t_ext_journal_copies)
+{
+	if (!make_ext4()) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	uint8_t *v = malloc(VOL), *m0 = malloc(VOL / 2), *m1 = malloc(VOL / 2 + OFF1);
+	FILE *f = fopen(rk_test_path("vol"), "rb");
+	RK_REQUIRE(v && m0 && m1 && f && fread(v, 1, VOL, f) == VOL);
+	fclose(f);
+	uint64_t it = (uint64_t)rk_get_le32(v + 4096 + 8) * 4096;
+	const uint8_t *eh = v + it + 7 * 256 + 0x28;   /* inode 8: the journal */
+	RK_REQUIRE_MSG(rk_get_le16(eh) == 0xF30A && rk_get_le16(eh + 6) == 0, "the journal inode has no extent root");
+	const uint64_t copy = ((uint64_t)rk_get_le32(eh + 12 + 8) + 2) * 4096;
+	RK_REQUIRE(copy > 4096 && copy + 4096 <= VOL);
+	memcpy(v + copy, v + it, 4096);   /* a logged copy of the first inode-table block */
+	rk_test_fill_seeded(m1, OFF1, 5);
+	for (uint64_t k = 0; k < VOL / CH; k++)
+		memcpy(k % 2 ? m1 + OFF1 + k / 2 * CH : m0 + k / 2 * CH, v + k * CH, CH);
+	rk_test_spit(rk_test_path("m0"), m0, VOL / 2);
+	rk_test_spit(rk_test_path("m1"), m1, VOL / 2 + OFF1);
+	free(v);
+	free(m0);
+	free(m1);
+	char *paths[2];
+	struct dt_ctx c;
+	open_pair(&c, paths);
+	RK_REQUIRE_MSG(c.ext.jend > c.ext.jbeg && c.ext.jbeg <= copy && c.ext.jend >= copy + 4096,
+	               "journal at %llu..%llu, the copy at %llu", (unsigned long long)c.ext.jbeg, (unsigned long long)c.ext.jend,
+	               (unsigned long long)copy);
+	uint32_t copies = 0;
+	for (uint32_t k = 0; k < c.nanc; k++) {
+		const struct dt_anchor *a = &c.anc[k];
+		uint64_t at = pair_voff(a);
+		copies += a->kind == DT_EXT_INO && a->voff != DT_NONE && at >= copy && at < copy + 4096;
+	}
+	RK_REQUIRE_MSG(copies >= 8, "%u inode copies in the journal anchored", copies);
+	dt_close(&c);
+	struct rk_detect_result *r = NULL;
+	RK_REQUIRE(rk_detect_run(paths, 2, NULL, &r) == RK_OK);
+	RK_REQUIRE_MSG(r->found && r->geom.level == 0 && r->geom.chunk == CH, "not found: %s", r->why);
+	RK_REQUIRE_MSG(r->anchors_agree == r->anchors_total, "%u of %u anchors agree", r->anchors_agree, r->anchors_total);
+	rk_detect_free(r);
+	free(paths[0]);
+	free(paths[1]);
+}
+END_TEST
+
 /* Probes a linear volume of image PATH (one member): *OK, *BAD. */
 static void probe_image(const char *path, uint32_t *ok, uint32_t *bad)
 {
@@ -283,4 +337,4 @@ START_TEST(t_ext_inode_probe)
 END_TEST
 
 RK_TEST_SUITE("detect_ext", { "ext", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_ext_inodes, 0, 2), RK_TEST(t_ext_gdt_elsewhere), RK_TEST(t_ext_inode_probe)) })
+	  RK_TESTS(RK_TEST_LOOP(t_ext_inodes, 0, 2), RK_TEST(t_ext_gdt_elsewhere), RK_TEST(t_ext_inode_probe), RK_TEST(t_ext_journal_copies)) })

@@ -404,11 +404,7 @@ static void hl_add(struct hlist *l, const struct dt_hyp *h)
 static double score_of(const struct dt_hyp *h)
 {
 	double s = (double)h->anc_ok - 2.0 * h->anc_bad + (double)h->probe_ok - 2.0 * h->probe_bad;
-	/* free blocks holding data: a wrong reading's, or deleted files' (a
-	 * forensics image keeps them: seed 2689's true reading had 196 of 256
-	 * sampled, -98 points); at most 8 points against */
-	double bm = h->bm_ok / 32.0 - h->bm_bad / 2.0;
-	s += bm < -8 ? -8 : bm;
+	s += h->bm_ok / 32.0 - h->bm_bad / 2.0;
 	if (h->checked && h->rows_nz) {
 		if (h->rows_bad * 50 > h->rows_nz)
 			return -1e9;

@@ -212,6 +212,7 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 }
 
 #define FIND_SPAN (8u << 20)   /* the data starts searched: 0 to 8 MiB */
+#define FIND_PIECE (1u << 20)  /* read at a time */
 #define FIND_ROWS 24u
 
 /* The block role R holds at member offset M under H, rebuilt from the
@@ -245,7 +246,7 @@ int dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint3
 {
 	if (!h->g.nparity || h->missing != 1 || h->role_img[r] >= 0)
 		return 0;
-	uint8_t *e = malloc(DT_BLK), *w = malloc(FIND_SPAN + DT_BLK);
+	uint8_t *e = malloc(DT_BLK), *w = malloc(FIND_PIECE + DT_BLK);
 	int found = 0, reads = 0;
 	uint64_t span = h->g.member_size < (64ull << 20) ? h->g.member_size : 64ull << 20;
 	for (uint32_t t = 0; e && w && t < FIND_ROWS && !found && reads < 2; t++) {
@@ -253,17 +254,20 @@ int dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint3
 		dt_cache_trim(c);
 		if (!rebuilt_block(c, h, r, m, e))
 			continue;
-		uint64_t len = c->img[i].size > m ? c->img[i].size - m : 0;
-		if (len > FIND_SPAN + DT_BLK)
-			len = FIND_SPAN + DT_BLK;
 		reads++;
-		if (len < DT_BLK || dt_read(c, i, m, w, len))
-			continue;
-		for (uint64_t p = 0; p + DT_BLK <= len && !found; p += 512)
-			if (!memcmp(w + p, e, DT_BLK)) {
-				*start = p;
-				found = 1;
-			}
+		/* in pieces (the memory bound), each overlapping the next by a block */
+		for (uint64_t at = 0; at < FIND_SPAN && !found; at += FIND_PIECE) {
+			uint64_t len = c->img[i].size > m + at ? c->img[i].size - m - at : 0;
+			if (len > FIND_PIECE + DT_BLK)
+				len = FIND_PIECE + DT_BLK;
+			if (len < DT_BLK || dt_read(c, i, m + at, w, len))
+				break;
+			for (uint64_t p = 0; p + DT_BLK <= len && !found; p += 512)
+				if (!memcmp(w + p, e, DT_BLK)) {
+					*start = at + p;
+					found = 1;
+				}
+		}
 	}
 	free(e);
 	free(w);

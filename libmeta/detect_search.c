@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "detect_int.h"
+#include "rk_le.h"
 #include "rk_util.h"
 
 #define KEEP1 48u          /* geometries kept after stage 1 */
@@ -79,11 +80,28 @@ static int in_journal(const struct dt_ctx *c, const struct dt_anchor *a, uint64_
 	return v >= c->ext.jbeg + base && v < c->ext.jend + base;
 }
 
+/* Whether H reads the journal's own superblock where the journal starts
+ * (jbd2's magic, a superblock block type, the file system's block size):
+ * only a reading that places the journal, with no role missing, may call
+ * anchors in it copies (seed 2486: a RAID-6 of 5 with two members gone,
+ * no prediction holding, had its misplaced anchors land in the journal's
+ * bytes and was named at 0.72 instead of the true RAID-0; it reads the
+ * journal's first block right). */
+static int journal_read(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	uint8_t j[16];
+	if (dt_vread(c, h, c->ext.jbeg + c->fs.base[DT_FSK_EXT], j, sizeof j))
+		return 0;
+	uint32_t type = rk_get_be32(j + 4);
+	return rk_get_be32(j) == 0xC03B3998u && (type == 3 || type == 4) && rk_get_be32(j + 12) == c->ext.bs;
+}
+
 /* Counts the anchors on assigned images that H maps where they say
  * (anc_ok) or elsewhere as data (anc_bad); hits on parity are neutral
  * (a parity block equals a data block when the row's others are zero). */
-static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role)
+static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role)
 {
+	int jread = -1;   /* journal_read, asked once when needed */
 	h->anc_ok = h->anc_bad = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
@@ -102,7 +120,7 @@ static void anchor_score(const struct dt_ctx *c, struct dt_hyp *h, const int32_t
 			continue;
 		if (v == a->voff || v == a->voff2)
 			h->anc_ok++;
-		else if (!in_journal(c, a, v))
+		else if (h->missing || !in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread))
 			h->anc_bad++;
 	}
 }

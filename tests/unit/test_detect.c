@@ -572,10 +572,11 @@ START_TEST(t_partitioned_disk_beside)
 }
 END_TEST
 
-/* A RAID-0 of 3 beside an unrelated image of 2 MiB of random bytes (seed 2216: a 16 MiB sample
- * disk beside a RAID-0 of two 82 MiB members cut the volume stage 1
- * votes on to 32 MiB, its btrfs anchors lay beyond, and no hypothesis
- * was left): the small image is no member and does not size them. */
+/* A RAID-0 of 3 beside an unrelated image of 2 MiB of random bytes (seed
+ * 2216: a 16 MiB sample disk beside a RAID-0 of two 82 MiB members cut
+ * the volume stage 1 votes on to 32 MiB, its btrfs anchors lay beyond,
+ * and no hypothesis was left): the small image is no member and does not
+ * size them. */
 START_TEST(t_small_image_beside)
 {
 	if (!shared_vol[0]) {

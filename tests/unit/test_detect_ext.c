@@ -150,6 +150,21 @@ static uint64_t pair_voff(const struct dt_anchor *a)
 	return x / CH * 2 * CH + (a->img ? CH : 0) + x % CH;
 }
 
+/* Writes volume V (VOL bytes) as that pair: m0, and m1 behind OFF1 bytes
+ * of junk. */
+static void spit_pair(const uint8_t *v)
+{
+	uint8_t *m0 = malloc(VOL / 2), *m1 = malloc(VOL / 2 + OFF1);
+	RK_REQUIRE(m0 && m1);
+	rk_test_fill_seeded(m1, OFF1, 5);
+	for (uint64_t k = 0; k < VOL / CH; k++)
+		memcpy(k % 2 ? m1 + OFF1 + k / 2 * CH : m0 + k / 2 * CH, v + k * CH, CH);
+	rk_test_spit(rk_test_path("m0"), m0, VOL / 2);
+	rk_test_spit(rk_test_path("m1"), m1, VOL / 2 + OFF1);
+	free(m0);
+	free(m1);
+}
+
 /* A RAID-0 of two over 4 KiB chunks, the second member's data at 64 KiB
  * (junk before it): the group descriptors (volume block 1) lie on the
  * second member, found by their checksum; every inode resolves to the
@@ -160,18 +175,11 @@ START_TEST(t_ext_gdt_elsewhere)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	uint8_t *v = malloc(VOL), *m0 = malloc(VOL / 2), *m1 = malloc(VOL / 2 + OFF1);
-	FILE *f = fopen(rk_test_path("vol"), "rb");
-	RK_REQUIRE(v && m0 && m1 && f && fread(v, 1, VOL, f) == VOL);
-	fclose(f);
-	rk_test_fill_seeded(m1, OFF1, 5);
-	for (uint64_t k = 0; k < VOL / CH; k++)
-		memcpy(k % 2 ? m1 + OFF1 + k / 2 * CH : m0 + k / 2 * CH, v + k * CH, CH);
-	rk_test_spit(rk_test_path("m0"), m0, VOL / 2);
-	rk_test_spit(rk_test_path("m1"), m1, VOL / 2 + OFF1);
+	size_t vl;
+	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &vl);
+	RK_REQUIRE(v && vl == VOL);
+	spit_pair(v);
 	free(v);
-	free(m0);
-	free(m1);
 	char *paths[2];
 	struct dt_ctx c;
 	open_pair(&c, paths);
@@ -244,24 +252,17 @@ START_TEST(t_ext_journal_copies)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	uint8_t *v = malloc(VOL), *m0 = malloc(VOL / 2), *m1 = malloc(VOL / 2 + OFF1);
-	FILE *f = fopen(rk_test_path("vol"), "rb");
-	RK_REQUIRE(v && m0 && m1 && f && fread(v, 1, VOL, f) == VOL);
-	fclose(f);
+	size_t vl;
+	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &vl);
+	RK_REQUIRE(v && vl == VOL);
 	uint64_t it = (uint64_t)rk_get_le32(v + 4096 + 8) * 4096;
 	const uint8_t *eh = v + it + 7 * 256 + 0x28;   /* inode 8: the journal */
 	RK_REQUIRE_MSG(rk_get_le16(eh) == 0xF30A && rk_get_le16(eh + 6) == 0, "the journal inode has no extent root");
 	const uint64_t copy = ((uint64_t)rk_get_le32(eh + 12 + 8) + 2) * 4096;
 	RK_REQUIRE(copy > 4096 && copy + 4096 <= VOL);
 	memcpy(v + copy, v + it, 4096);   /* a logged copy of the first inode-table block */
-	rk_test_fill_seeded(m1, OFF1, 5);
-	for (uint64_t k = 0; k < VOL / CH; k++)
-		memcpy(k % 2 ? m1 + OFF1 + k / 2 * CH : m0 + k / 2 * CH, v + k * CH, CH);
-	rk_test_spit(rk_test_path("m0"), m0, VOL / 2);
-	rk_test_spit(rk_test_path("m1"), m1, VOL / 2 + OFF1);
+	spit_pair(v);
 	free(v);
-	free(m0);
-	free(m1);
 	char *paths[2];
 	struct dt_ctx c;
 	open_pair(&c, paths);

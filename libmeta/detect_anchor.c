@@ -343,13 +343,6 @@ void dt_resolve(struct dt_ctx *c)
 		}
 	dt_ext_settle(c);
 	dt_ext_journal(c);
-#ifdef DT_DEBUG
-	if (getenv("DT_ANC"))
-		for (uint32_t k = 0; k < c->nanc; k++)
-			if (c->anc[k].kind == (uint8_t)atoi(getenv("DT_ANC")))
-				fprintf(stderr, "ANC kind %u img %u ioff %llu voff %llu raw %llx tag %u\n", c->anc[k].kind, c->anc[k].img,
-				        (unsigned long long)c->anc[k].ioff, (unsigned long long)c->anc[k].voff, (unsigned long long)c->anc[k].raw, c->anc[k].tag);
-#endif
 }
 
 /* Words for an anchor, e.g. "ext superblock of group 3". */

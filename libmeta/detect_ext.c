@@ -338,9 +338,18 @@ void dt_ext_learn(struct dt_ctx *c)
 	}
 	if (most)
 		*e = best;
-#ifdef DT_DEBUG
-	fprintf(stderr, "EXTINO learnt %d isz %u icount %u ngroups %u nsb %u\n", e->learnt, e->isz, e->icount, e->ngroups, e->nsb);
-#endif
+}
+
+/* The first 128 bytes of inode INO of the learnt file system into Q, read
+ * where its resolved anchor was found: 0 when no such anchor reads. */
+static int inode_read(struct dt_ctx *c, uint32_t ino, uint8_t *q)
+{
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->kind == DT_EXT_INO && a->voff != DT_NONE && a->tag == ino && !dt_read(c, a->img, a->ioff, q, ISIZE128))
+			return 1;
+	}
+	return 0;
 }
 
 /* See detect_int.h.  The journal holds copies of metadata blocks (inode
@@ -352,32 +361,26 @@ void dt_ext_journal(struct dt_ctx *c)
 {
 	struct dt_ext *e = &c->ext;
 	e->jbeg = e->jend = 0;
-	if (!e->learnt || !e->jino)
+	uint8_t q[ISIZE128];
+	if (!e->learnt || !e->jino || !inode_read(c, e->jino, q))
 		return;
-	for (uint32_t k = 0; k < c->nanc; k++) {
-		const struct dt_anchor *a = &c->anc[k];
-		uint8_t q[ISIZE128];
-		if (a->kind != DT_EXT_INO || a->voff == DT_NONE || a->tag != e->jino || dt_read(c, a->img, a->ioff, q, sizeof q))
-			continue;
-		const uint8_t *eh = q + 0x28;
-		if (!(rk_get_le32(q + 0x20) & 0x80000u) || rk_get_le16(eh) != 0xF30A || rk_get_le16(eh + 6) != 0)
-			return;   /* an extent tree of depth 0 only */
-		uint64_t lo = UINT64_MAX, hi = 0;
-		for (uint32_t x = 0; x < rk_get_le16(eh + 2) && x < 4; x++) {
-			const uint8_t *ee = eh + 12 + 12 * x;
-			uint64_t len = rk_get_le16(ee + 4), st = (uint64_t)rk_get_le16(ee + 6) << 32 | rk_get_le32(ee + 8);
-			if (len > 32768)
-				len -= 32768;   /* unwritten */
-			if (st >= e->blocks || len > e->blocks - st)
-				return;
-			lo = st < lo ? st : lo;
-			hi = st + len > hi ? st + len : hi;
-		}
-		if (hi > lo) {
-			e->jbeg = lo * e->bs;
-			e->jend = hi * e->bs;
-		}
-		return;
+	const uint8_t *eh = q + 0x28;
+	if (!(rk_get_le32(q + 0x20) & 0x80000u) || rk_get_le16(eh) != 0xF30A || rk_get_le16(eh + 6) != 0)
+		return;   /* an extent tree of depth 0 only */
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint32_t x = 0; x < rk_get_le16(eh + 2) && x < 4; x++) {
+		const uint8_t *ee = eh + 12 + 12 * x;
+		uint64_t len = rk_get_le16(ee + 4), st = (uint64_t)rk_get_le16(ee + 6) << 32 | rk_get_le32(ee + 8);
+		if (len > 32768)
+			len -= 32768;   /* unwritten */
+		if (st >= e->blocks || len > e->blocks - st)
+			return;
+		lo = st < lo ? st : lo;
+		hi = st + len > hi ? st + len : hi;
+	}
+	if (hi > lo) {
+		e->jbeg = lo * e->bs;
+		e->jend = hi * e->bs;
 	}
 }
 
@@ -471,19 +474,13 @@ void dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a)
 {
 	uint32_t bs = c->ext.bs;   /* not c->fs's: another ext among the images may have set that */
 	a->voff = a->voff2 = DT_NONE;
-	if (!c->ext.learnt || !bs)
+	uint8_t q[ISIZE128];   /* the inode the checksum names: one answer */
+	if (!c->ext.learnt || !bs || a->raw > UINT32_MAX || !inode_read(c, (uint32_t)a->raw, q))
 		return;
-	for (uint32_t k = 0; k < c->nanc; k++) {
-		const struct dt_anchor *in = &c->anc[k];
-		uint8_t q[ISIZE];
-		if (in->kind != DT_EXT_INO || in->voff == DT_NONE || in->tag != a->raw || dt_read(c, in->img, in->ioff, q, sizeof q))
-			continue;
-		uint64_t b = dir_first_block(q);
-		if (b != DT_NONE && b < c->ext.blocks && b <= UINT64_MAX / bs && dir_tail_ok(c, a, q, (uint32_t)a->raw, bs)) {
-			a->voff = b * bs;
-			a->tag = (uint32_t)a->raw;
-		}
-		return;   /* the inode the checksum names: one answer */
+	uint64_t b = dir_first_block(q);
+	if (b != DT_NONE && b < c->ext.blocks && b <= UINT64_MAX / bs && dir_tail_ok(c, a, q, (uint32_t)a->raw, bs)) {
+		a->voff = b * bs;
+		a->tag = (uint32_t)a->raw;
 	}
 }
 

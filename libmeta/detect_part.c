@@ -222,9 +222,7 @@ void dt_part_assign(struct dt_ctx *c)
 	}
 	for (int k = 0; k < DT_FSK_N; k++)
 		if (part_of[k] >= 0)
-			fs->base[k] = fs->part[part_of[k]].start;
-		else if (part_of[k] == -2)
-			fs->base[k] = 0;
+			fs->base[k] = fs->part[part_of[k]].start;   /* -2, another disk's table: 0 */
 #ifdef DT_DEBUG
 	for (int k = 0; k < DT_FSK_N; k++)
 		if (seen[k])
@@ -293,6 +291,20 @@ static int kind_at(const uint8_t *v, const uint8_t *s, const uint8_t **sb)
 	return -1;
 }
 
+/* What V (4 KiB at a file system's start) and S (its 0x80 bytes at 64
+ * KiB, NULL unread) hold against the learnt identities: *K its kind (-1
+ * none); 1 the learnt one of that kind, 0 another (or none learnt). */
+static int ident_of(const struct dt_fs *fs, const uint8_t *v, const uint8_t *s, int *k)
+{
+	const uint8_t *sb;
+	uint32_t len;
+	*k = kind_at(v, s, &sb);
+	if (*k < 0 || !fs->idlen[*k])
+		return 0;
+	uint32_t off = id_at(*k, sb, &len);
+	return len == fs->idlen[*k] && !memcmp(sb + off, fs->id[*k], len);
+}
+
 /* See detect_int.h. */
 int dt_part_confirm(struct dt_ctx *c, const struct dt_hyp *h)
 {
@@ -312,17 +324,11 @@ int dt_part_confirm(struct dt_ctx *c, const struct dt_hyp *h)
 		uint64_t at = t.part[j].start;
 		if (at > h->g.volume_size - sizeof v || dt_vread(c, h, at, v, sizeof v))
 			continue;
-		int bt = at + 65536 + sizeof s <= h->g.volume_size && !dt_vread(c, h, at + 65536, s, sizeof s);
-		const uint8_t *sb;
-		int k = kind_at(v, bt ? s : NULL, &sb);
-		uint32_t len;
-		if (k < 0 || !fs->idlen[k])
-			continue;
-		uint32_t off = id_at(k, sb, &len);
-		if (len != fs->idlen[k] || memcmp(sb + off, fs->id[k], len))
-			continue;
-		base[k] = at;
-		known = 1;
+		int bt = at + 65536 + sizeof s <= h->g.volume_size && !dt_vread(c, h, at + 65536, s, sizeof s), k;
+		if (ident_of(fs, v, bt ? s : NULL, &k)) {
+			base[k] = at;
+			known = 1;
+		}
 	}
 	if (!known)
 		return -1;
@@ -340,13 +346,8 @@ static int ident_at(struct dt_ctx *c, uint32_t i, uint64_t at, int k)
 	uint8_t v[4096], s[0x80];
 	if (dt_read(c, i, at, v, sizeof v))
 		return -1;
-	int bt = !dt_read(c, i, at + 65536, s, sizeof s);
-	const uint8_t *sb;
-	uint32_t len;
-	if (kind_at(v, bt ? s : NULL, &sb) != k)
-		return -1;
-	uint32_t off = id_at(k, sb, &len);
-	return len == c->fs.idlen[k] && !memcmp(sb + off, c->fs.id[k], len);
+	int bt = !dt_read(c, i, at + 65536, s, sizeof s), kind, same = ident_of(&c->fs, v, bt ? s : NULL, &kind);
+	return kind != k ? -1 : same;
 }
 
 /* Whether the partition table is another disk's, for kind K: -2 when a

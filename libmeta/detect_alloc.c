@@ -22,7 +22,6 @@
 #include "rk_util.h"
 
 #define AL_PEEK 256u        /* bytes of a unit looked at */
-#define AL_RUNS 64u         /* $Bitmap data runs kept */
 #define TB_SAMPLES 256u     /* differing units looked at, at most */
 #define TB_TRIES 8192u      /* places tried to find them */
 #define TB_MIN 8u           /* used (and free) units needed for a verdict */
@@ -36,79 +35,8 @@ struct amap {
 	uint64_t table;                 /* ext: the group descriptors' volume byte; FAT: the first FAT's */
 	uint32_t bpg, dsz;              /* ext: blocks per group, descriptor size */
 	uint32_t fat32;                 /* FAT: 32-bit entries (else 16) */
-	uint64_t vcn[AL_RUNS], len[AL_RUNS], lcn[AL_RUNS];   /* NTFS $Bitmap's runs (lcn UINT64_MAX: sparse) */
-	uint32_t nruns;
+	struct dt_runs runs;            /* NTFS: $Bitmap's runs */
 };
-
-/* Applies the update sequence fixups of the REC bytes at R (1 ok). */
-static int ntfs_fixup(uint8_t *r, size_t rec)
-{
-	uint32_t uo = rk_get_le16(r + 4), un = rk_get_le16(r + 6);
-	if (un < 2 || uo + 2ull * un > rec || (un - 1) * 512ull > rec)
-		return 0;
-	for (uint32_t i = 1; i < un; i++) {
-		uint8_t *end = r + i * 512 - 2;
-		if (memcmp(end, r + uo, 2))
-			return 0;   /* torn, or not a record */
-		memcpy(end, r + uo + 2 * i, 2);
-	}
-	return 1;
-}
-
-/* A little-endian integer of N (0..8) bytes at P; signed when SIGNED. */
-static int64_t le_n(const uint8_t *p, uint32_t n, int sgn)
-{
-	uint64_t v = 0;
-	for (uint32_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	if (sgn && n && n < 8 && (p[n - 1] & 0x80))
-		v |= ~0ull << (8 * n);
-	return (int64_t)v;
-}
-
-/* Decodes the runlist at R[OFF..END) into M's runs (1 when any). */
-static int ntfs_runs(struct amap *m, const uint8_t *r, uint32_t off, uint32_t end)
-{
-	uint64_t vcn = 0;
-	int64_t lcn = 0;
-	while (off < end && r[off] && m->nruns < AL_RUNS) {
-		uint32_t ln = r[off] & 15, on = r[off] >> 4;
-		if (!ln || ln > 8 || on > 8 || off + 1 + ln + on > end)
-			return 0;
-		uint64_t len = (uint64_t)le_n(r + off + 1, ln, 0);
-		int64_t d = le_n(r + off + 1 + ln, on, 1);
-		if (!len || len > (1ull << 40))
-			return 0;
-		lcn += d;
-		if (on && (lcn < 0 || (uint64_t)lcn > (1ull << 40)))
-			return 0;
-		m->vcn[m->nruns] = vcn;
-		m->len[m->nruns] = len;
-		m->lcn[m->nruns] = on ? (uint64_t)lcn : UINT64_MAX;
-		m->nruns++;
-		vcn += len;
-		off += 1 + ln + on;
-	}
-	return m->nruns > 0;
-}
-
-/* The runs of the unnamed, non-resident $DATA attribute of MFT record R
- * (REC bytes, fixed up). */
-static int ntfs_data_runs(struct amap *m, const uint8_t *r, size_t rec)
-{
-	uint32_t at = rk_get_le16(r + 0x14);
-	for (int guard = 0; guard < 32 && at + 16 <= rec; guard++) {
-		uint32_t type = rk_get_le32(r + at), len = rk_get_le32(r + at + 4);
-		if (type == 0xFFFFFFFFu || len < 16 || len > rec - at)
-			return 0;
-		if (type == 0x80 && r[at + 8] == 1 && r[at + 9] == 0 && len >= 0x40) {
-			uint32_t ro = rk_get_le16(r + at + 0x20);
-			return ro < len && ntfs_runs(m, r, at + ro, at + len);
-		}
-		at += len;
-	}
-	return 0;
-}
 
 /* The volume byte holding bit K of M's map as H reads it (*BIT its bit
  * there); UINT64_MAX when it cannot be told (a sparse or absent run, a
@@ -117,12 +45,8 @@ static uint64_t map_bit(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m
 {
 	*bit = (uint32_t)(k % 8);
 	if (m->kind == AM_NTFS) {
-		uint64_t byte = k / 8, vcn = byte / m->unit;
-		for (uint32_t i = 0; i < m->nruns; i++)
-			if (vcn >= m->vcn[i] && vcn - m->vcn[i] < m->len[i])
-				return m->lcn[i] == UINT64_MAX ? UINT64_MAX
-				                               : (m->lcn[i] + (vcn - m->vcn[i])) * m->unit + byte % m->unit;
-		return UINT64_MAX;
+		uint64_t byte = k / 8, lcn = dt_runs_lcn(&m->runs, byte / m->unit);
+		return lcn == UINT64_MAX ? UINT64_MAX : lcn * m->unit + byte % m->unit;
 	}
 	uint64_t g = k / m->bpg, j = k % m->bpg;   /* ext */
 	uint8_t d[64];
@@ -177,7 +101,7 @@ static void amap_open(struct dt_ctx *c, struct dt_hyp *h, struct amap *m)
 		uint64_t clus = fs.ntfs_clus, rec = fs.ntfs_rec, mft = fs.ntfs_mft_lcn;
 		if (clus > (2u << 20) || rec < 512 || rec > sizeof r || mft > (1ull << 40) || fs.ntfs_sectors > (1ull << 48) ||
 		    dt_vread(c, h, mft * clus + 6 * rec, r, (size_t)rec) || memcmp(r, "FILE", 4) ||
-		    rk_get_le32(r + 0x2C) != 6 || !ntfs_fixup(r, (size_t)rec) || !ntfs_data_runs(m, r, (size_t)rec))
+		    rk_get_le32(r + 0x2C) != 6 || !dt_ntfs_fixup(r, (size_t)rec) || !dt_ntfs_data_runs(&m->runs, r, (size_t)rec))
 			return;
 		m->kind = AM_NTFS;
 		m->unit = clus;

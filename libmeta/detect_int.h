@@ -289,6 +289,35 @@ void   dt_btrfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_
  * probe_ok or probe_bad of H (empty ones neither).  LIMIT as
  * dt_btrfs_probe. */
 void   dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *boot);
+/* detect_ntfs.c: the runs of an NTFS attribute (lcn UINT64_MAX: sparse),
+ * with its flags, size and valid (initialized) size. */
+#define DT_RUNS 64u
+struct dt_runs {
+	uint64_t vcn[DT_RUNS], len[DT_RUNS], lcn[DT_RUNS];
+	uint32_t n, flags;
+	uint64_t size, valid;
+};
+/* Applies the update sequence fixups of the REC bytes of MFT record R (1
+ * ok, 0 torn or not a record). */
+int    dt_ntfs_fixup(uint8_t *r, size_t rec);
+/* The runs of record R's (REC bytes, fixed up) unnamed non-resident $DATA
+ * from VCN 0 into M: 1 when found and decoded. */
+int    dt_ntfs_data_runs(struct dt_runs *m, const uint8_t *r, size_t rec);
+/* The cluster M maps VCN to; UINT64_MAX when sparse or beyond its runs. */
+uint64_t dt_runs_lcn(const struct dt_runs *m, uint64_t vcn);
+/* The predictions of the NTFS boot sector BT at volume byte BASE (records
+ * numbered where they sit, the backup boot sector; in full probes also
+ * file tails, which only count for), checked through H.  LIMIT as
+ * dt_btrfs_probe. */
+void   dt_ntfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *bt);
+/* detect_fat.c: the tails of the files of the FAT16/32 file system whose
+ * boot sector BOOT sits at volume byte BASE, read through H: probe_ok for
+ * each that holds the file's end and zeros after it (full probes only). */
+void   dt_fat_tails(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, const uint8_t *boot);
+/* detect_xfs.c: the predictions of the XFS superblock SB at volume byte
+ * BASE (AGF headers; in full probes also inode chunks and file tails),
+ * checked through H into probe_ok / probe_bad.  LIMIT as dt_btrfs_probe. */
+void   dt_xfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *sb);
 /* Words for a DT_BTRFS_NODE anchor (NULL for other kinds). */
 const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len);
 
@@ -346,6 +375,25 @@ uint32_t dt_where(const struct dt_hyp *h, uint64_t voff, uint32_t *img, uint64_t
  * into h->probe_ok / probe_bad and the bitmap counts; LIMIT > 0: a quick
  * look, at most LIMIT predictions and no bitmaps. */
 void   dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit);
+/* A file's last block, at volume byte AT through H (block or cluster size
+ * BS), for a file of SIZE bytes: 1 when the file's last bytes are there
+ * and DT_TAIL_SLACK or more zero bytes follow them to the block's end, 0
+ * when data follows them (a reading that puts another file's block
+ * there), -1 when it tells nothing (a short slack, the bytes before the
+ * end zero too, unreadable).  Only writers that zero the slack (Linux, the
+ * mkfs populators) make a 0 evidence against; others' tails count through
+ * dt_tails_count.  BUF: BS bytes. */
+#define DT_TAIL_SLACK 16u
+int    dt_tail_check(struct dt_ctx *c, struct dt_hyp *h, uint64_t at, uint32_t bs, uint64_t size, uint8_t *buf);
+/* The tails of a file system whose writers may leave a cluster's slack
+ * as it was (FAT, NTFS): N checked by dt_tail_check, OK of them holding.
+ * Where the slack was zero (a fresh image), nine in ten or more hold
+ * under the true reading, and then each counts, for and against; where
+ * it was not, they tell nothing, and none counts.  A reading that puts
+ * other clusters in their place holds far fewer and gains none.  Fewer
+ * than DT_TAILS_MIN tails count neither way. */
+#define DT_TAILS_MIN 8u
+void   dt_tails_count(struct dt_hyp *h, uint32_t ok, uint32_t n);
 /* The bytes the file system (or partition table) at H's volume start says
  * it spans, 0 when unknown: a volume shorter than that is not the array. */
 uint64_t dt_fs_claim(struct dt_ctx *c, const struct dt_hyp *h);

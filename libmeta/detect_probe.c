@@ -4,8 +4,10 @@
  * say (plausible inodes), directories whose first entry "." names their own
  * inode, NTFS MFT records whose number matches their place, FAT's second
  * FAT and backup boot sector, exFAT's backup boot region and directories
- * (detect_exfat.c), XFS AGF headers, the btrfs superblock mirror and tree blocks (detect_btrfs.c), the GPT
- * backup header; ext's block bitmaps against the blocks.  Each prediction that
+ * (detect_exfat.c), XFS AGF headers, inode chunks and file tails
+ * (detect_xfs.c), the btrfs superblock mirror and tree blocks
+ * (detect_btrfs.c), the GPT backup header; ext's block bitmaps against
+ * the blocks, and the last blocks of ext4 files (dt_tail_check).  Each prediction that
  * holds is a probe_ok, each that fails a probe_bad; places a hypothesis
  * cannot read (a role missing beyond repair) count as neither. */
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "rk_util.h"
 
 #define PROBE_MAX 48u    /* predictions checked per kind */
+#define TAIL_MAX 256u    /* files whose last block is checked */
 
 struct pr { struct dt_ctx *c; struct dt_hyp *h; uint64_t base; uint32_t limit; };
 static void dt_probe_at(struct pr *p);
@@ -86,6 +89,59 @@ static void probe_dir(struct pr *p, const uint8_t *in, uint32_t ino, uint32_t bs
 	tally(p, rk_get_le32(d) == ino && rk_get_le16(d + 4) >= 12 && d[6] == 1 && d[8] == '.');
 }
 
+/* See detect_int.h. */
+int dt_tail_check(struct dt_ctx *c, struct dt_hyp *h, uint64_t at, uint32_t bs, uint64_t size, uint8_t *buf)
+{
+	uint32_t end = (uint32_t)(size % bs);
+	if (!size || !end || bs - end < DT_TAIL_SLACK)
+		return -1;
+	uint32_t from = end > 64 ? end - 64 : 0;
+	if (at > UINT64_MAX - bs || dt_vread(c, h, at + from, buf, bs - from))
+		return -1;
+	if (rk_buf_is_zero(buf, end - from))
+		return -1;   /* a file of zeros, or a block never written */
+	return rk_buf_is_zero(buf + (end - from), bs - end);
+}
+
+/* See detect_int.h. */
+void dt_tails_count(struct dt_hyp *h, uint32_t ok, uint32_t n)
+{
+	if (n < DT_TAILS_MIN || (uint64_t)ok * 10 < (uint64_t)n * 9)
+		return;
+	h->probe_ok += ok;
+	h->probe_bad += n - ok;
+}
+
+/* An ext4 regular file's last block (inode IN, extent-mapped, depth 0,
+ * block size BS): dt_tail_check, the kernel and mke2fs -d zeroing the
+ * slack.  BUF: BS bytes. */
+static void probe_tail(struct pr *p, const uint8_t *in, uint32_t bs, uint8_t *buf)
+{
+	if ((rk_get_le16(in) >> 12) != 8 || !rk_get_le16(in + 0x1A) || rk_get_le32(in + 0x14) ||
+	    (rk_get_le32(in + 0x20) & 0x10080000u) != 0x80000 || rk_get_le16(in + 0x28) != 0xF30A ||
+	    rk_get_le16(in + 0x2E) != 0)
+		return;   /* not a live regular file with its extents in the inode */
+	uint64_t size = rk_get_le32(in + 4) | (uint64_t)rk_get_le32(in + 0x6C) << 32;
+	if (!size)
+		return;
+	uint64_t last = (size - 1) / bs;
+	uint32_t n = rk_get_le16(in + 0x2A);
+	for (uint32_t k = 0; k < n && k < 4; k++) {
+		const uint8_t *e = in + 0x28 + 12 + 12 * k;
+		uint64_t first = rk_get_le32(e), len = rk_get_le16(e + 4);
+		uint64_t start = (uint64_t)rk_get_le16(e + 6) << 32 | rk_get_le32(e + 8);
+		if (len > 32768 || last < first || last >= first + len)
+			continue;   /* an unwritten extent reads as zeros whatever the disk holds */
+		uint64_t blk = start + (last - first);
+		if (blk > (UINT64_MAX - p->base) / bs - 1)
+			return;
+		int r = dt_tail_check(p->c, p->h, p->base + blk * bs, bs, size, buf);
+		if (r >= 0)
+			tally(p, r);
+		return;
+	}
+}
+
 /* The allocation bitmaps against the blocks: sampled blocks of sampled
  * groups that hold data where the bitmap says used (bm_ok) or free (bm_bad:
  * a fresh or lightly used file system keeps free blocks zero; a wrong
@@ -144,6 +200,8 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 		return;
 	if (!p->limit)
 		probe_bitmaps(p, ngroups, bpg, fdb, bs, dsz, blocks, blk);
+	uint8_t *tail = p->limit ? NULL : malloc(bs);   /* full probes only */
+	uint32_t tails = 0;
 	uint32_t step = ngroups > PROBE_MAX ? (uint32_t)(ngroups / PROBE_MAX) : 1;
 	for (uint64_t g = 0; g < ngroups; g += step) {
 		uint8_t d[64];
@@ -164,6 +222,11 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 				badi += r < 0;
 				if (r > 0)
 					probe_dir(p, blk + k * isz, ino, bs);
+				if (r > 0 && tail && tails < TAIL_MAX) {
+					uint32_t before = p->h->probe_ok + p->h->probe_bad;
+					probe_tail(p, blk + k * isz, bs, tail);
+					tails += p->h->probe_ok + p->h->probe_bad != before;
+				}
 			}
 			if (good || badi)
 				tally(p, badi == 0);
@@ -171,29 +234,8 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 				break;   /* the used inodes come first */
 		}
 	}
+	free(tail);
 	free(blk);
-}
-
-/* NTFS: MFT records numbered where they sit; the backup boot sector. */
-static void probe_ntfs(struct pr *p, const uint8_t *bt)
-{
-	uint32_t bps = rk_get_le16(bt + 0x0B), spc = bt[0x0D];
-	uint64_t clus = spc <= 0x80 ? (uint64_t)spc * bps : 0;
-	int8_t cpr = (int8_t)bt[0x40];
-	uint64_t rec = cpr < 0 ? (cpr >= -20 ? 1ull << -cpr : 0) : (uint64_t)cpr * clus;
-	uint64_t mft = rk_get_le64(bt + 0x30), secs = rk_get_le64(bt + 0x28);
-	if (!clus || rec < 256 || rec > 65536 || mft > (1ull << 40))
-		return;
-	uint8_t r[64];
-	for (uint32_t k = 0; k < PROBE_MAX; k++) {
-		uint32_t n = k < 16 ? k : 16 + (k - 16) * 7;
-		if (vr(p, mft * clus + n * rec, r, sizeof r) || rk_buf_is_zero(r, sizeof r))
-			continue;
-		tally(p, !memcmp(r, "FILE", 4) && rk_get_le32(r + 0x2C) == n);
-	}
-	uint8_t b[512];
-	if (secs < (1ull << 48) && !vr(p, secs * bps, b, 512))
-		tally(p, !memcmp(b, bt, 512));
 }
 
 /* FAT: the second FAT starts as the first; FAT32's backup boot sector. */
@@ -209,6 +251,8 @@ static void probe_fat(struct pr *p, const uint8_t *bt)
 		if (bk && bk < res && !vr(p, (uint64_t)bk * bps, a, 512))
 			tally(p, !memcmp(a, bt, 90));
 	}
+	if (!p->limit)
+		dt_fat_tails(p->c, p->h, p->base, bt);
 }
 
 /* GPT: the backup header where the primary says; the file systems in the
@@ -240,7 +284,7 @@ static void dt_probe_at(struct pr *p)
 	if (rk_get_le16(v + 1024 + 0x38) == 0xEF53)
 		probe_ext(p, v + 1024);
 	else if (!memcmp(v + 3, "NTFS    ", 8))
-		probe_ntfs(p, v);
+		dt_ntfs_probe(p->c, p->h, p->base, p->limit, v);
 	else if (!memcmp(v + 3, "EXFAT   ", 8)) {
 		uint32_t bps = 1u << (v[0x6C] >= 9 && v[0x6C] <= 12 ? v[0x6C] : 9);
 		uint8_t b[512];
@@ -254,14 +298,9 @@ static void dt_probe_at(struct pr *p)
 		dt_exfat_probe(p->c, p->h, p->base, p->limit, v);
 	} else if (v[510] == 0x55 && v[511] == 0xAA && (v[0] == 0xEB || v[0] == 0xE9) && v[0x0B] == 0 && v[0x10] && v[0x10] <= 2)
 		probe_fat(p, v);
-	else if (!memcmp(v, "XFSB", 4)) {
-		uint32_t bs = rk_get_be32(v + 4), agb = rk_get_be32(v + 84), agc = rk_get_be32(v + 88);
-		uint16_t ss = rk_get_be16(v + 102);
-		uint8_t b[16];
-		for (uint32_t a = 1; a < agc && a <= PROBE_MAX && bs && bs <= 65536 && ss; a++)
-			if (!vr(p, (uint64_t)a * agb * bs + ss, b, sizeof b))
-				tally(p, !memcmp(b, "XAGF", 4) && rk_get_be32(b + 8) == a);
-	} else if (!memcmp(v + 512, "EFI PART", 8))
+	else if (!memcmp(v, "XFSB", 4))
+		dt_xfs_probe(p->c, p->h, p->base, p->limit, v);
+	else if (!memcmp(v + 512, "EFI PART", 8))
 		probe_gpt(p, v + 512);
 	else if (!p->base && dt_mbr_first(v)) {   /* the file systems of the partitions */
 		for (int k = 0; k < 4; k++) {

@@ -1717,6 +1717,87 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
+#define SWAP_PASSES 3    /* rounds of swapping two roles' images */
+#define SWAP_TIES 8      /* swaps that tie with the result, kept as its rivals */
+#define SWAP_GAIN 1.5    /* the least score gain a swap must bring */
+#define SWAP_NEAR 16.0   /* a runner-up this close calls for swaps */
+
+/* B with the images of roles R1 and R2 swapped into *T, scored in full:
+ * 0 when a role is missing (which one is: the search's, seed 2488), or
+ * when what the anchors or the rows see changes (parity read as data may
+ * hold more anchors: seed 2243). */
+static int swapped(struct dt_ctx *c, const struct dt_hyp *b, uint32_t r1, uint32_t r2, struct dt_hyp *t)
+{
+	if (b->role_img[r1] < 0 || b->role_img[r2] < 0)
+		return 0;
+	*t = *b;
+	t->role_img[r1] = b->role_img[r2];
+	t->role_img[r2] = b->role_img[r1];
+	t->off[r1] = b->off[r2];
+	t->off[r2] = b->off[r1];
+	dt_cache_trim(c);
+	anchors_again(c, t);
+	dt_probe(c, t, 0);
+	if (b->checked)
+		dt_check_redundancy(c, t, FULL_ROWS, 0);
+	t->score = score_of(t);
+	return t->anc_ok == b->anc_ok && !t->anc_bad && t->rows_bad <= b->rows_bad && t->place_bad <= b->place_bad;
+}
+
+/* A tie among readings that put the same images in other roles (members
+ * that hold no anchor: their order is unknown to the anchors) may not
+ * hold the true order at all when many members are so: the search only
+ * tries the orders its budget allows (seed 2275: a RAID-4 of 16 with
+ * nine such members).  The file-system predictions (file tails above
+ * all) see the order.  So a best that DT_SURE_ANC anchors and none
+ * against placed is improved by swapping the images of two of its roles
+ * (swapped) while that gains, SWAP_PASSES rounds at most; the result
+ * joins the list, and so do the swaps of it that score as well: a local
+ * best is no proof (seed 2483: a sparse RAID-0 of 9 reordered until 8
+ * FAT tails held, as they do for the true order too).  Nothing else
+ * moves: not the starts (seed 2474: a linear array read with its members
+ * at 0 was reordered until exFAT directories fitted, wrongly), not a
+ * missing role. */
+static void swap_search(struct dt_ctx *c, struct hlist *l)
+{
+	if (l->n < 2 || ((l->h[1].score < l->h[0].score - SWAP_NEAR || equivalent(&l->h[0], &l->h[1])) &&
+	                 !l->h[0].probe_bad))
+		return;   /* no close rival, nothing predicted fails */
+	struct dt_hyp b = l->h[0], ties[SWAP_TIES];
+	if (b.g.level == 1 || b.g.nroles < 2 || b.anc_ok < DT_SURE_ANC || b.anc_bad)
+		return;   /* only orders on a footing the anchors made sure of */
+	uint32_t nties = 0;
+	int gained = 0;
+	/* SWAP_PASSES rounds that may gain, then one that only looks for ties */
+	for (uint32_t pass = 0; pass <= SWAP_PASSES; pass++) {
+		int better = 0;
+		nties = 0;
+		for (uint32_t r1 = 0; r1 < b.g.nroles; r1++)
+			for (uint32_t r2 = r1 + 1; r2 < b.g.nroles; r2++) {
+				struct dt_hyp t;
+				if (!swapped(c, &b, r1, r2, &t))
+					continue;
+				if (pass < SWAP_PASSES && t.score >= b.score + SWAP_GAIN) {
+					b = t;
+					better = gained = 1;
+					nties = 0;
+				} else if (t.score >= b.score - TIE_NEAR && nties < SWAP_TIES && !equivalent(&b, &t))
+					ties[nties++] = t;
+			}
+		if (!better)
+			break;
+	}
+#ifdef DT_DEBUG
+	fprintf(stderr, "SWAP best %.2f -> %.2f, %u ties\n", l->h[0].score, b.score, nties);
+#endif
+	if (gained)
+		hl_add(l, &b);
+	for (uint32_t k = 0; k < nties; k++)
+		hl_add(l, &ties[k]);
+	if (gained || nties)
+		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -1766,6 +1847,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (l.n != n0)
 			qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
 	}
+	swap_search(c, &l);
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
 	uint32_t bi = 0;

@@ -1,7 +1,8 @@
 /* fuzz_detect.c: raid-recover --detect's decoders of file-system bytes
  * (libmeta/detect_anchor.c, detect_self.c, detect_btrfs.c: the anchor
- * scan; detect_probe.c and detect_btrfs.c's probe: what a hypothesis reads)
- * over arbitrary bytes.
+ * scan; detect_probe.c, detect_btrfs.c's, detect_xfs.c's, detect_ntfs.c's
+ * probes and detect_fat.c's file tails: what a hypothesis reads) over
+ * arbitrary bytes.
  *
  * The input is an image of 1 MiB (zeros elsewhere): its first 4 KiB go to
  * 64 KiB (where a btrfs superblock sits), the rest from 68 KiB on.  So

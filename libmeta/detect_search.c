@@ -1719,6 +1719,7 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 
 #define SWAP_PASSES 3    /* rounds of swapping two roles' images */
 #define SWAP_TIES 8      /* swaps that tie with the result, kept as its rivals */
+#define SWAP_TIE 0.5     /* that close: no prediction more or less (a tail that reads zeros, neither) */
 #define SWAP_GAIN 1.5    /* the least score gain a swap must bring */
 #define SWAP_NEAR 16.0   /* a runner-up this close calls for swaps */
 
@@ -1737,11 +1738,17 @@ static int swapped(struct dt_ctx *c, const struct dt_hyp *b, uint32_t r1, uint32
 	t->off[r2] = b->off[r1];
 	dt_cache_trim(c);
 	anchors_again(c, t);
+	if (t->anc_ok != b->anc_ok || t->anc_bad)
+		return 0;
 	dt_probe(c, t, 0);
+	/* the rows (costly) only for a swap they could bring level: their
+	 * term is 8 points at most (score_of) */
+	if (score_of(t) + 8.0 < b->score - TIE_NEAR)
+		return 0;
 	if (b->checked)
 		dt_check_redundancy(c, t, FULL_ROWS, 0);
 	t->score = score_of(t);
-	return t->anc_ok == b->anc_ok && !t->anc_bad && t->rows_bad <= b->rows_bad && t->place_bad <= b->place_bad;
+	return t->rows_bad <= b->rows_bad && t->place_bad <= b->place_bad;
 }
 
 /* A tie among readings that put the same images in other roles (members
@@ -1781,7 +1788,7 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 					b = t;
 					better = gained = 1;
 					nties = 0;
-				} else if (t.score >= b.score - TIE_NEAR && nties < SWAP_TIES && !equivalent(&b, &t))
+				} else if (t.score >= b.score - SWAP_TIE && nties < SWAP_TIES && !equivalent(&b, &t))
 					ties[nties++] = t;
 			}
 		if (!better)

@@ -138,6 +138,7 @@ static void probe_tail(struct pr *p, const uint8_t *in, uint32_t bs, uint8_t *bu
 		int r = dt_tail_check(p->c, p->h, p->base + blk * bs, bs, size, buf);
 		if (r >= 0)
 			tally(p, r);
+		p->h->tail_bad += r == 0;
 		return;
 	}
 }
@@ -323,7 +324,7 @@ static void dt_probe_at(struct pr *p)
 /* See detect_int.h. */
 void dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit)
 {
-	h->probe_ok = h->probe_bad = h->bm_ok = h->bm_bad = 0;
+	h->probe_ok = h->probe_bad = h->bm_ok = h->bm_bad = h->tail_bad = 0;
 	struct pr p = { c, h, 0, limit };
 	dt_probe_at(&p);
 }

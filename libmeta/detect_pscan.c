@@ -196,12 +196,15 @@ static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
  * they vanish (c->ps5_* filled). */
 static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint64_t span, uint8_t *acc)
 {
-	uint64_t nz = 0;
+	uint64_t nz = 0, top = 0;
 	double sh = 0;
 	for (uint32_t i = 0; i < c->nimg; i++)
-		if ((t >> i & 1) && io[i] > span)
-			return 0;
-	if (span < PS_HEAD * 2 || verdict(c, t, span - PS_HEAD, acc, &nz, &sh, io) != 5)
+		if ((t >> i & 1) && io[i] > top)
+			top = io[i];
+	/* rows past the latest start: PS_HEAD short of the images' end, or
+	 * on small images (a small volume) all there are, a MiB at least */
+	uint64_t len = span >= PS_HEAD * 2 ? span - PS_HEAD : span > top + (1u << 20) ? span - top : 0;
+	if (top > span || !len || verdict(c, t, len, acc, &nz, &sh, io) != 5)
 		return 0;
 	c->ps5_mask = t;
 	c->ps5_hi = (uint32_t)__builtin_popcountll(t);
@@ -211,13 +214,14 @@ static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint6
 	return 1;
 }
 
-/* Members whose data starts differ: the rows at each image's end of junk
- * (junk_end; or 0 for one of them, whose own data may look random), every
- * image or every image but one; a vanishing XOR there proves both the
- * members and their starts.  Fills c->ps5_* and ps_ioff. */
+/* Members whose data starts differ, or that hold junk before it: the
+ * rows at each image's end of junk (junk_end; or 0 for one of them, whose
+ * own data may look random), every image or every image but one; a
+ * vanishing XOR there proves both the members and their starts.  Fills
+ * c->ps5_* and ps_ioff. */
 static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *acc)
 {
-	uint64_t je[64], io[64];
+	uint64_t je[64] = { 0 }, io[64];
 	int differ = 0;
 	if (c->nimg > 12)
 		return;   /* (images + 1)^2 tries */
@@ -225,8 +229,8 @@ static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t 
 		je[i] = junk_end(c, i);
 		differ |= je[i] != je[0];
 	}
-	if (!differ)
-		return;   /* the same start: the rows at equal offsets said it all */
+	if (!differ && !je[0])
+		return;   /* the same start and no junk: the rows at equal offsets said it all */
 	for (uint32_t v = 0; v <= c->nimg; v++) {
 		if (v && !je[v - 1])
 			continue;
@@ -297,6 +301,23 @@ void dt_pscan(struct dt_ctx *c)
 			c->ps6_lo = (uint32_t)__builtin_popcountll(t & nz);
 		} else if (k == 1 && sh > best1 * 1.25)   /* an unrelated image among them dilutes the share */
 			t1 = t, nz1 = nz, best1 = sh;
+	}
+	if (!t5 && !t6 && t1 && c->nimg <= 12) {
+		/* junk before the data (the same length on every image, or not)
+		 * fails the rows there: past it they may all vanish (seed 2311:
+		 * a RAID-5 of 10, every member 1.7 MiB of junk first, was read
+		 * as one with a member missing).  The same start: past the last
+		 * head sector where the rows fail (junk_end reads random files
+		 * as junk too); else each image's junk end */
+		uint64_t io[64], st = data_start(c, all, 5);
+		for (uint32_t i = 0; i < c->nimg; i++)
+			io[i] = st;
+		if (!st || !starts_vanish(c, all, io, span, acc))
+			pscan_starts(c, all, span, acc);
+		if (c->ps_has_ioff) {
+			free(acc);
+			return;
+		}
 	}
 	if (!t5 && !t6 && t1) {   /* members missing: one (RAID-5, 6) or two (RAID-6) */
 		uint32_t n = (uint32_t)__builtin_popcountll(t1), lo = (uint32_t)__builtin_popcountll(t1 & nz1);

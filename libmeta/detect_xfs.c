@@ -93,6 +93,7 @@ static void xfs_tail(struct xq *q, const uint8_t *in)
 			tally(q, r);
 			q->tails++;
 		}
+		q->h->tail_bad += r == 0;
 		return;
 	}
 }

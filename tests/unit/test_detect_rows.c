@@ -330,5 +330,56 @@ START_TEST(t_pscan_raid6_beside)
 }
 END_TEST
 
+/* A RAID-5 of 6 whose members each hold 1.5 MiB of random junk before
+ * the data (one start for all), on images of 5 MiB (a small volume), the
+ * data random too: the rows in the junk fail, so over the whole images
+ * only some vanish, which reads as members missing (seed 2311: a RAID-5
+ * of 10 read as one of 11 with a member gone).  Past the last head
+ * sector where the rows fail, every row vanishes: 6 members, none
+ * missing, starting there.  (Each image's end of junk would not do:
+ * random data looks like junk to the end of the head.) */
+START_TEST(t_pscan_junk_head)
+{
+	const uint64_t junk = 1536u << 10, member = 3584u << 10;
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, 64 * 1024, 6, member));
+	rk_dev *devs[6];
+	uint64_t offs[6];
+	char *paths[6];
+	char name[16];
+	for (uint32_t r = 0; r < 6; r++) {
+		snprintf(name, sizeof name, "j%u", r);
+		paths[r] = strdup(rk_test_path(name));
+		RK_REQUIRE(paths[r]);
+		uint8_t *j = rk_test_random_bytes((size_t)junk, 40 + r);
+		rk_test_make_file(paths[r], junk + member);
+		rk_test_write_at(paths[r], j, (size_t)junk, 0);
+		free(j);
+		RK_REQUIRE(rk_dev_open(&devs[r], paths[r], RK_DEV_RDWR) == RK_OK);
+		offs[r] = junk;
+	}
+	rk_vol *v;
+	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
+	uint8_t *d = rk_test_random_bytes((size_t)g.volume_size, 23);
+	RK_REQUIRE(rk_vol_write(v, d, (size_t)g.volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	for (uint32_t r = 0; r < 6; r++)
+		rk_dev_close(devs[r]);
+	free(d);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, 6));
+	dt_pscan(&c);
+	RK_REQUIRE_MSG(c.ps5_mask == 0x3f && c.ps5_lo == 6 && c.ps5_hi == 6 && c.ps_has_ioff,
+	               "RAID-5 rows over images %llx, %u..%u members, starts %s", (unsigned long long)c.ps5_mask, c.ps5_lo,
+	               c.ps5_hi, c.ps_has_ioff ? "found" : "not found");
+	for (uint32_t r = 0; r < 6; r++)
+		RK_REQUIRE_MSG(c.ps_ioff[r] == junk, "image %u: data start %llu", r, (unsigned long long)c.ps_ioff[r]);
+	dt_close(&c);
+	for (uint32_t r = 0; r < 6; r++)
+		free(paths[r]);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_junk_head)) })

@@ -45,8 +45,9 @@ static const char *make_tree(void)
 	return tree;
 }
 
-/* Probes image PATH read whole as a linear volume: *OK, *BAD. */
-static void probe_image(const char *path, uint32_t *ok, uint32_t *bad)
+/* Probes image PATH read whole as a linear volume: *OK, *BAD, *TAIL_BAD
+ * (NULL: not wanted). */
+static void probe_image(const char *path, uint32_t *ok, uint32_t *bad, uint32_t *tail_bad)
 {
 	char *paths[] = { strdup(path) };
 	struct stat st;
@@ -59,6 +60,8 @@ static void probe_image(const char *path, uint32_t *ok, uint32_t *bad)
 	dt_probe(&c, &h, 0);
 	*ok = h.probe_ok;
 	*bad = h.probe_bad;
+	if (tail_bad)
+		*tail_bad = h.tail_bad;
 	dt_close(&c);
 	free(paths[0]);
 }
@@ -105,16 +108,21 @@ static void tails_hold(int zeroed)
 {
 	const char *vol = rk_test_path("vol"), *soiled = rk_test_path("soiled");
 	uint32_t ok, bad, ok2, bad2;
-	probe_image(vol, &ok, &bad);
+	probe_image(vol, &ok, &bad, NULL);
 	RK_REQUIRE_MSG(bad == 0 && ok >= NFILES, "probes on the true volume: %u ok (%u needed), %u failed", ok, NFILES,
 	               bad);
 	rk_test_copy_file(vol, soiled);
 	soil_slack(soiled, TAILED);
-	probe_image(soiled, &ok2, &bad2);
+	probe_image(soiled, &ok2, &bad2, NULL);
 	RK_REQUIRE_MSG(ok2 == ok - 1 && bad2 == 1, "one slack soiled: %u ok (before %u), %u failed", ok2, ok, bad2);
 	for (int k = 1; k < SOILED; k++)
 		soil_slack(soiled, TAILED + k);
-	probe_image(soiled, &ok2, &bad2);
+	uint32_t tail_bad;
+	probe_image(soiled, &ok2, &bad2, &tail_bad);
+	/* the tails that fail where the slack is known zeroed: the answer's
+	 * gate (held_back) */
+	RK_REQUIRE_MSG(tail_bad == (zeroed ? SOILED : 0u), "%d slacks soiled: %u tails fail as zeroed slack", SOILED,
+	               tail_bad);
 	if (zeroed)
 		RK_REQUIRE_MSG(ok2 == ok - SOILED && bad2 == SOILED, "%d slacks soiled: %u ok (before %u), %u failed",
 		               SOILED, ok2, ok, bad2);

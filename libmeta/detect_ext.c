@@ -260,6 +260,24 @@ static uint64_t gdt_find(struct dt_ctx *c, uint32_t i, uint32_t seed, uint32_t d
 	return at;
 }
 
+/* An ext4 of one group whose descriptors are nowhere on the images (on a
+ * member that is gone: seeds 2256, 2257, a RAID-4 and a RAID-5 of 128 and
+ * 72 MiB with their first member missing, one anchor each): its inode
+ * table where mke2fs puts it, behind the superblock, the descriptor
+ * block, the reserved descriptor blocks and the block and inode bitmaps
+ * of a whole flex group (flex_bg; each bitmap one block).  A file system
+ * laid out otherwise puts its inodes elsewhere: their anchors then
+ * disagree with the directories' and the probes, which read the
+ * descriptors through each hypothesis.  1 when E->itable[0] was set. */
+static int itable_by_layout(const uint8_t *sb, uint32_t bs, uint32_t fdb, uint32_t dsz, struct dt_ext *e)
+{
+	uint32_t incompat = rk_get_le32(sb + 0x60), logflex = sb[0x174], rsv = rk_get_le16(sb + 0xCE);
+	if (!(incompat & 0x200) || logflex > 10 || dsz > bs)
+		return 0;   /* no flex_bg: the bitmaps' room is not known */
+	e->itable[0] = ((uint64_t)fdb + 2 + rsv + 2 * (1ull << logflex)) * bs;
+	return 1;
+}
+
 /* Learns into E, from the group-0 superblock at image I's byte AT: the
  * seed, inode counts and the inode tables its group descriptors name
  * (each descriptor's checksum must hold: a parity copy or junk is passed
@@ -293,6 +311,8 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 		if (o != DT_NONE)
 			n = gdt_read(c, j, o, seed, dsz, bs, ngroups, e);
 	}
+	if (!n && ngroups == 1)
+		n = itable_by_layout(sb, bs, fdb, dsz, e);
 	uint32_t icount = rk_get_le32(sb), nb = 0;
 	while (nb < 32 && (icount >> nb))
 		nb++;

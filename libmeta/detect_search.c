@@ -1334,6 +1334,50 @@ static int structured(const uint8_t *b)
 	return 0;
 }
 
+/* Whether image I in H's missing role R at start OFF makes parity fail
+ * over DT_SURE_ROWS non-zero rows or more (more than 1 in 50 of them). */
+static int refuted_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off)
+{
+	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
+		return 1;   /* too short to be a member there */
+	struct dt_hyp t = *h;
+	t.role_img[r] = (int32_t)i;
+	t.off[r] = off;
+	t.missing--;
+	dt_cache_trim(c);
+	dt_check_redundancy(c, &t, FULL_ROWS, 0);
+	return t.checked && t.rows_nz >= DT_SURE_ROWS && t.rows_bad * 50 > t.rows_nz;
+}
+
+/* Whether image I, left out of H, is refuted as H's one missing role:
+ * no block of that role, rebuilt through parity, sits in it within 8 MiB
+ * of a start (dt_rebuilt_start: where the member's data starts need not
+ * be any other's), and parity with it in place fails, over enough
+ * non-zero rows, at each start it may have (left_out_starts).  With two
+ * roles missing nothing can be rebuilt to look for, and any start is
+ * possible: never refuted (seed 1049: a RAID-4 of 5, a member's data 2.5
+ * MiB in, read as a RAID-6 with two roles gone).  Seed 2504: a slice of
+ * a forensic sample beside a RAID-5 of 8 with a role gone held the
+ * answer back. */
+static int refuted_everywhere(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
+{
+	if (h->missing != 1 || !rk_geom_redundancy(&h->g))
+		return 0;
+	struct offs o;
+	uint64_t st;
+	left_out_starts(c, h, i, &o);
+	for (uint32_t r = 0; r < h->g.nroles; r++) {
+		if (h->role_img[r] >= 0)
+			continue;
+		if (!o.n || dt_rebuilt_start(c, h, r, i, &st))
+			return 0;
+		for (uint32_t q = 0; q < o.n; q++)
+			if (!refuted_at(c, h, i, r, o.v[q]))
+				return 0;
+	}
+	return 1;
+}
+
 /* Whether an image H leaves out could hold one of its missing roles while
  * nothing checks H: no redundancy verified (the roles missing leave none),
  * and the image long enough for a member and holding an anchor or
@@ -1349,14 +1393,14 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		if (uses_image(h, i) || c->img[i].size < h->g.member_size)
 			continue;
-		if (has_anchor(c, i))   /* an anchor is structure (seed 1505: 16 blocks all zero) */
-			return 1;
-		for (uint32_t k = 0; k < 16; k++) {
+		int structure = has_anchor(c, i);   /* an anchor is structure (seed 1505: 16 blocks all zero) */
+		for (uint32_t k = 0; k < 16 && !structure; k++) {
 			uint64_t at = c->img[i].size / 16 * k & ~(uint64_t)(DT_BLK - 1);
 			const uint8_t *b = dt_block(c, i, at);
-			if (b && structured(b))
-				return 1;
+			structure = b && structured(b);
 		}
+		if (structure && !refuted_everywhere(c, h, i))
+			return 1;
 	}
 	return 0;
 }

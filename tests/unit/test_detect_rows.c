@@ -240,9 +240,11 @@ START_TEST(t_gates_left_out)
 	h.role_img[1] = 1;
 	dt_anchor_push(&c, &(struct dt_anchor){ DT_EXT_SB, 1, 4096, 0, 4096, DT_NONE, 0 });
 	RK_REQUIRE(!dt_linear_member_unproven(&c, &h));   /* an anchor ties it */
-	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, 3, MEMBER));
-	dt_test_hyp_roles(&h, &g, 2);        /* text, random, missing; left out: zeros, text */
-	h.missing = 1;
+	/* two roles missing: an image left out is never refuted (one is:
+	 * t_gate_refuted) */
+	RK_REQUIRE(!rk_geom_init(&g, 6, RK_ALG_LEFT_SYMMETRIC, CHUNK, 4, MEMBER));
+	dt_test_hyp_roles(&h, &g, 2);        /* text, random, missing, missing; left out: zeros, text */
+	h.missing = 2;
 	RK_REQUIRE(dt_unchecked_left_out(&c, &h));
 	h.checked = 1;
 	h.rows_nz = 8;                       /* redundancy verified: nothing to fear */
@@ -254,6 +256,53 @@ START_TEST(t_gates_left_out)
 	c.nanc = 0;
 	RK_REQUIRE(!dt_unchecked_left_out(&c, &h));   /* random bytes and zeros alone: junk */
 	dt_close(&c);
+}
+END_TEST
+
+/* The gate on an image left out while a role is missing and nothing
+ * checks the answer, with one role missing: the true member left out
+ * fits the role (parity holds with it there) and holds the answer back;
+ * text in its place (a slice of another disk: seed 2504) is refuted --
+ * no rebuilt block of the role in it, parity fails with it there at
+ * every start it may have -- and does not. */
+START_TEST(t_gate_refuted)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, NM, MEMBER));
+	rk_dev *devs[NM];
+	uint64_t offs[NM] = { 0 };
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE(rk_dev_create(&devs[r], rk_test_members()[r], MEMBER) == RK_OK);
+	rk_vol *v;
+	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
+	size_t vl = (size_t)g.volume_size;
+	char *d = malloc(vl + 32);
+	RK_REQUIRE(d);
+	for (size_t k = 0; k < vl; k += 24)   /* numbered lines of text: structured, every row different */
+		snprintf(d + k, 25, "line %09u: text...\n", (unsigned)(k / 24 % 1000000000u));
+	RK_REQUIRE(rk_vol_write(v, d, vl, 0) == RK_OK);
+	rk_vol_close(v);
+	for (uint32_t r = 0; r < NM; r++)
+		rk_dev_close(devs[r]);
+	for (size_t k = 0; k < vl; k++)
+		d[k] = "the quick brown fox jumps over the lazy dog\n"[k % 44];
+	rk_test_spit(rk_test_members()[NM], d, MEMBER);
+	free(d);
+	for (int text = 0; text < 2; text++) {
+		/* images: the members 0..2, then (left out) member 3 or the text */
+		char *paths[NM];
+		for (uint32_t i = 0; i < NM; i++)
+			paths[i] = rk_test_members()[i == NM - 1 && text ? NM : i];
+		struct dt_ctx c;
+		memset(&c, 0, sizeof c);
+		RK_REQUIRE(!dt_open(&c, paths, NM));
+		struct dt_hyp h;
+		dt_test_hyp_roles(&h, &g, NM - 1);   /* role 3 missing */
+		h.missing = 1;
+		RK_REQUIRE_MSG(dt_unchecked_left_out(&c, &h) == !text, "%s left out: gate %s", text ? "text" : "the member",
+		               text ? "holds" : "does not hold");
+		dt_close(&c);
+	}
 }
 END_TEST
 
@@ -382,4 +431,4 @@ START_TEST(t_pscan_junk_head)
 END_TEST
 
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_junk_head)) })
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_junk_head), RK_TEST(t_gate_refuted)) })

@@ -1247,6 +1247,62 @@ static void left_out_starts(const struct dt_ctx *c, const struct dt_hyp *h, uint
 	}
 }
 
+/* H, a mirror-like reading (RAID-1, RAID-10) of one image with its other
+ * roles missing, as a RAID-1 of that image and one it leaves out that
+ * copies it at a start it may have (mirror rows over DT_SURE_ROWS
+ * non-zero rows, at most 1 in 50 differing), members as long as both
+ * hold and the file system fits: the same volume, read from both.  The
+ * search may have named the single image's reading with another
+ * RAID-10 layout, whose rows the copy cannot fit, and sized its members
+ * by the longer image (seed 2715: a RAID-10 of two copies read from one,
+ * as an offset layout of 1 KiB chunks; the other, 1.7 MiB shorter, held
+ * the answer back).
+ * 1 when H changed. */
+static int mirror_of_one(struct dt_ctx *c, struct dt_hyp *h)
+{
+	int32_t u = -1;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0) {
+			if (u >= 0)
+				return 0;
+			u = (int32_t)r;
+		}
+	if (u < 0 || (h->g.level != 1 && h->g.level != 10))
+		return 0;
+	uint32_t a = (uint32_t)h->role_img[u];
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		struct offs o;
+		if (i == a)
+			continue;
+		left_out_starts(c, h, i, &o);
+		for (uint32_t q = 0; q < o.n; q++) {
+			struct dt_hyp t = *h;
+			uint64_t la = c->img[a].size - h->off[u], li = c->img[i].size > o.v[q] ? c->img[i].size - o.v[q] : 0;
+			uint64_t len = (la < li ? la : li) / DT_BLK * DT_BLK;
+			rk_clearerr();
+			if (!len || rk_geom_init(&t.g, 1, 0, 0, 2, len))
+				continue;
+			uint64_t claim = dt_fs_claim(c, h);
+			if (!claim || claim > t.g.volume_size)
+				continue;
+			for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+				t.role_img[r] = -1;
+			t.role_img[0] = (int32_t)a;
+			t.off[0] = h->off[u];
+			t.role_img[1] = (int32_t)i;
+			t.off[1] = o.v[q];
+			t.missing = 0;
+			dt_cache_trim(c);
+			dt_check_redundancy(c, &t, FULL_ROWS, 0);
+			if (t.checked && t.rows_nz >= DT_SURE_ROWS && t.rows_bad * 50 <= t.rows_nz) {
+				*h = t;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Puts into H's missing roles the images it leaves out where redundancy
  * then holds over enough non-zero rows (DT_SURE_ROWS, at most 1 in 50
  * failing): a member the search left out and rebuilt from the others
@@ -1287,7 +1343,7 @@ static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
 				}
 			}
 	}
-	if (!changed)
+	if (!changed && !(changed = mirror_of_one(c, h)))
 		return 0;
 	anchors_again(c, h);
 	dt_probe(c, h, 0);

@@ -636,6 +636,39 @@ START_TEST(t_raid1_trailing_differs)
 }
 END_TEST
 
+/* Two copies (a RAID-10 near of 2: each member the whole volume) at 1
+ * MiB, one followed by 1.7 MiB more than the other (seed 2715): both are
+ * used, as a RAID-1 or any reading that exports the volume, not the
+ * longer one alone while the other holds anchors. */
+START_TEST(t_two_copies_lengths_differ)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	/* an ext4 of one group (4 KiB blocks): its one superblock the only
+	 * anchor on each copy, none learnt from a whole file system */
+	char tree[600], cmd[1400];
+	snprintf(tree, sizeof tree, "%s/tree4k", rk_test_tmpdir());
+	RK_REQUIRE(mkdir(tree, 0755) == 0);
+	make_tree(tree, 7, 96);
+	rk_test_make_file(rk_test_path("vol"), VOLUME);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -d '%s' '%s' >/dev/null 2>&1", tree, rk_test_path("vol"));
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+	struct arr a = { 10, 0x102, 4096, 2, { 1 << 20, 1 << 20 }, { 0 } };
+	write_array(&a);
+	uint8_t *j = rk_test_random_bytes(1700 << 10, 31);
+	rk_test_write_at(rk_test_path("m1"), j, 1700 << 10, (1 << 20) + MEMBER);
+	free(j);
+	const char *order[] = { "m1", "m0", NULL };
+	struct rk_detect_result *r = detect(order, NULL);
+	RK_REQUIRE_MSG(r->found && exports_equal(r), "not found or another volume: %s", r->why);
+	RK_REQUIRE_MSG(r->image_role[0] >= 0 && r->image_role[1] >= 0, "images used: %d %d", r->image_role[0],
+	               r->image_role[1]);
+	rk_detect_free(r);
+}
+END_TEST
+
 /* With a role missing, parity cannot tell RAID-5 layouts apart: a RAID-5
  * of 3 with its first role gone, each md rotation (seed 1377: left-
  * asymmetric read as left-symmetric with the images swapped, the anchors
@@ -690,6 +723,6 @@ RK_TEST_SUITE("detect", { "detect", 300, suite_setup, suite_teardown, 1,
 	           RK_TEST(t_raid1), RK_TEST(t_raid1_copies_odd_start), RK_TEST_LOOP(t_raid10, 0, 3), RK_TEST(t_raid0), RK_TEST(t_raid5_missing), RK_TEST(t_raid6_two_missing_left_out),
 	           RK_TEST(t_raid6_two_missing_offsets), RK_TEST(t_raid5_junk_offsets), RK_TEST(t_linear_zeros), RK_TEST(t_linear_offsets), RK_TEST(t_raid1_sparse_copies), RK_TEST(t_raid1_trailing_differs), RK_TEST_LOOP(t_raid5_of3_first_missing, 0, 4),
 	           RK_TEST_LOOP(t_partitioned, 0, 2), RK_TEST(t_raid5_odd_start),
-	           RK_TEST(t_partitioned_disk_beside), RK_TEST(t_small_image_beside),
+	           RK_TEST(t_partitioned_disk_beside), RK_TEST(t_small_image_beside), RK_TEST(t_two_copies_lengths_differ),
 	           RK_TEST(t_bad_hints)) },
 	{ "empty", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0, RK_TESTS(RK_TEST(t_near_empty)) })

@@ -18,7 +18,9 @@
 #include "rk_util.h"
 
 #define PROBE_MAX 48u    /* predictions checked per kind */
-#define TAIL_MAX 256u    /* files whose last block is checked */
+#define TAIL_MAX 256u    /* files whose last block is checked, of the first 16 inode-table blocks */
+#define SPREAD_BLOCKS 8u /* inode-table blocks read past those for tails (tails_spread), per group */
+#define SPREAD_TAILS 64u /* and the tails checked there, per group */
 
 struct pr { struct dt_ctx *c; struct dt_hyp *h; uint64_t base; uint32_t limit; };
 static void dt_probe_at(struct pr *p);
@@ -143,6 +145,39 @@ static void probe_tail(struct pr *p, const uint8_t *in, uint32_t bs, uint8_t *bu
 	}
 }
 
+/* The tails of files whose inodes lie past the 16 inode-table blocks
+ * the probe reads: SPREAD_BLOCKS blocks spread over group G's used inodes
+ * (up to its itable_unused, from descriptor D), each regular file there
+ * checked (probe_tail) and nothing else.  mke2fs -d numbers files in the
+ * order it lays out their data, so later inodes' tails lie on the later
+ * members of a linear array (seed 2548: its last two members, tied in
+ * either order, held no tail of the first 256 inodes).  Returns the
+ * tails looked at (at most SPREAD_TAILS).  BLK: DT_BLK scratch. */
+static uint32_t tails_spread(struct pr *p, const struct icsum *ck, const uint8_t *d, uint32_t dsz, uint64_t g,
+                             uint32_t ipg, uint32_t isz, uint32_t bs, uint8_t *blk, uint8_t *tail)
+{
+	uint64_t it = rk_get_le32(d + 8) | (dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x28) << 32 : 0);
+	uint32_t unused = rk_get_le16(d + 0x1C) | (dsz >= 64 ? (uint32_t)rk_get_le16(d + 0x32) << 16 : 0);
+	uint32_t used = unused < ipg ? ipg - unused : ipg, per = DT_BLK / isz;
+	uint32_t ublk = (uint32_t)(((uint64_t)used * isz + DT_BLK - 1) / DT_BLK), n = 0;
+	if (ublk <= 16 || it > (UINT64_MAX - (uint64_t)ublk * DT_BLK) / bs)
+		return 0;
+	for (uint32_t k = 1; k <= SPREAD_BLOCKS && n < SPREAD_TAILS; k++) {
+		uint32_t t = 16 + (uint32_t)((uint64_t)k * (ublk - 16) / (SPREAD_BLOCKS + 1));
+		if (vr(p, it * bs + (uint64_t)t * DT_BLK, blk, DT_BLK))
+			break;
+		for (uint32_t q = 0; q < per && n < SPREAD_TAILS; q++) {
+			uint32_t ino = (uint32_t)(g * ipg + t * per + q + 1);
+			if (inode_ok(blk + q * isz, isz, ck, ino) <= 0)
+				continue;
+			uint32_t before = p->h->probe_ok + p->h->probe_bad;
+			probe_tail(p, blk + q * isz, bs, tail);
+			n += p->h->probe_ok + p->h->probe_bad != before;
+		}
+	}
+	return n;
+}
+
 /* The allocation bitmaps against the blocks: sampled blocks of sampled
  * groups that hold data where the bitmap says used (bm_ok) or free (bm_bad:
  * a fresh or lightly used file system keeps free blocks zero; a wrong
@@ -234,6 +269,8 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 			if (!good && !badi)
 				break;   /* the used inodes come first */
 		}
+		if (tail)
+			tails += tails_spread(p, &ck, d, dsz, g, ipg, isz, bs, blk, tail);
 	}
 	free(tail);
 	free(blk);

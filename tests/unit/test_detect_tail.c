@@ -194,6 +194,52 @@ START_TEST(t_tail_ext4)
 }
 END_TEST
 
+/* An ext4 of 480 files: past the 256 inodes of the first 16 inode-table
+ * blocks, the tails of later files are checked too (tails_spread): a
+ * soiled slack of file 265 (inode 277, in block 17: the first of the
+ * blocks spread over the used ones) fails, where the probe of the first
+ * blocks alone never looked. */
+START_TEST(t_tail_ext4_spread)
+{
+	if (!have("mkfs.ext4")) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	enum { MANY = 480, LATE = 265 };
+	char tree[600], p[700], cmd[1500];
+	snprintf(tree, sizeof tree, "%s/tree", rk_test_tmpdir());
+	RK_REQUIRE(mkdir(tree, 0755) == 0);
+	for (int k = 0; k < MANY; k++) {   /* named so that mke2fs -d takes them in their order */
+		snprintf(p, sizeof p, "%s/f%04d", tree, k);
+		uint8_t *b = rk_test_random_bytes(700 + (size_t)k * 3, 5000 + k);
+		rk_test_spit(p, b, 700 + (size_t)k * 3);
+		free(b);
+	}
+	const char *vol = rk_test_path("vol"), *soiled = rk_test_path("soiled");
+	rk_test_make_file(vol, 16 << 20);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -d '%s' '%s'", tree, vol);
+	RK_REQUIRE_MSG(run(cmd), "mkfs.ext4 failed");
+	uint32_t ok, bad, ok2, bad2, tail_bad;
+	probe_image(vol, &ok, &bad, NULL);
+	RK_REQUIRE_MSG(bad == 0 && ok > 256, "probes on the true volume: %u ok, %u failed", ok, bad);
+	rk_test_copy_file(vol, soiled);
+	/* file LATE's last bytes, then junk over its slack */
+	uint8_t *want = rk_test_random_bytes(700 + (size_t)LATE * 3, 5000 + LATE);
+	size_t len;
+	uint8_t *v = rk_test_slurp(soiled, &len);
+	RK_REQUIRE(v && want);
+	uint8_t *at = memmem(v, len, want + 700 + LATE * 3 - 64, 64);
+	RK_REQUIRE_MSG(at, "file %d not in the image", LATE);
+	memset(at + 64, 0xAA, 32);
+	rk_test_spit(soiled, v, len);
+	free(v);
+	free(want);
+	probe_image(soiled, &ok2, &bad2, &tail_bad);
+	RK_REQUIRE_MSG(tail_bad == 1 && bad2 == 1 && ok2 == ok - 1, "soiled slack of file %d: %u ok (before %u), %u failed",
+	               LATE, ok2, ok, bad2);
+}
+END_TEST
+
 START_TEST(t_tail_xfs)
 {
 	if (!have("mkfs.xfs")) {
@@ -264,5 +310,5 @@ START_TEST(t_tail_fat)
 END_TEST
 
 RK_TEST_SUITE("detect_tail", { "tail", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_tail_check), RK_TEST(t_tail_ext4), RK_TEST(t_tail_xfs), RK_TEST(t_tail_ntfs),
+	  RK_TESTS(RK_TEST(t_tail_check), RK_TEST(t_tail_ext4), RK_TEST(t_tail_ext4_spread), RK_TEST(t_tail_xfs), RK_TEST(t_tail_ntfs),
 	           RK_TEST_LOOP(t_tail_fat, 0, 2)) })

@@ -1178,15 +1178,27 @@ static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
 	return n;
 }
 
+/* H with image I in its missing role R at start OFF, into *T: 0 when the
+ * image is too short to be a member there. */
+static int placed_at(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off,
+                     struct dt_hyp *t)
+{
+	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
+		return 0;
+	*t = *h;
+	t->role_img[r] = (int32_t)i;
+	t->off[r] = off;
+	t->missing--;
+	return 1;
+}
+
 /* Whether image I, left out of H, fits missing role R at start OFF:
  * parity with it there holds, or cannot be checked. */
 static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off)
 {
-	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
-		return 0;   /* too short to be a member there */
-	struct dt_hyp t = *h;
-	t.role_img[r] = (int32_t)i;
-	t.off[r] = off;
+	struct dt_hyp t;
+	if (!placed_at(c, h, i, r, off, &t))
+		return 0;
 	dt_check_redundancy(c, &t, 64, 4);
 	return !t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz;
 }
@@ -1329,12 +1341,9 @@ static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
 		int placed = 0;
 		for (uint32_t r = 0; r < h->g.nroles && !placed; r++)
 			for (uint32_t q = 0; q < o.n && h->role_img[r] < 0 && !placed; q++) {
-				if (c->img[i].size < o.v[q] || c->img[i].size - o.v[q] < h->g.member_size)
+				struct dt_hyp t;
+				if (!placed_at(c, h, i, r, o.v[q], &t))
 					continue;
-				struct dt_hyp t = *h;
-				t.role_img[r] = (int32_t)i;
-				t.off[r] = o.v[q];
-				t.missing--;
 				dt_cache_trim(c);
 				dt_check_redundancy(c, &t, FULL_ROWS, 0);
 				if (t.checked && t.rows_nz >= DT_SURE_ROWS && t.rows_bad * 50 <= t.rows_nz) {
@@ -1394,12 +1403,9 @@ static int structured(const uint8_t *b)
  * over DT_SURE_ROWS non-zero rows or more (more than 1 in 50 of them). */
 static int refuted_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t r, uint64_t off)
 {
-	if (c->img[i].size < off || c->img[i].size - off < h->g.member_size)
+	struct dt_hyp t;
+	if (!placed_at(c, h, i, r, off, &t))
 		return 1;   /* too short to be a member there */
-	struct dt_hyp t = *h;
-	t.role_img[r] = (int32_t)i;
-	t.off[r] = off;
-	t.missing--;
 	dt_cache_trim(c);
 	dt_check_redundancy(c, &t, FULL_ROWS, 0);
 	return t.checked && t.rows_nz >= DT_SURE_ROWS && t.rows_bad * 50 > t.rows_nz;

@@ -44,6 +44,20 @@ static void write_members(struct rk_geom *g)
 	}
 }
 
+/* Writes random bytes (SEED) over the whole volume of G on the N devices
+ * DEVS (data from OFFS) through the engine, and closes the devices. */
+static void fill_volume(const struct rk_geom *g, rk_dev **devs, const uint64_t *offs, uint32_t n, uint64_t seed)
+{
+	rk_vol *v;
+	RK_REQUIRE(rk_vol_open(&v, g, devs, offs) == RK_OK);
+	uint8_t *d = rk_test_random_bytes((size_t)g->volume_size, seed);
+	RK_REQUIRE(rk_vol_write(v, d, (size_t)g->volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	for (uint32_t r = 0; r < n; r++)
+		rk_dev_close(devs[r]);
+	free(d);
+}
+
 /* The full check of the true hypothesis finds non-zero rows, all
  * consistent, in stripes past 0; a hypothesis with two roles swapped
  * puts parity where data is in some row (placement). */
@@ -356,14 +370,7 @@ START_TEST(t_pscan_raid6_beside)
 	}
 	for (uint32_t r = 0; r < 5; r++)
 		RK_REQUIRE(rk_dev_create(&devs[r], paths[r], 12u << 20) == RK_OK);
-	rk_vol *v;
-	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
-	uint8_t *d = rk_test_random_bytes((size_t)g.volume_size, 21);
-	RK_REQUIRE(rk_vol_write(v, d, (size_t)g.volume_size, 0) == RK_OK);
-	rk_vol_close(v);
-	for (uint32_t r = 0; r < 5; r++)
-		rk_dev_close(devs[r]);
-	free(d);
+	fill_volume(&g, devs, offs, 5, 21);
 	uint8_t *j = rk_test_random_bytes(12u << 20, 22);
 	rk_test_spit(paths[5], j, 12u << 20);
 	free(j);
@@ -407,14 +414,7 @@ START_TEST(t_pscan_junk_head)
 		RK_REQUIRE(rk_dev_open(&devs[r], paths[r], RK_DEV_RDWR) == RK_OK);
 		offs[r] = junk;
 	}
-	rk_vol *v;
-	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
-	uint8_t *d = rk_test_random_bytes((size_t)g.volume_size, 23);
-	RK_REQUIRE(rk_vol_write(v, d, (size_t)g.volume_size, 0) == RK_OK);
-	rk_vol_close(v);
-	for (uint32_t r = 0; r < 6; r++)
-		rk_dev_close(devs[r]);
-	free(d);
+	fill_volume(&g, devs, offs, 6, 23);
 	struct dt_ctx c;
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, paths, 6));

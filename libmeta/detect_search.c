@@ -1282,6 +1282,9 @@ static int mirror_of_one(struct dt_ctx *c, struct dt_hyp *h)
 	if (u < 0 || (h->g.level != 1 && h->g.level != 10))
 		return 0;
 	uint32_t a = (uint32_t)h->role_img[u];
+	uint64_t claim = dt_fs_claim(c, h);
+	if (!claim || c->img[a].size < h->off[u])
+		return 0;   /* nothing says how long the volume must be */
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		struct offs o;
 		if (i == a)
@@ -1292,10 +1295,7 @@ static int mirror_of_one(struct dt_ctx *c, struct dt_hyp *h)
 			uint64_t la = c->img[a].size - h->off[u], li = c->img[i].size > o.v[q] ? c->img[i].size - o.v[q] : 0;
 			uint64_t len = (la < li ? la : li) / DT_BLK * DT_BLK;
 			rk_clearerr();
-			if (!len || rk_geom_init(&t.g, 1, 0, 0, 2, len))
-				continue;
-			uint64_t claim = dt_fs_claim(c, h);
-			if (!claim || claim > t.g.volume_size)
+			if (!len || rk_geom_init(&t.g, 1, 0, 0, 2, len) || claim > t.g.volume_size)
 				continue;
 			for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
 				t.role_img[r] = -1;

@@ -42,7 +42,8 @@ static int xr(struct xq *q, uint64_t v, uint8_t *buf, size_t len)
 
 static int pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
-/* The volume byte (from BASE) of AG AG's block AGBNO; UINT64_MAX outside. */
+/* The volume byte (from BASE) of AG AG's block AGBNO; UINT64_MAX outside
+ * (xq_geometry bounds AGs times their blocks, so no product overflows). */
 static uint64_t ag_byte(const struct xq *q, uint64_t ag, uint64_t agbno)
 {
 	if (ag >= q->agcount || agbno >= q->agblocks)
@@ -62,7 +63,8 @@ static int xq_geometry(struct xq *q, const uint8_t *sb)
 	q->agblklog = sb[124];
 	q->v5 = (rk_get_be16(sb + 100) & 0xF) == 5;
 	return pow2(q->bs) && q->bs >= 512 && q->bs <= 65536 && pow2(q->ss) && q->ss >= 512 && q->ss <= q->bs &&
-	       q->agblocks && q->agcount && q->agblklog < 32 && (1ull << q->agblklog) >= q->agblocks &&
+	       q->agblocks && q->agcount && (uint64_t)q->agcount * q->agblocks <= (1ull << 47) &&   /* bytes < 2^63 */
+	       q->agblklog < 32 && (1ull << q->agblklog) >= q->agblocks &&
 	       pow2(q->isz) && q->isz >= 256 && q->isz <= q->bs && q->inopblog < 16 &&
 	       (q->bs / q->isz) == (1u << q->inopblog);
 }

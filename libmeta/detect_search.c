@@ -1682,6 +1682,68 @@ static void mirror_of_copies(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
+/* The best of L, a RAID-0 of K members leaving images out that copy its
+ * members, as the RAID-10 (near, two copies) of 2K roles whose pairs are
+ * those members and their copies: md's near layout keeps chunk j on
+ * roles 2(j mod K) and 2(j mod K)+1, the RAID-0's member j mod K.  Each
+ * left-out image goes to the copy role and start where the mirror rows
+ * agree over DT_SURE_ROWS non-zero rows (at most 1 in 50 differing),
+ * trying the starts its anchors say under the RAID-0 and its members'
+ * (left_out_starts); roles no image copies stay missing.  Added to L
+ * when any is placed.  Seed 2731: a RAID-10 n2 of 4, members at four
+ * starts, read as the RAID-0 of two of them, was held back for the two
+ * copies it left out. */
+static void copies_of_members(struct dt_ctx *c, struct hlist *l)
+{
+	const struct dt_hyp b = l->h[0];
+	uint32_t k = b.g.nroles;
+	if (b.g.level != 0 || b.missing || 2 * k > DT_MAX_ROLES || c->nimg > 64)
+		return;
+	struct dt_hyp t = { 0 };
+	rk_clearerr();
+	if (rk_geom_init(&t.g, 10, RK_R10_LAYOUT(2, 1, 0), b.g.chunk, 2 * k, b.g.member_size))
+		return;
+	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+		t.role_img[r] = -1;
+	for (uint32_t r = 0; r < k; r++) {
+		t.role_img[2 * r] = b.role_img[r];
+		t.off[2 * r] = b.off[r];
+	}
+	t.missing = k;
+	t.size_fixed = 1;
+	uint32_t placed = 0;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		struct offs o;
+		if (uses_image(&t, i))
+			continue;
+		left_out_starts(c, &b, i, &o);
+		int done = 0;
+		for (uint32_t r = 0; r < k && !done; r++)
+			for (uint32_t q = 0; q < o.n && t.role_img[2 * r + 1] < 0 && !done; q++) {
+				struct dt_hyp u;
+				if (!placed_at(c, &t, i, 2 * r + 1, o.v[q], &u))
+					continue;
+				dt_cache_trim(c);
+				dt_check_redundancy(c, &u, FULL_ROWS, 0);
+				if (u.checked && u.rows_nz >= DT_SURE_ROWS && u.rows_bad * 50 <= u.rows_nz) {
+					t.role_img[2 * r + 1] = (int32_t)i;
+					t.off[2 * r + 1] = o.v[q];
+					placed = done = 1;
+				}
+			}
+	}
+	if (!placed)
+		return;
+	int32_t img_role[64];
+	for (uint32_t i = 0; i < c->nimg; i++)
+		img_role[i] = -1;
+	for (uint32_t r = 0; r < t.g.nroles; r++)
+		if (t.role_img[r] >= 0)
+			img_role[t.role_img[r]] = (int32_t)r;
+	dt_cache_trim(c);
+	finish(c, &t, img_role, l);
+}
+
 #define NEIGHBOURS_MAX 512u   /* hypotheses tried around the best: layouts x placements */
 
 /* Places images IMG[k..nk) (starts OFF) in the free roles of H, in every
@@ -1978,6 +2040,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	if (l.n && copy_left_out(c, &l.h[0])) {
 		uint32_t n0 = l.n;
 		mirror_of_copies(c, &l);
+		copies_of_members(c, &l);
 		for (uint32_t k = n0; k < l.n; k++) {
 			anchors_again(c, &l.h[k]);
 			dt_probe(c, &l.h[k], 0);

@@ -636,6 +636,20 @@ START_TEST(t_raid1_trailing_differs)
 }
 END_TEST
 
+/* "vol": an ext4 of 4 KiB blocks and SIZE bytes made by mkfs.ext4 -d from
+ * a tree of NFILES files (make_tree, SEED) in the folder TREE of the test
+ * folder. */
+static void make_ext4_4k(const char *tree, uint64_t seed, int nfiles, uint64_t size)
+{
+	char dir[600], cmd[1400];
+	snprintf(dir, sizeof dir, "%s/%s", rk_test_tmpdir(), tree);
+	RK_REQUIRE(mkdir(dir, 0755) == 0);
+	make_tree(dir, seed, nfiles);
+	rk_test_make_file(rk_test_path("vol"), size);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -d '%s' '%s' >/dev/null 2>&1", dir, rk_test_path("vol"));
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+}
+
 /* A RAID-10 near of 4 whose members start at four places, on an ext4 of
  * 4 KiB blocks about 70% full: found as the RAID-10 of 4 with no role
  * missing.  (The shape of seed 2731, which the search read as the RAID-0
@@ -647,13 +661,7 @@ START_TEST(t_raid10_starts_differ)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	char tree[600], cmd[1400];
-	snprintf(tree, sizeof tree, "%s/tree10", rk_test_tmpdir());
-	RK_REQUIRE(mkdir(tree, 0755) == 0);
-	make_tree(tree, 9, 864);
-	rk_test_make_file(rk_test_path("vol"), 2 * MEMBER - (1 << 20));
-	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -d '%s' '%s' >/dev/null 2>&1", tree, rk_test_path("vol"));
-	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+	make_ext4_4k("tree10", 9, 864, 2 * MEMBER - (1 << 20));
 	struct arr a = { 10, 0x102, 256 * 1024, 4, { 131072, 4096, 1 << 20, 9728 }, { 0 } };
 	write_array(&a);
 	const char *order[] = { "m2", "m0", "m3", "m1", NULL };
@@ -677,13 +685,7 @@ START_TEST(t_two_copies_lengths_differ)
 	}
 	/* an ext4 of one group (4 KiB blocks): its one superblock the only
 	 * anchor on each copy, none learnt from a whole file system */
-	char tree[600], cmd[1400];
-	snprintf(tree, sizeof tree, "%s/tree4k", rk_test_tmpdir());
-	RK_REQUIRE(mkdir(tree, 0755) == 0);
-	make_tree(tree, 7, 96);
-	rk_test_make_file(rk_test_path("vol"), VOLUME);
-	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -d '%s' '%s' >/dev/null 2>&1", tree, rk_test_path("vol"));
-	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+	make_ext4_4k("tree4k", 7, 96, VOLUME);
 	struct arr a = { 10, 0x102, 4096, 2, { 1 << 20, 1 << 20 }, { 0 } };
 	write_array(&a);
 	uint8_t *j = rk_test_random_bytes(1700 << 10, 31);

@@ -3,9 +3,12 @@
  * boot sector says, holding the allocation bitmap and up-case table
  * entries; the up-case table's checksum; each subdirectory's first
  * cluster where its parent's stream extension says, holding entry sets
- * whose checksums hold.  exFAT has no "." entries and writers keep files
- * contiguous (no FAT chains), so directories are the places spread over
- * the volume that its bytes can confirm.  All fields are read
+ * whose checksums hold; the last cluster of each contiguous file they list
+ * (NoFatChain, valid to its end), holding its last bytes and then zeros
+ * where the slack was zero (dt_tail_check, dt_tails_count).  exFAT has
+ * no "." entries and writers keep files contiguous (no FAT chains), so
+ * directories and files are the places spread over the volume that its
+ * bytes can confirm.  All fields are read
  * little-endian and bounds-checked: the boot sector is the image's. */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,8 @@
 #define EX_DIR_READ (16u << 10)     /* bytes of a directory read: its first entry sets */
 #define EX_UPCASE_MAX (128u << 10)  /* a larger up-case table is not checked */
 #define EX_ENT 32u
+#define EX_TAILS 256u               /* contiguous files whose last cluster is checked */
+#define EX_TAIL_CLUS (64u << 10)    /* clusters larger than this are not read for tails */
 
 struct exq {
 	struct dt_ctx *c;
@@ -29,6 +34,9 @@ struct exq {
 	uint32_t ndirs;
 	uint32_t upcase, upsum;          /* the up-case table: cluster, checksum, length */
 	uint64_t uplen;
+	uint32_t tfirst[EX_TAILS];       /* contiguous files: first cluster and length (full probes) */
+	uint64_t tlen[EX_TAILS];
+	uint32_t ntails;
 };
 
 /* Volume bytes [BASE + V, +LEN) through the hypothesis: 0 read; 1 not
@@ -92,6 +100,10 @@ static int file_set(struct exq *q, const uint8_t *e, uint32_t left, uint32_t *n)
 	uint64_t dlen = rk_get_le64(st + 24);
 	if ((rk_get_le16(e + 4) & 0x10) && (st[1] & 1) && first)
 		queue_dir(q, first, (st[1] & 2) ? dlen : q->csize);
+	else if (!q->limit && (st[1] & 3) == 3 && first && dlen && rk_get_le64(st + 8) == dlen && q->ntails < EX_TAILS) {
+		q->tfirst[q->ntails] = first;   /* a contiguous file written to its end */
+		q->tlen[q->ntails++] = dlen;
+	}
 	return 1;
 }
 
@@ -172,6 +184,26 @@ static void probe_upcase(struct exq *q)
 	free(t);
 }
 
+/* The last cluster of each contiguous file the directories listed: its
+ * last bytes, then zeros (dt_tail_check), counted by dt_tails_count. */
+static void probe_tails(struct exq *q)
+{
+	if (!q->ntails || q->csize > EX_TAIL_CLUS)
+		return;
+	uint8_t *buf = malloc(q->csize);
+	uint32_t n = 0, ok = 0;
+	for (uint32_t k = 0; buf && k < q->ntails; k++) {
+		uint64_t last = q->tfirst[k] + (q->tlen[k] - 1) / q->csize, v = cluster_at(q, last);
+		if (v == UINT64_MAX || v > UINT64_MAX - q->base)
+			continue;
+		int t = dt_tail_check(q->c, q->h, q->base + v, (uint32_t)q->csize, q->tlen[k], buf);
+		n += t >= 0;
+		ok += t > 0;
+	}
+	free(buf);
+	dt_tails_count(q->h, ok, n);
+}
+
 /* See detect_int.h. */
 void dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *boot)
 {
@@ -189,6 +221,7 @@ void dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t 
 	probe_upcase(q);
 	for (uint32_t k = 0; k < q->ndirs; k++)
 		probe_dir(q, q->dirs[k], q->dlen[k], 0, buf);
+	probe_tails(q);
 out:
 	free(q);
 	free(buf);

@@ -5,7 +5,8 @@
  * checksum and two nested subdirectories all hold; one cluster off
  * nothing holds, six off (a subdirectory where the root should be) the
  * root fails; an entry set whose checksum was broken fails its
- * directory; a quick look stops at its limit. */
+ * directory; a quick look stops at its limit.  The last clusters of
+ * contiguous files hold their ends and zeros (t_tails). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,5 +134,35 @@ START_TEST(t_probe)
 }
 END_TEST
 
+/* File tails (probe_tails): d2 also lists ten contiguous files, one a
+ * cluster from 51 on, each holding its bytes and then zeros, and f's
+ * slack is zeroed (g and h, of 100 bytes, lie in clusters of zeros: neither
+ * way): the eleven tails hold and count.  One slack soiled:
+ * ten of eleven hold (nine in ten or more), so each counts either way.
+ * Two soiled: nine of eleven, the slack not known zeroed, none counts. */
+START_TEST(t_tails)
+{
+	uint8_t *img = image();
+	memset(clus(img, 21) + (5000 - CL), 0, CL - (5000 - CL));
+	uint32_t n = 3;   /* entries: d2 holds h already */
+	for (uint32_t k = 0; k < 10; k++) {
+		char name[4] = { 't', (char)('0' + k), 0, 0 };
+		uint32_t len = 1000 + 100 * k;
+		n += file_set(clus(img, 30) + 32 * n, name, 0, 51 + k, len);
+		memset(clus(img, 51 + k), 0x33 + (int)k, len);
+	}
+	struct dt_hyp h;
+	probe(img, 0, 0, &h);
+	RK_REQUIRE_MSG(h.probe_ok == 4 + 11 && h.probe_bad == 0, "ok %u bad %u", h.probe_ok, h.probe_bad);
+	clus(img, 52)[1100 + 20] = 1;
+	probe(img, 0, 0, &h);
+	RK_REQUIRE_MSG(h.probe_ok == 4 + 10 && h.probe_bad == 1, "one soiled: ok %u bad %u", h.probe_ok, h.probe_bad);
+	clus(img, 53)[1200 + 20] = 1;
+	probe(img, 0, 0, &h);
+	RK_REQUIRE_MSG(h.probe_ok == 4 && h.probe_bad == 0, "two soiled: ok %u bad %u", h.probe_ok, h.probe_bad);
+	free(img);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_exfat", { "exfat", 30, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_probe)) })
+	  RK_TESTS(RK_TEST(t_probe), RK_TEST(t_tails)) })

@@ -1789,9 +1789,20 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 			img[nk] = (uint32_t)b.role_img[r];
 			off[nk++] = b.off[r];
 		}
-	for (uint32_t k = 0; k <= 20; k++)
-		if (rk_layout_valid(b.g.level, k) && !(b.g.level == 5 && k == RK_ALG_PARITY_N))
-			lays[nl++] = k;
+	/* RAID-4 is RAID-5 with its parity fixed: a best of either level gets
+	 * the other's layouts too (seed 2729: a RAID-5 of 3, right-symmetric,
+	 * its middle member gone, 5% full, was named a RAID-4 at 0.84; the
+	 * rotating layouts were never scored) */
+	int32_t lvs[24];
+	for (int32_t lv = 4; lv <= 6; lv++) {
+		if (lv != b.g.level && !(b.g.level != 6 && lv != 6))
+			continue;
+		for (uint32_t k = 0; k <= 20 && nl < 24; k++)
+			if (rk_layout_valid(lv, k) && !(lv == 5 && k == RK_ALG_PARITY_N)) {
+				lvs[nl] = lv;
+				lays[nl++] = k;
+			}
+	}
 	uint64_t orders = 1;
 	for (uint32_t k = 0; k < nk; k++)
 		orders *= b.g.nroles - k;
@@ -1809,7 +1820,8 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 		struct dt_hyp h = { 0 };
 		uint64_t ch = chunks[k / nl];
 		rk_clearerr();
-		if (ch < 4096 || ch % 512 || ch > RK_GEOM_MAX_CHUNK || rk_geom_init(&h.g, b.g.level, lays[k % nl], ch, b.g.nroles, b.g.member_size))
+		if (ch < 4096 || ch % 512 || ch > RK_GEOM_MAX_CHUNK ||
+		    rk_geom_init(&h.g, lvs[k % nl], lays[k % nl], ch, b.g.nroles, b.g.member_size))
 			continue;
 		for (uint32_t r = 0; r < h.g.nroles; r++)
 			h.role_img[r] = -1;
@@ -2016,6 +2028,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
 	uint32_t before = l.n;
 	mirror_of_copies(c, &l);
+	const struct dt_hyp first_best = l.h[0];
 	neighbours(c, &l);
 	if (l.n != before)
 		qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
@@ -2033,6 +2046,22 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		l.h[k].score = score_of(&l.h[k]);
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	/* the neighbours of the best the full checks named, when it is not
+	 * the one they were tried around (seed 2729: a RAID-4 reading with a
+	 * role missing rose above the RAID-0 one, and the RAID-5 rotations
+	 * around it were never scored) */
+	if (l.n && l.h[0].missing && !equivalent(&l.h[0], &first_best)) {
+		uint32_t n0 = l.n;
+		neighbours(c, &l);
+		for (uint32_t k = n0; k < l.n; k++) {
+			anchors_again(c, &l.h[k]);
+			dt_probe(c, &l.h[k], 0);
+			dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
+			l.h[k].score = score_of(&l.h[k]);
+		}
+		if (l.n != n0)
+			qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	}
 	/* copies of the volume the final best leaves out: their RAID-1 too
 	 * (seed 2752: a RAID-1 of 3 whose copies hold 6 anchors each was read
 	 * as a RAID-10 of two of them, held back for the third; the best

@@ -2012,6 +2012,21 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
 }
 
+/* The hypotheses added to L from N0 on, after the full checks of the
+ * others: each gets them too (anchors again, every probe, the rows), and
+ * L is sorted again. */
+static void check_added(struct dt_ctx *c, struct hlist *l, uint32_t n0)
+{
+	for (uint32_t k = n0; k < l->n; k++) {
+		anchors_again(c, &l->h[k]);
+		dt_probe(c, &l->h[k], 0);
+		dt_check_redundancy(c, &l->h[k], FULL_ROWS, 0);
+		l->h[k].score = score_of(&l->h[k]);
+	}
+	if (l->n != n0)
+		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -2053,14 +2068,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	if (l.n && l.h[0].missing && !equivalent(&l.h[0], &first_best)) {
 		uint32_t n0 = l.n;
 		neighbours(c, &l);
-		for (uint32_t k = n0; k < l.n; k++) {
-			anchors_again(c, &l.h[k]);
-			dt_probe(c, &l.h[k], 0);
-			dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
-			l.h[k].score = score_of(&l.h[k]);
-		}
-		if (l.n != n0)
-			qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+		check_added(c, &l, n0);
 	}
 	/* copies of the volume the final best leaves out: their RAID-1 too
 	 * (seed 2752: a RAID-1 of 3 whose copies hold 6 anchors each was read
@@ -2070,14 +2078,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		uint32_t n0 = l.n;
 		mirror_of_copies(c, &l);
 		copies_of_members(c, &l);
-		for (uint32_t k = n0; k < l.n; k++) {
-			anchors_again(c, &l.h[k]);
-			dt_probe(c, &l.h[k], 0);
-			dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
-			l.h[k].score = score_of(&l.h[k]);
-		}
-		if (l.n != n0)
-			qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+		check_added(c, &l, n0);
 	}
 	swap_search(c, &l);
 	tiebreak(c, &l);

@@ -452,16 +452,26 @@ void dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a)
 	}
 }
 
-/* The block a directory inode Q's first extent starts at, when its
- * extents sit in the inode (depth 0) and the first maps logical block 0;
- * else DT_NONE. */
+/* See detect_int.h. */
+uint64_t dt_ext_extent_block(const uint8_t *in, uint64_t logical)
+{
+	const uint8_t *eh = in + 0x28;
+	if ((rk_get_le32(in + 0x20) & 0x10080000u) != 0x80000 || rk_get_le16(eh) != 0xF30A || rk_get_le16(eh + 6) != 0)
+		return DT_NONE;   /* not an extent tree of depth 0 in the inode */
+	for (uint32_t k = 0; k < rk_get_le16(eh + 2) && k < 4; k++) {
+		const uint8_t *x = eh + 12 + 12 * k;
+		uint64_t first = rk_get_le32(x), len = rk_get_le16(x + 4);
+		if (len > 32768 || logical < first || logical - first >= len)
+			continue;   /* unwritten: reads as zeros whatever the disk holds */
+		return ((uint64_t)rk_get_le16(x + 6) << 32 | rk_get_le32(x + 8)) + (logical - first);
+	}
+	return DT_NONE;
+}
+
+/* The block a directory inode Q's logical block 0 sits at; else DT_NONE. */
 static uint64_t dir_first_block(const uint8_t *q)
 {
-	const uint8_t *eh = q + 0x28, *x = eh + 12;
-	if ((rk_get_le16(q) & 0xF000u) != 0x4000 || !(rk_get_le32(q + 0x20) & 0x80000u) || rk_get_le16(eh) != 0xF30A ||
-	    rk_get_le16(eh + 2) == 0 || rk_get_le16(eh + 6) != 0 || rk_get_le32(x) != 0 || rk_get_le16(x + 4) == 0)
-		return DT_NONE;
-	return (uint64_t)rk_get_le16(x + 6) << 32 | rk_get_le32(x + 8);
+	return (rk_get_le16(q) & 0xF000u) == 0x4000 ? dt_ext_extent_block(q, 0) : DT_NONE;
 }
 
 /* Whether the directory block at A (BS bytes) may be directory inode

@@ -370,6 +370,11 @@ int    dt_vread(struct dt_ctx *c, const struct dt_hyp *h, uint64_t voff, uint8_t
  * (returns count, 0 when unmapped). */
 uint32_t dt_where(const struct dt_hyp *h, uint64_t voff, uint32_t *img, uint64_t *ioff, uint32_t max);
 
+/* detect_ext.c: the block logical block LOGICAL of ext4 inode IN sits
+ * at, when its extents sit in the inode (depth 0, no inline data) and a
+ * written extent maps it; else DT_NONE. */
+uint64_t dt_ext_extent_block(const uint8_t *in, uint64_t logical);
+
 /* detect_probe.c */
 /* Checks the file-system structures H predicts (superblock backups, inode
  * tables, directories, MFT records, AG headers, backup boot sectors),

@@ -119,30 +119,16 @@ void dt_tails_count(struct dt_hyp *h, uint32_t ok, uint32_t n)
  * slack.  BUF: BS bytes. */
 static void probe_tail(struct pr *p, const uint8_t *in, uint32_t bs, uint8_t *buf)
 {
-	if ((rk_get_le16(in) >> 12) != 8 || !rk_get_le16(in + 0x1A) || rk_get_le32(in + 0x14) ||
-	    (rk_get_le32(in + 0x20) & 0x10080000u) != 0x80000 || rk_get_le16(in + 0x28) != 0xF30A ||
-	    rk_get_le16(in + 0x2E) != 0)
-		return;   /* not a live regular file with its extents in the inode */
+	if ((rk_get_le16(in) >> 12) != 8 || !rk_get_le16(in + 0x1A) || rk_get_le32(in + 0x14))
+		return;   /* not a live regular file */
 	uint64_t size = rk_get_le32(in + 4) | (uint64_t)rk_get_le32(in + 0x6C) << 32;
-	if (!size)
+	uint64_t blk = size ? dt_ext_extent_block(in, (size - 1) / bs) : DT_NONE;
+	if (blk == DT_NONE || blk > (UINT64_MAX - p->base) / bs - 1)
 		return;
-	uint64_t last = (size - 1) / bs;
-	uint32_t n = rk_get_le16(in + 0x2A);
-	for (uint32_t k = 0; k < n && k < 4; k++) {
-		const uint8_t *e = in + 0x28 + 12 + 12 * k;
-		uint64_t first = rk_get_le32(e), len = rk_get_le16(e + 4);
-		uint64_t start = (uint64_t)rk_get_le16(e + 6) << 32 | rk_get_le32(e + 8);
-		if (len > 32768 || last < first || last >= first + len)
-			continue;   /* an unwritten extent reads as zeros whatever the disk holds */
-		uint64_t blk = start + (last - first);
-		if (blk > (UINT64_MAX - p->base) / bs - 1)
-			return;
-		int r = dt_tail_check(p->c, p->h, p->base + blk * bs, bs, size, buf);
-		if (r >= 0)
-			tally(p, r);
-		p->h->tail_bad += r == 0;
-		return;
-	}
+	int r = dt_tail_check(p->c, p->h, p->base + blk * bs, bs, size, buf);
+	if (r >= 0)
+		tally(p, r);
+	p->h->tail_bad += r == 0;
 }
 
 /* The tails of files whose inodes lie past the 16 inode-table blocks

@@ -131,6 +131,7 @@ struct dt_fs {
 	uint32_t at_img;                 /* the scan's current place (dt_scan_buf sets it before decoding), */
 	uint64_t at_off, at_size;        /* and its image's size */
 	int      ext_rank;               /* how the learnt ext superblock ranks (dt_fs_ext) */
+	uint32_t ext_tag;                /* its file system's id: the first word of s_uuid */
 	int      mbr_seen;               /* the last MBR seen: its image, byte and partitions' starts */
 	uint32_t mbr_img;
 	uint64_t mbr_at, mbr_start[4];
@@ -165,6 +166,7 @@ struct dt_ctx {
 	 * start the head's junk ends at (0 unknown) */
 	uint32_t ps5_lo, ps5_hi, ps6_lo, ps6_hi;
 	uint64_t ps5_mask, ps6_mask, ps_off;
+	uint32_t ps_rows_seen;   /* detect_pscan.c: rows with data the last verdict saw */
 	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
 	uint64_t ps_ioff[64];
 	uint8_t *zmap[DT_MAX_ROLES + 8];   /* detect_zero.c: per image, granules known zero (1) or not (2) */

@@ -19,6 +19,7 @@
 #define PS_ROWS 160u              /* rows sampled */
 #define PS_MIN_NZ 12u             /* non-zero rows needed for a verdict */
 #define PS_HEAD (4ull << 20)      /* where data starts lie: 512-byte steps searched for the start */
+#define PS_HEAD_NZ 64u            /* head sectors with data that prove the algebra (pscan_head) */
 
 static void xor_into(uint8_t *d, const uint8_t *s, size_t n)
 {
@@ -106,6 +107,7 @@ static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, ui
                    const uint64_t *io)
 {
 	uint32_t nz = 0, z5 = 0, z6 = 0, mirror = 0;
+	c->ps_rows_seen = 0;
 	for (uint32_t k = 0; k < PS_ROWS; k++) {
 		uint64_t x = row_at(k, span);
 		if (x == UINT64_MAX)
@@ -116,6 +118,7 @@ static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, ui
 #ifdef DT_DEBUG
 	fprintf(stderr, "VERDICT t %llx nz %u z5 %u z6 %u span %llu\n", (unsigned long long)t, nz, z5, z6, (unsigned long long)span);
 #endif
+	c->ps_rows_seen = nz;
 	if (nz < PS_MIN_NZ || mirror * 10 >= nz)
 		return 0;   /* too little data, or copies: the mirror checks find those */
 	*share = (double)z5 / nz;
@@ -158,6 +161,118 @@ static uint64_t data_start(struct dt_ctx *c, uint64_t t, int kind)
 			dt_cache_trim(c);
 	}
 	return last;
+}
+
+/* Whether the head sector S of each image in T (512 bytes; 1 first)
+ * holds KIND's algebra, in *NZ the images holding data there (0 with
+ * fewer than two, or every one a copy of the first: nothing proven or
+ * refuted). */
+static int head_sector(const uint8_t (*s)[512], uint64_t t, uint32_t nimg, int kind, uint64_t *nz)
+{
+	uint8_t acc[512];
+	uint32_t n = 0, same = 1;
+	const uint8_t *first = NULL;
+	memset(acc, 0, sizeof acc);
+	*nz = 0;
+	for (uint32_t i = 0; i < nimg; i++) {
+		if (!(t >> i & 1))
+			continue;
+		xor_into(acc, s[i], 512);
+		if (rk_buf_is_zero(s[i], 512))
+			continue;
+		*nz |= 1ull << i;
+		n++;
+		if (!first)
+			first = s[i];
+		else
+			same &= !memcmp(first, s[i], 512);
+	}
+	if (n < 2 || same)
+		*nz = 0;   /* not even a failure counts: a lone block fails any algebra */
+	if (rk_buf_is_zero(acc, 512))
+		return 1;
+	for (uint32_t i = 0; i < nimg && kind == 6 && n >= 3; i++)
+		if ((t >> i & 1) && !memcmp(s[i], acc, 512))
+			return 1;
+	return 0;
+}
+
+/* The verdict for T over the head (the first PS_HEAD bytes) where the
+ * rows past it hold too little data: a small, sparse volume keeps what
+ * it holds in the first MiBs of each member (seed 2314: a RAID-5 of 12
+ * at 14 % full, its data 2.1 to 3.3 MiB into each member, read as a
+ * RAID-0 since no sampled row held data).  KIND when past the last head
+ * sector where KIND's algebra fails (*START) PS_HEAD_NZ sectors or more
+ * prove it (two images or more holding data, not copies), and a quarter
+ * as many fail or fewer: junk before the data fails, but not most
+ * sectors with data (a RAID-6 of 5 without its Q holder vanishes where
+ * that one holds Q: a chunk in five); 0 else.  *NZIMG: the images
+ * holding data there. */
+static int head_verdict(struct dt_ctx *c, uint64_t t, int kind, uint64_t *start, uint64_t *nzimg)
+{
+	uint8_t s[64][512];
+	uint64_t last = 0, proven = 0, imgs = 0, failed = 0;
+	for (uint64_t x = 0; x < PS_HEAD; x += 512) {
+		for (uint32_t i = 0; i < c->nimg; i++) {
+			if (!(t >> i & 1))
+				continue;
+			const uint8_t *b = dt_block(c, i, x & ~(uint64_t)(DT_BLK - 1));
+			if (!b)
+				return 0;
+			memcpy(s[i], b + (x & (DT_BLK - 1)), 512);
+		}
+		uint64_t nz;
+		if (!head_sector(s, t, c->nimg, kind, &nz)) {
+			last = x + 512;
+			proven = imgs = 0;
+			failed += nz != 0;
+		} else if (nz) {
+			proven++;
+			imgs |= nz;
+		}
+		if ((x & (DT_BLK - 1)) == DT_BLK - 512)
+			dt_cache_trim(c);
+	}
+	*start = last;
+	*nzimg = imgs;
+	return proven >= PS_HEAD_NZ && proven * 4 >= failed ? kind : 0;
+}
+
+/* The head's verdict of KIND for T into c->ps5_* or ps6_* and ps_off:
+ * 1 when it holds. */
+static int head_set(struct dt_ctx *c, uint64_t t, int kind)
+{
+	uint64_t st, nz;
+	if (!head_verdict(c, t, kind, &st, &nz))
+		return 0;
+	uint32_t hi = (uint32_t)__builtin_popcountll(t), lo = (uint32_t)__builtin_popcountll(t & nz);
+	if (kind == 5)
+		c->ps5_mask = t, c->ps5_hi = hi, c->ps5_lo = lo;
+	else
+		c->ps6_mask = t, c->ps6_hi = hi, c->ps6_lo = lo;
+	c->ps_off = st;
+	return 1;
+}
+
+/* Where no set of images gave a verdict for lack of data past the head,
+ * the head's, in the order dt_pscan asks the rows: every image (RAID-5,
+ * then RAID-6), every image but one (RAID-5: an unrelated image among
+ * them reads as a Q holder too, so both stay candidates), then RAID-6
+ * without one.  1 when one held. */
+static int pscan_head(struct dt_ctx *c, uint64_t all)
+{
+	if (head_set(c, all, 5))
+		return 1;
+	int six = head_set(c, all, 6);
+	uint64_t off6 = c->ps_off;
+	for (uint32_t j = 0; j < c->nimg && c->nimg >= 4; j++)
+		if (head_set(c, all & ~(1ull << j), 5))
+			return 1;
+	c->ps_off = off6;
+	for (uint32_t j = 0; j < c->nimg && c->nimg >= 4 && !six; j++)
+		if (head_set(c, all & ~(1ull << j), 6))
+			return 1;
+	return six;
 }
 
 /* See detect_int.h. */
@@ -274,6 +389,7 @@ void dt_pscan(struct dt_ctx *c)
 	uint64_t nzimg = 0, t5 = 0, t6 = 0, t1 = 0, nz1 = 0;
 	double sh = 0, best1 = 0;
 	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL);
+	uint32_t fewest_rows = c->ps_rows_seen;   /* an unrelated image of random bytes fills every row */
 	if (k == 5)
 		t5 = all;
 	if (k == 6)
@@ -290,6 +406,8 @@ void dt_pscan(struct dt_ctx *c)
 		uint64_t t = all & ~(1ull << j), nz = 0;
 		sh = 0;
 		k = verdict(c, t, span, acc, &nz, &sh, NULL);
+		if (c->ps_rows_seen < fewest_rows)
+			fewest_rows = c->ps_rows_seen;
 		if (k == 5) {
 			t5 = t;
 			c->ps5_hi = (uint32_t)__builtin_popcountll(t);
@@ -335,6 +453,14 @@ void dt_pscan(struct dt_ctx *c)
 	free(acc);
 	if (c->ps_has_ioff)
 		return;
+	if (!t5 && !t6 && !t1 && fewest_rows < PS_MIN_NZ && c->nimg <= 16 && pscan_head(c, all)) {
+#ifdef DT_DEBUG
+		fprintf(stderr, "PSCAN head 5: %u..%u mask %llx, 6: %u..%u mask %llx, off %llu\n", c->ps5_lo, c->ps5_hi,
+		        (unsigned long long)c->ps5_mask, c->ps6_lo, c->ps6_hi, (unsigned long long)c->ps6_mask,
+		        (unsigned long long)c->ps_off);
+#endif
+		return;
+	}
 	c->ps5_mask = t5;
 	c->ps6_mask = t6;
 	if (t5 || t6)

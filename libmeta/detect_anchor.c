@@ -37,6 +37,14 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 	dt_anchor_push(c, &(struct dt_anchor){ kind, i, ioff, raw, DT_NONE, DT_NONE, 0 });
 }
 
+/* An ext superblock, tagged with its file system's id (the first word of
+ * s_uuid) so that one of another file system can be told apart. */
+static void add_ext_sb(struct dt_ctx *c, uint32_t i, uint64_t ioff, const uint8_t *p)
+{
+	dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_SB, i, ioff, rk_get_le16(p + 0x5A), DT_NONE, DT_NONE,
+	                                        rk_get_le32(p + 0x68) });
+}
+
 /* See detect_int.h. */
 int dt_in_own_partition(const struct dt_fs *fs, uint64_t woff)
 {
@@ -74,6 +82,7 @@ int dt_fs_ext(struct dt_fs *fs, const uint8_t *p)
 	if (!fs->ext || rank > fs->ext_rank) {
 		fs->ext_rank = rank;
 		fs->ext = 1;
+		fs->ext_tag = rk_get_le32(p + 0x68);
 		fs->ext_bs = 1024u << lbs;
 		fs->ext_bpg = bpg;
 		fs->ext_fdb = fdb;
@@ -195,7 +204,7 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		dt_btrfs_scan(c, i, at, p, len - o);
 		dt_ext_scan(c, i, at, p, len - o);
 		if (o + 1024 <= len && dt_fs_ext(fs, p))
-			add(c, DT_EXT_SB, i, at, rk_get_le16(p + 0x5A));
+			add_ext_sb(c, i, at, p);
 		else if (gpt_hdr(fs, p)) {
 			dt_part_gpt(fs, p, len - o);
 			add(c, DT_GPT, i, at, rk_get_le64(p + 24));
@@ -310,11 +319,63 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 	}
 }
 
+/* The images holding superblocks of the ext file system tagged TAG. */
+static uint32_t ext_images(const struct dt_ctx *c, uint32_t tag)
+{
+	uint64_t seen[4] = { 0 };
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint32_t i = a->img % 256;
+		if (a->kind == DT_EXT_SB && a->tag == tag && !(seen[i / 64] >> (i % 64) & 1)) {
+			seen[i / 64] |= 1ull << (i % 64);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Of two ext file systems, the one whose superblocks lie on more images,
+ * whatever dt_fs_ext ranked first: an array's spread over its members (or
+ * its mirrors), a plain disk's or a slice's stay on it (a whole ext4 image
+ * named before a RAID-5's members had its superblock learnt, and the
+ * array's anchors read through it disagreed; seed 2416: the journal's
+ * copy of a sample slice's first superblock, which says more than the
+ * slice holds, ranked above a RAID-1's). */
+static void ext_prefer_spread(struct dt_ctx *c)
+{
+	struct dt_fs *fs = &c->fs;
+	if (!fs->ext)
+		return;
+	uint32_t most = ext_images(c, fs->ext_tag);
+	const struct dt_anchor *pick = NULL;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint32_t n;
+		if (a->kind == DT_EXT_SB && a->raw == 0 && a->tag != fs->ext_tag && a->img < c->nimg &&
+		    (n = ext_images(c, a->tag)) > most) {
+			most = n;
+			pick = a;
+		}
+	}
+	uint8_t p[1024];
+	if (!pick || dt_read(c, pick->img, pick->ioff, p, sizeof p))
+		return;
+	struct dt_fs was = *fs;
+	fs->at_img = pick->img;
+	fs->at_off = pick->ioff;
+	fs->at_size = c->img[pick->img].size;
+	fs->ext = 0;
+	if (!dt_fs_ext(fs, p))
+		*fs = was;
+}
+
 /* Resolves and de-duplicates (see detect_int.h). */
 void dt_resolve(struct dt_ctx *c)
 {
 	if (!c->nanc)
 		return;
+	ext_prefer_spread(c);
 	dt_ext_learn(c);
 	qsort(c->anc, c->nanc, sizeof *c->anc, anc_cmp);
 	dt_part_assign(c);

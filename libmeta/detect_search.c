@@ -182,6 +182,18 @@ static void anchors_again(struct dt_ctx *c, struct dt_hyp *h)
 	copy_score(c, h);
 }
 
+/* Whether anchor A votes in stage 1: not a backup superblock of another
+ * ext file system than the one learnt, which the learnt group size places
+ * where it never was (a plain ext4 image beside a RAID-5's members: its
+ * three backups voted for two data members against the array's one for
+ * four).  It still counts against a reading that uses its image.  A
+ * first superblock is at byte 1024 of any (seed 2298: a mirror's one
+ * member beside a sample slice whose superblock was learnt). */
+static int votes(const struct dt_ctx *c, const struct dt_anchor *a)
+{
+	return a->kind != DT_EXT_SB || !c->fs.ext || a->tag == c->fs.ext_tag || a->raw == 0;
+}
+
 /* The geometry's stage-1 key: per image, the most anchors that agree on
  * one data start, summed.  Role-free on purpose: a parity block that
  * copies an anchor sits at the same member offset as the data it copies,
@@ -193,6 +205,8 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 		const struct dt_anchor *a = &c->anc[k];
 		uint64_t vv[2] = { a->voff, a->voff2 }, seen[16];
 		uint32_t ns = 0;
+		if (!votes(c, a))
+			continue;
 		for (int t = 0; t < 2; t++) {
 			struct rk_loc locs[8];
 			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
@@ -328,7 +342,7 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		uint64_t vv[2] = { a->voff, a->voff2 };
-		for (int t = 0; t < 2; t++) {
+		for (int t = 0; t < 2 && votes(c, a); t++) {
 			struct rk_loc locs[8];
 			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
 			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
@@ -1169,12 +1183,68 @@ static int has_anchor(const struct dt_ctx *c, uint32_t i)
 	return 0;
 }
 
-/* Anchors on images H leaves out. */
-static uint32_t unexplained(const struct dt_ctx *c, const struct dt_hyp *h)
+/* Whether H's members hold an ext superblock tagged TAG (its file
+ * system's id); -1 when they hold none at all. */
+static int ext_tag_used(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t tag)
+{
+	int any = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->kind != DT_EXT_SB || a->voff == DT_NONE || !uses_image(h, a->img))
+			continue;
+		if (a->tag == tag)
+			return 1;
+		any = 1;
+	}
+	return any ? 0 : -1;
+}
+
+/* Whether the first superblock of an ext file system, at byte AT of image
+ * I, describes one that fits in the image: a volume of its own. */
+static int whole_ext_at(struct dt_ctx *c, uint32_t i, uint64_t at)
+{
+	uint8_t p[1024];
+	if (at < 1024 || dt_read(c, i, at, p, sizeof p) || rk_get_le32(p + 24) > 16)
+		return 1;   /* unreadable: taken as whole, the cautious way */
+	uint64_t bytes = ((uint64_t)rk_get_le32(p + 4) | (uint64_t)rk_get_le32(p + 0x150) << 32) << (10 + rk_get_le32(p + 24));
+	return at - 1024 <= c->img[i].size && bytes <= c->img[i].size - (at - 1024);
+}
+
+/* Whether image I, which H leaves out, holds only superblocks of another
+ * ext file system than H's members hold, none of them the first of a
+ * file system that fits in the image: a slice of an unrelated image (seed
+ * 2298: 16 MiB from the middle of a forensic sample beside a mirror's one
+ * member; its journal's copies of the first superblock say a 49 MiB file
+ * system).  An image that holds a whole file system is a volume of its
+ * own, and either of two volumes may be the array (seed 2650: a plain
+ * ext4 image beside the one member of a RAID-10); but no member of an
+ * array holds a whole other file system (WHOLE_OK: seed 2427, a plain
+ * ext4 image beside a RAID-10 of 11 with a member gone). */
+static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, int whole_ok)
+{
+	int held = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->img != i || a->voff == DT_NONE)
+			continue;
+		if (a->kind != DT_EXT_SB || ext_tag_used(c, h, a->tag) != 0 ||
+		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)))
+			return 0;
+		held = 1;
+	}
+	return held;
+}
+
+/* Anchors on images H leaves out, but for those of unrelated slices. */
+static uint32_t unexplained(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	uint32_t n = 0;
-	for (uint32_t k = 0; k < c->nanc; k++)
-		n += c->anc[k].voff != DT_NONE && !uses_image(h, c->anc[k].img);
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		uint32_t on = 0;
+		for (uint32_t k = 0; k < c->nanc && !uses_image(h, i); k++)
+			on += c->anc[k].img == i && c->anc[k].voff != DT_NONE;
+		n += on && !foreign_slice(c, h, i, 0) ? on : 0;
+	}
 	return n;
 }
 
@@ -1211,7 +1281,7 @@ static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_
 static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		int used = uses_image(h, i), held = 0;
+		int used = uses_image(h, i) || foreign_slice(c, h, i, 1), held = 0;
 		struct offs o = { { 0 }, 0 };
 		for (uint32_t k = 0; k < c->nanc && !used; k++) {
 			const struct dt_anchor *a = &c->anc[k];
@@ -1958,6 +2028,24 @@ static int swapped(struct dt_ctx *c, const struct dt_hyp *b, uint32_t r1, uint32
 	return t->rows_bad <= b->rows_bad && t->place_bad <= b->place_bad;
 }
 
+/* A plateau: no swap of *B gains, but a swap of one of the N readings
+ * that tie with it (TIES) may (seed 2314: a RAID-5 of 12 whose true order
+ * is a cycle of three images away from the best, one swap from its tie;
+ * 14 more tails hold there).  Into *B: 1 when one gains SWAP_GAIN. */
+static int tie_step(struct dt_ctx *c, struct dt_hyp *b, const struct dt_hyp *ties, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t r1 = 0; r1 < b->g.nroles; r1++)
+			for (uint32_t r2 = r1 + 1; r2 < b->g.nroles; r2++) {
+				struct dt_hyp t;
+				if (swapped(c, &ties[k], r1, r2, &t) && t.score >= b->score + SWAP_GAIN) {
+					*b = t;
+					return 1;
+				}
+			}
+	return 0;
+}
+
 /* A tie among readings that put the same images in other roles (members
  * that hold no anchor: their order is unknown to the anchors) may not
  * hold the true order at all when many members are so: the search only
@@ -1998,11 +2086,27 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 				} else if (t.score >= b.score - SWAP_TIE && nties < SWAP_TIES && !equivalent(&b, &t))
 					ties[nties++] = t;
 			}
+		if (!better && pass < SWAP_PASSES && nties && tie_step(c, &b, ties, nties))
+			better = gained = 1;
 		if (!better)
 			break;
 	}
 #ifdef DT_DEBUG
 	fprintf(stderr, "SWAP best %.2f -> %.2f, %u ties\n", l->h[0].score, b.score, nties);
+	if (getenv("DT_ORDER")) {   /* the images per role, comma-separated: scored as b's geometry */
+		struct dt_hyp t = b;
+		char *o = strdup(getenv("DT_ORDER")), *sv = NULL;
+		uint32_t r = 0;
+		for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
+			t.role_img[r++] = atoi(tok);
+		free(o);
+		anchors_again(c, &t);
+		dt_probe(c, &t, 0);
+		dt_check_redundancy(c, &t, FULL_ROWS, 0);
+		t.score = score_of(&t);
+		fprintf(stderr, "ORDER score %.2f anc %u/%u pr %u/%u rows %llu/%llu tailbad %u\n", t.score, t.anc_ok, t.anc_bad,
+		        t.probe_ok, t.probe_bad, (unsigned long long)t.rows_ok, (unsigned long long)t.rows_nz, t.tail_bad);
+	}
 #endif
 	if (gained)
 		hl_add(l, &b);
@@ -2135,6 +2239,14 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	fprintf(stderr, "GATE held %s amb %d score %.2f ev %.1f conf %.3f miss %u unexpl %u anc %u/%u probe %u/%u\n",
 	        held ? held : "-", r->ambiguous, best.score, ev, r->confidence, best.missing, unexplained(c, &best),
 	        best.anc_ok, best.anc_bad, best.probe_ok, best.probe_bad);
+	for (uint32_t k = 0; k < c->nanc; k++)
+		if (c->anc[k].voff != DT_NONE && !uses_image(&best, c->anc[k].img))
+			fprintf(stderr, "LEFTANC img %u kind %u ioff %llu raw %llu tag %08x voff %llu\n", c->anc[k].img,
+			        c->anc[k].kind, (unsigned long long)c->anc[k].ioff, (unsigned long long)c->anc[k].raw,
+			        c->anc[k].tag, (unsigned long long)c->anc[k].voff);
+	for (uint32_t k = 0; k < c->nanc; k++)
+		if (c->anc[k].voff != DT_NONE && uses_image(&best, c->anc[k].img) && c->anc[k].kind == DT_EXT_SB)
+			fprintf(stderr, "USEDSB img %u raw %llu tag %08x\n", c->anc[k].img, (unsigned long long)c->anc[k].raw, c->anc[k].tag);
 #endif
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && !held && r->confidence >= 0.7;
 	e = fill(c, r, &best);

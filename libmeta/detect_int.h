@@ -485,11 +485,12 @@ void   dt_check_mixed(struct dt_ctx *c, struct dt_hyp *h, uint32_t max);
 void   dt_pscan(struct dt_ctx *c);
 
 /* detect_same.c */
-/* 1 when A and B read the same bytes over the first min(volume sizes)
- * bytes, every byte compared; 0 when not, or unknown (a read failed, the
- * read budget or *BUDGET (bytes, counted down) ran out, or that is more
- * than MAX bytes). */
-int    dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t *budget);
+/* 1 when A and B read the same bytes over the first min(volume sizes,
+ * UPTO) bytes, every byte compared; 0 when not, or unknown (a read
+ * failed, the read budget or *BUDGET (bytes, counted down) ran out, or
+ * that is more than MAX bytes). */
+int    dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t upto,
+                      uint64_t *budget);
 
 /* detect_search.c */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r);

@@ -52,9 +52,12 @@ static size_t piece_len(const struct dt_hyp *a, const struct dt_hyp *b, uint64_t
 }
 
 /* See detect_int.h. */
-int dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t *budget)
+int dt_same_export(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t max, uint64_t upto,
+                   uint64_t *budget)
 {
 	uint64_t end = a->g.volume_size < b->g.volume_size ? a->g.volume_size : b->g.volume_size;
+	if (upto < end)
+		end = upto;
 	if (!end || end > max)
 		return 0;
 	uint8_t *x = malloc(SAME_PIECE), *y = malloc(SAME_PIECE);

@@ -1128,34 +1128,62 @@ static const struct dt_hyp *list_alts(const struct hlist *l, uint32_t bi, struct
 
 #define SAME_NEAR 4.0             /* runner-ups this close to the winner are compared */
 
+/* Whether volume size A fits the file system's claim CLAIM better than
+ * B: of those that hold it, the smaller (mkfs fills the array it is made
+ * on: more is what follows the array on its disks, or an image that is
+ * no member); without a claim, the larger (a shorter export leaves part
+ * of the array out). */
+static int fits_better(uint64_t a, uint64_t b, uint64_t claim)
+{
+	if (!claim)
+		return a > b;
+	if ((a >= claim) != (b >= claim))
+		return a >= claim;
+	return a >= claim ? a < b : a > b;
+}
+
 /* Marks in SAME (zeroed, L->n entries) the runner-ups of *BI within
  * SAME_NEAR of its score that export the very bytes of it over the
- * smaller volume (detect_same.c): they are the same answer, not rivals (a
- * mirror of one member that holds all the data is the start of the
- * array).  The winner becomes the one of them with the largest volume (an
- * export shorter than the array leaves part of it out; one longer than it
- * carries junk behind).  Stops at the first close one (within 1) that
+ * smaller volume, up to the end of its file system when that says
+ * (detect_same.c: what follows is no part of it), or map it alike
+ * (equivalent): they are
+ * the same answer, not rivals (a mirror of one member that holds all the
+ * data is the start of the array).  The winner becomes the one of them
+ * within 1 of its score whose volume fits the file system best
+ * (fits_better; a lower score is some evidence against; seed 2553: the
+ * one member of a RAID-10 o2 of 2 beside an image of zeros, read also
+ * with the zeros after it).  Stops at the first close one (within 1) that
  * differs: the answer is a tie then anyway. */
 static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint8_t *same)
 {
 	const struct dt_hyp *b = &l->h[*bi];
 	uint32_t tries = 0, big = *bi;
-	uint64_t budget = SAME_MAX;
+	uint64_t budget = SAME_MAX, claim = dt_fs_claim(c, b);
 	for (uint32_t k = 0, all = 0; k < l->n && tries < SAME_TRIES && all < 16 * SAME_TRIES; k++) {
 		const struct dt_hyp *h = &l->h[k];
-		if (k == *bi || h->score < b->score - SAME_NEAR || equivalent(b, h))
+		if (k == *bi || h->score < b->score - SAME_NEAR)
 			continue;
+		if (equivalent(b, h)) {
+			same[k] = 1;
+			if (h->score >= b->score - 1 && fits_better(h->g.volume_size, l->h[big].g.volume_size, claim))
+				big = k;
+			continue;
+		}
 		uint64_t before = budget;
 		all++;
-		int same_bytes = dt_same_export(c, b, h, SAME_MAX, &budget);
+		int same_bytes = dt_same_export(c, b, h, SAME_MAX, claim ? claim : UINT64_MAX, &budget);
 		tries += budget != before;   /* comparisons of known zeros cost nothing (detect_zero.c) */
+#ifdef DT_DEBUG
+		fprintf(stderr, "SAME k %u lv %d ch %llu n %u vs %llu: %d budget %llu\n", k, h->g.level, (unsigned long long)h->g.chunk,
+		        h->g.nroles, (unsigned long long)h->g.volume_size, same_bytes, (unsigned long long)budget);
+#endif
 		if (!same_bytes) {
 			if (h->score >= b->score - 1)
 				break;
 			continue;
 		}
 		same[k] = 1;
-		if (h->g.volume_size > l->h[big].g.volume_size)
+		if (h->score >= b->score - 1 && fits_better(h->g.volume_size, l->h[big].g.volume_size, claim))
 			big = k;
 	}
 	if (big != *bi) {
@@ -1481,6 +1509,28 @@ static int refuted_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint
 	return t.checked && t.rows_nz >= DT_SURE_ROWS && t.rows_bad * 50 > t.rows_nz;
 }
 
+/* Whether an image H leaves out, holding no anchor, holds structured
+ * data in 2 of 16 blocks sampled over it or more: not an image of zeros
+ * or random bytes beside a mirror's one member (seeds 2553, 2298), but
+ * what the answer leaves unexplained (seed 2457: a plain ext4 image named
+ * as the one member of a RAID-10 of 2 beside the two members of a RAID-4
+ * whose first role, and the volume's start with it, was gone). */
+static int data_left_out(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		uint32_t seen = 0;
+		if (uses_image(h, i) || has_anchor(c, i))
+			continue;
+		for (uint32_t k = 0; k < 16 && seen < 2; k++) {
+			const uint8_t *b = dt_block(c, i, c->img[i].size / 16 * k & ~(uint64_t)(DT_BLK - 1));
+			seen += b && structured(b);
+		}
+		if (seen >= 2)
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether image I, left out of H, is refuted as H's one missing role:
  * no block of that role, rebuilt through parity, sits in it within 8 MiB
  * of a start (dt_rebuilt_start: where the member's data starts need not
@@ -1659,6 +1709,8 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 	 * other image holds anchors it leaves unexplained */
 	if (b->g.nroles - b->missing < 2 && unexplained(c, b))
 		return "one image used while others hold anchors";
+	if (b->g.nroles - b->missing < 2 && data_left_out(c, b))
+		return "one image used while others hold data it leaves unexplained";
 	/* a role missing while an image left out holds anchors: that image may
 	 * be the member (seed 1055: the member holding the volume's start) */
 	if (b->missing && unexplained(c, b) && unexplained_fits(c, b))

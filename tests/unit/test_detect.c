@@ -778,6 +778,67 @@ START_TEST(t_foreign_fs_not_missing_member)
 }
 END_TEST
 
+/* The one member left of a RAID-10 offset of 2 (role 0: the volume in
+ * order) beside an image of zeros as long (seed 2553): readings that
+ * append the zeros (linear, or striped in large chunks) export the same
+ * bytes over the file system and tie; the answer is the one whose volume
+ * fits the file system, not the longest, and readings of the member as
+ * a RAID-5 of 2 (each P block a copy of its data) are the same answer. */
+START_TEST(t_member_beside_zeros)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	rk_test_copy_file(shared_vol, rk_test_path("vol"));
+	struct arr a = { 10, 0x10201, 64 * 1024, 2, { 1 << 20, 1 << 20 }, { 0 } };
+	write_array(&a);
+	unlink(rk_test_path("zeros"));
+	rk_test_make_file(rk_test_path("zeros"), MEMBER);
+	const char *order[] = { "zeros", "m0", NULL };
+	struct rk_detect_result *r = detect(order, NULL);
+	RK_REQUIRE_MSG(r->found && exports_equal(r), "not found or another volume: %s", r->why);
+	RK_REQUIRE_MSG(r->image_role[0] == -1 && r->geom.volume_size <= MEMBER, "zeros used: %d, volume %llu",
+	               r->image_role[0], (unsigned long long)r->geom.volume_size);
+	rk_detect_free(r);
+}
+END_TEST
+
+/* A whole ext4 image beside the two members left of a RAID-4 of 3 whose
+ * first role is gone, its volume text with no file system to anchor
+ * (seed 2457: a vfat whose boot sector went with that role): the ext4
+ * image read as the one member of a mirror explains none of the other
+ * two images' data, so it is not named the array. */
+START_TEST(t_plain_fs_beside_array)
+{
+	if (!shared_vol[0]) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	size_t len = 15u << 20;
+	char *t = malloc(len);
+	RK_REQUIRE(t);
+	for (size_t k = 0; k < len; k++)
+		t[k] = "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n"[k % 57];
+	unlink(rk_test_path("vol"));
+	rk_test_spit(rk_test_path("vol"), t, len);
+	free(t);
+	struct arr a = { 4, RK_ALG_PARITY_N, 64 * 1024, 3, { 0 }, { 0 } };
+	write_array(&a);
+	char cmd[1400];   /* the plain image: an ext4 with files (predictions enough for an answer) */
+	unlink(rk_test_path("other"));
+	rk_test_make_file(rk_test_path("other"), 24ull << 20);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -d '%s/tree' '%s' >/dev/null 2>&1", rk_test_tmpdir(),
+	         rk_test_path("other"));
+	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
+	const char *order[] = { "m2", "other", "m1", NULL };
+	struct rk_detect_result *r = detect(order, NULL);
+	RK_REQUIRE_MSG(!r->found, "found %s of %u roles, the plain image in role %d", rk_level_name(r->geom.level),
+	               r->geom.nroles, r->image_role[1]);
+	rk_detect_free(r);
+}
+END_TEST
+
 /* With a role missing, parity cannot tell RAID-5 layouts apart: a RAID-5
  * of 3 with its first role gone, each md rotation (seed 1377: left-
  * asymmetric read as left-symmetric with the images swapped, the anchors
@@ -833,6 +894,6 @@ RK_TEST_SUITE("detect", { "detect", 300, suite_setup, suite_teardown, 1,
 	           RK_TEST(t_raid6_two_missing_offsets), RK_TEST(t_raid5_junk_offsets), RK_TEST(t_linear_zeros), RK_TEST(t_linear_offsets), RK_TEST(t_raid1_sparse_copies), RK_TEST(t_raid1_trailing_differs), RK_TEST_LOOP(t_raid5_of3_first_missing, 0, 4),
 	           RK_TEST_LOOP(t_partitioned, 0, 2), RK_TEST(t_raid5_odd_start),
 	           RK_TEST(t_partitioned_disk_beside), RK_TEST(t_small_image_beside), RK_TEST(t_two_copies_lengths_differ), RK_TEST(t_raid10_starts_differ),
-	           RK_TEST(t_foreign_slice_beside), RK_TEST(t_foreign_fs_not_missing_member),
+	           RK_TEST(t_foreign_slice_beside), RK_TEST(t_foreign_fs_not_missing_member), RK_TEST(t_member_beside_zeros), RK_TEST(t_plain_fs_beside_array),
 	           RK_TEST(t_bad_hints)) },
 	{ "empty", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0, RK_TESTS(RK_TEST(t_near_empty)) })

@@ -334,9 +334,15 @@ static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 }
 
 /* Stage 1 for one geometry: collects the votes and assigns roles greedily
- * by vote count.  Returns the number of images assigned. */
+ * by vote count.  Returns the number of images assigned.  NEAR_ONLY (a
+ * far RAID-10 before its member size is known): only the copies in the
+ * members' first part vote, for starts within half of it -- a far copy's
+ * place moves with the member size, half as far as that is off, and its
+ * votes for another start made every image's contested (seeds 2323,
+ * 2512: a RAID-10 f2 of 2 with its data from 128 KiB or 2 MiB, the
+ * member size first guessed from the whole image). */
 static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, struct vote *vs, struct offs *vo,
-                            struct prefs *pf)
+                            struct prefs *pf, int near_only)
 {
 	uint32_t nv = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
@@ -346,10 +352,10 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 			struct rk_loc locs[8];
 			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
 			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
-				if (a->ioff < locs[j].member_off)
+				if (a->ioff < locs[j].member_off || (near_only && locs[j].member_off >= h->g.r10_stride))
 					continue;
 				uint64_t o = a->ioff - locs[j].member_off;
-				if ((o & 511) || (c->hints.have_offset && o != c->hints.offset))
+				if ((o & 511) || (c->hints.have_offset && o != c->hints.offset) || (near_only && o >= h->g.r10_stride / 2))
 					continue;
 				vs[nv++] = (struct vote){ a->img, locs[j].role, o, 1 };
 			}
@@ -735,9 +741,16 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 		rk_clearerr();
 		if (!ms || rk_geom_init(&h->g, ge->level, ge->layout, ge->chunk, ge->nroles, ms))
 			return 0;
-		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf);
+		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf,
+		                          !pass && ge->level == 10 && h->g.r10_far > 1 && !h->g.r10_offset);
 		role_masks(c, h, pf);
 		pin_single(c, h, img_role, pf);
+#ifdef DT_DEBUG
+		if (getenv("DT_S1"))
+			fprintf(stderr, "S1PASS %d lv %d lay %u ms %llu: %lld@%llu %lld@%llu na %u\n", pass, h->g.level, h->g.layout,
+			        (unsigned long long)ms, (long long)h->role_img[0], (unsigned long long)h->off[0],
+			        (long long)h->role_img[1], (unsigned long long)h->off[1], na);
+#endif
 		if (!na)
 			break;
 	}

@@ -188,6 +188,7 @@ struct dt_hyp {
 	uint32_t probe_ok, probe_bad;
 	uint32_t bm_ok, bm_bad;            /* allocation bitmap: used blocks holding data / free blocks holding data */
 	uint32_t tail_bad;                 /* of probe_bad: ext4 and XFS files whose slack holds data */
+	uint32_t mirr_bad;                 /* of probe_bad: NTFS $MFTMirr records that are not the MFT's first */
 	uint64_t rows, rows_nz, rows_ok, rows_bad, place_bad;
 	int      checked;                  /* redundancy could be checked */
 	int      size_fixed;               /* finish() keeps the member size (not the smallest image's) */

@@ -146,6 +146,20 @@ void dt_ntfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t l
 		else
 			h->probe_bad++;
 	}
+	/* $MFTMirr: records 0-3 again, numbered (seed 2861: a RAID-6 of 4 with
+	 * a member gone read as a RAID-5 of 3 rebuilt the mirror from an
+	 * XOR of other data; ntfsfix said so, no prediction did) */
+	uint64_t mirr = rk_get_le64(bt + 0x38);
+	for (uint32_t k = 0; k < 4 && mirr < (1ull << 40); k++) {
+		if (nr(&q, mirr * clus + k * rec, r, sizeof r) || rk_buf_is_zero(r, sizeof r))
+			continue;
+		if (!memcmp(r, "FILE", 4) && rk_get_le32(r + 0x2C) == k)
+			h->probe_ok++;
+		else {
+			h->probe_bad++;
+			h->mirr_bad++;
+		}
+	}
 	uint8_t b[512];
 	if (secs < (1ull << 48) && !nr(&q, secs * bps, b, 512)) {
 		if (!memcmp(b, bt, 512))

@@ -347,7 +347,7 @@ static void dt_probe_at(struct pr *p)
 /* See detect_int.h. */
 void dt_probe(struct dt_ctx *c, struct dt_hyp *h, uint32_t limit)
 {
-	h->probe_ok = h->probe_bad = h->bm_ok = h->bm_bad = h->tail_bad = 0;
+	h->probe_ok = h->probe_bad = h->bm_ok = h->bm_bad = h->tail_bad = h->mirr_bad = 0;
 	struct pr p = { c, h, 0, limit };
 	dt_probe_at(&p);
 }

@@ -283,6 +283,50 @@ START_TEST(t_tail_ntfs)
 }
 END_TEST
 
+/* NTFS keeps MFT records 0-3 again in $MFTMirr: a volume read right
+ * finds them there, numbered; one whose mirror holds other bytes (a
+ * reading that rebuilds it from other data: seed 2861) fails four
+ * predictions, counted as mirror failures (the answer's gate). */
+START_TEST(t_ntfs_mftmirr)
+{
+	if (!have("mkntfs")) {
+		printf("SKIP: mkntfs (ntfs-3g) not installed\n");
+		return;
+	}
+	const char *vol = rk_test_path("vol");
+	char cmd[1500];
+	rk_test_make_file(vol, 16 << 20);
+	snprintf(cmd, sizeof cmd, "mkntfs -F -Q -q '%s'", vol);
+	RK_REQUIRE_MSG(run(cmd), "mkntfs failed");
+	uint32_t mirr_bad[2], bad[2];
+	for (int soiled = 0; soiled < 2; soiled++) {
+		if (soiled) {   /* the mirror's four records: random bytes */
+			size_t n;
+			uint8_t *v = rk_test_slurp(vol, &n);
+			uint64_t clus = (uint64_t)rk_get_le16(v + 0x0B) * v[0x0D], at = rk_get_le64(v + 0x38) * clus;
+			RK_REQUIRE(clus && at + 4096 <= n);
+			free(v);
+			uint8_t *j = rk_test_random_bytes(4096, 77);
+			rk_test_write_at(vol, j, 4096, at);
+			free(j);
+		}
+		char *paths[] = { strdup(vol) };
+		struct dt_ctx c;
+		memset(&c, 0, sizeof c);
+		RK_REQUIRE(paths[0] && !dt_open(&c, paths, 1));
+		struct dt_hyp h;
+		dt_test_hyp_linear(&h, 0, 16 << 20);
+		dt_probe(&c, &h, 0);
+		mirr_bad[soiled] = h.mirr_bad;
+		bad[soiled] = h.probe_bad;
+		dt_close(&c);
+		free(paths[0]);
+	}
+	RK_REQUIRE_MSG(mirr_bad[0] == 0 && mirr_bad[1] == 4 && bad[1] == bad[0] + 4,
+	               "mirror failures %u then %u, failures %u then %u", mirr_bad[0], mirr_bad[1], bad[0], bad[1]);
+}
+END_TEST
+
 START_TEST(t_tail_fat)
 {
 	if (!have("mkfs.fat") || !have("mcopy")) {
@@ -310,5 +354,5 @@ START_TEST(t_tail_fat)
 END_TEST
 
 RK_TEST_SUITE("detect_tail", { "tail", 120, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_tail_check), RK_TEST(t_tail_ext4), RK_TEST(t_tail_ext4_spread), RK_TEST(t_tail_xfs), RK_TEST(t_tail_ntfs),
+	  RK_TESTS(RK_TEST(t_tail_check), RK_TEST(t_tail_ext4), RK_TEST(t_tail_ext4_spread), RK_TEST(t_tail_xfs), RK_TEST(t_tail_ntfs), RK_TEST(t_ntfs_mftmirr),
 	           RK_TEST_LOOP(t_tail_fat, 0, 2)) })

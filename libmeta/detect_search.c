@@ -1007,7 +1007,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	qsort(keep, nk, sizeof *keep, s1_cmp);
 #ifdef DT_DEBUG
 	for (uint32_t k = 0; k < nk; k++)
-		if (k < 3 || (keep[k].h.g.level == 5 && keep[k].h.g.layout == 1 && keep[k].h.g.chunk == 16384 && keep[k].h.g.nroles == 4))
+		if (k < 3 || (getenv("DT_S1LV") && keep[k].h.g.level == atoi(getenv("DT_S1LV"))))
 			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
 #endif
 	uint32_t lim = keep_count(keep, nk);

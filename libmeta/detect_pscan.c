@@ -134,6 +134,21 @@ static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, ui
 	return 0;
 }
 
+/* The 512 bytes at head offset X of each image in T into S: 0 when an
+ * image is too short to hold them. */
+static int head_sectors(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t (*s)[512])
+{
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		if (!(t >> i & 1))
+			continue;
+		const uint8_t *b = dt_block(c, i, x & ~(uint64_t)(DT_BLK - 1));
+		if (!b)
+			return 0;
+		memcpy(s[i], b + (x & (DT_BLK - 1)), 512);
+	}
+	return 1;
+}
+
 /* Sectors of the head: the data start is past the last one where the
  * algebra of kind K over T fails (0 when it holds everywhere: no junk
  * before the data to tell where it starts). */
@@ -142,16 +157,12 @@ static uint64_t data_start(struct dt_ctx *c, uint64_t t, int kind)
 	uint8_t acc[512], s[64][512];
 	uint64_t last = 0;
 	for (uint64_t x = 0; x < PS_HEAD; x += 512) {
+		if (!head_sectors(c, t, x, s))
+			return 0;
 		memset(acc, 0, sizeof acc);
-		for (uint32_t i = 0; i < c->nimg; i++) {
-			if (!(t >> i & 1))
-				continue;
-			const uint8_t *b = dt_block(c, i, x & ~(uint64_t)(DT_BLK - 1));
-			if (!b)
-				return 0;
-			memcpy(s[i], b + (x & (DT_BLK - 1)), 512);
-			xor_into(acc, s[i], 512);
-		}
+		for (uint32_t i = 0; i < c->nimg; i++)
+			if (t >> i & 1)
+				xor_into(acc, s[i], 512);
 		int ok = rk_buf_is_zero(acc, 512);
 		for (uint32_t i = 0; i < c->nimg && !ok && kind == 6; i++)
 			ok = (t >> i & 1) && !memcmp(s[i], acc, 512);
@@ -213,14 +224,8 @@ static int head_verdict(struct dt_ctx *c, uint64_t t, int kind, uint64_t *start,
 	uint8_t s[64][512];
 	uint64_t last = 0, proven = 0, imgs = 0, failed = 0;
 	for (uint64_t x = 0; x < PS_HEAD; x += 512) {
-		for (uint32_t i = 0; i < c->nimg; i++) {
-			if (!(t >> i & 1))
-				continue;
-			const uint8_t *b = dt_block(c, i, x & ~(uint64_t)(DT_BLK - 1));
-			if (!b)
-				return 0;
-			memcpy(s[i], b + (x & (DT_BLK - 1)), 512);
-		}
+		if (!head_sectors(c, t, x, s))
+			return 0;
 		uint64_t nz;
 		if (!head_sector(s, t, c->nimg, kind, &nz)) {
 			last = x + 512;

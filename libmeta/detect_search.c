@@ -1210,10 +1210,45 @@ static int fits_better(uint64_t a, uint64_t b, uint64_t claim)
 	return a >= claim ? a < b : a > b;
 }
 
+#define PAST_SAMPLES 64u   /* blocks of a volume past its file system's end looked at */
+
+/* Whether the file system of H's volume, CLAIM bytes long, lies whole on
+ * the image that holds the volume's start: a plain disk's, or a mirror
+ * member's (a file system over the members of an array spans several:
+ * seed 2240, a linear array of 3 with an image of random bytes after it,
+ * its claim to be trusted). */
+static int whole_on_first(struct dt_ctx *c, const struct dt_hyp *h, uint64_t claim)
+{
+	uint32_t img;
+	uint64_t ioff;
+	return dt_where(h, 0, &img, &ioff, 1) && ioff <= c->img[img].size && c->img[img].size - ioff >= claim;
+}
+
+/* Whether H's volume holds only zeros past byte CLAIM, at PAST_SAMPLES
+ * blocks spread there that one image holds (seed 3088: an unrelated ext4
+ * image of 9 MiB read as the first member of a linear array claimed 9
+ * MiB, and every such reading of a RAID-0's members after it was the
+ * same up to there; 2553's image of zeros after a mirror's member is
+ * zeros). */
+static int zeros_past(struct dt_ctx *c, const struct dt_hyp *h, uint64_t claim)
+{
+	uint64_t vs = h->g.volume_size;
+	for (uint32_t k = 0; k < PAST_SAMPLES && claim < vs; k++) {
+		uint64_t v = (claim + (vs - claim) / PAST_SAMPLES * k) & ~(uint64_t)(DT_BLK - 1), ioff;
+		uint32_t img;
+		const uint8_t *b = v >= claim && dt_where(h, v, &img, &ioff, 1) && !(ioff & (DT_BLK - 1)) ?
+		                   dt_block(c, img, ioff) : NULL;
+		if (b && !rk_buf_is_zero(b, DT_BLK))
+			return 0;
+	}
+	return 1;
+}
+
 /* Marks in SAME (zeroed, L->n entries) the runner-ups of *BI within
  * SAME_NEAR of its score that export the very bytes of it over the
- * smaller volume, up to the end of its file system when that says
- * (detect_same.c: what follows is no part of it), or map it alike
+ * smaller volume, up to the end of its file system when that says and
+ * the volume holds zeros past it (detect_same.c: what follows is no part
+ * of it), or map it alike
  * (equivalent): they are
  * the same answer, not rivals (a mirror of one member that holds all the
  * data is the start of the array).  The winner becomes the one of them
@@ -1227,6 +1262,8 @@ static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint
 	const struct dt_hyp *b = &l->h[*bi];
 	uint32_t tries = 0, big = *bi;
 	uint64_t budget = SAME_MAX, claim = dt_fs_claim(c, b);
+	if (claim && whole_on_first(c, b, claim) && !zeros_past(c, b, claim))
+		claim = 0;   /* a plain disk's file system, and data after it: its claim is not the array's */
 	for (uint32_t k = 0, all = 0; k < l->n && tries < SAME_TRIES && all < 16 * SAME_TRIES; k++) {
 		const struct dt_hyp *h = &l->h[k];
 		if (k == *bi || h->score < b->score - SAME_NEAR)

@@ -567,31 +567,40 @@ static int copies_disagree(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r)
 {
 	if (h->g.level != 10 || h->g.copies < 2 || !h->g.chunk)
 		return 0;
-	uint32_t cmp = 0, differ = 0;
+	uint32_t cmp = 0, differ = 0, given = 0;
+	for (uint32_t q = 0; q < h->g.nroles; q++)
+		given += q != r && h->role_img[q] >= 0;
 	uint64_t nchunks = h->g.member_size / h->g.chunk;
-	for (uint32_t k = 0; k < COPY_PROBES && nchunks; k++) {
+	for (uint32_t k = 0; k < COPY_PROBES && nchunks && given; k++) {
 		uint64_t ch = k < COPY_PROBES / 2 ? k : nchunks / (COPY_PROBES / 2) * (k - COPY_PROBES / 2);
 		uint64_t m = ch % nchunks * h->g.chunk, v;
 		enum rk_blk_kind kind;
 		struct rk_loc locs[8];
-		if (rk_geom_unmap(&h->g, r, m, &v, &kind) || kind != RK_BLK_DATA)
+		if (((h->off[r] + m) & (DT_BLK - 1)) || rk_geom_unmap(&h->g, r, m, &v, &kind) || kind != RK_BLK_DATA)
 			continue;
 		uint32_t n = rk_geom_copies(&h->g, v, locs, 8);
+		uint8_t x[DT_BLK];
+		int have = 0;   /* role R's block, read once, kept past the partners' reads */
 		for (uint32_t j = 0; j < n; j++) {
 			int32_t i2 = h->role_img[locs[j].role];
-			if (locs[j].role == r || i2 < 0)
+			uint64_t at = h->off[locs[j].role] + locs[j].member_off;
+			if (locs[j].role == r || i2 < 0 || (at & (DT_BLK - 1)))
 				continue;
-			const uint8_t *a = dt_block(c, (uint32_t)h->role_img[r], (h->off[r] + m) & ~(uint64_t)(DT_BLK - 1));
-			uint8_t x[DT_BLK];
-			if (!a || ((h->off[r] + m) & (DT_BLK - 1)))
+			if (!have) {
+				const uint8_t *a = dt_block(c, (uint32_t)h->role_img[r], h->off[r] + m);
+				if (!a)
+					break;
+				memcpy(x, a, DT_BLK);
+				have = 1;
+			}
+			const uint8_t *y = dt_block(c, (uint32_t)i2, at);
+			if (!y)
 				continue;
-			memcpy(x, a, DT_BLK);
-			const uint64_t at = h->off[locs[j].role] + locs[j].member_off;
-			const uint8_t *b = (at & (DT_BLK - 1)) ? NULL : dt_block(c, (uint32_t)i2, at);
-			if (!b || (rk_buf_is_zero(x, DT_BLK) && rk_buf_is_zero(b, DT_BLK)))
+			int eq = !memcmp(x, y, DT_BLK);   /* unequal blocks are not both zero */
+			if (eq && rk_buf_is_zero(x, DT_BLK))
 				continue;
 			cmp++;
-			differ += memcmp(x, b, DT_BLK) != 0;
+			differ += !eq;
 		}
 	}
 	return cmp >= 4 && differ * 2 > cmp;
@@ -1072,12 +1081,11 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 		uint32_t placed = 0;
 		for (uint32_t r = 0; r < s->h.g.nroles; r++)
 			placed += s->h.role_img[r] >= 0;
-		if (placed || c->hints.have_offset || !s->vo.n)
+		if (placed || c->hints.have_offset)
 			offs_add(&off, common_off(c, &s->h));
-		if (!c->hints.have_offset && s->vo.n)   /* nothing placed: the starts most anchors vote for */
-			for (uint32_t q = 0; q < s->vo.n && q < 2; q++)
-				offs_add(&off, s->vo.v[q]);
-		offs_add(&off, common_off(c, &s->h));
+		for (uint32_t q = 0; q < s->vo.n && q < 2 && !c->hints.have_offset; q++)
+			offs_add(&off, s->vo.v[q]);
+		offs_add(&off, common_off(c, &s->h));   /* nothing placed: 0 after the voted starts */
 		if (!c->hints.have_offset && c->ps_off && ps_bonus(c, &s->h.g) > 0)
 			offs_add(&off, c->ps_off);   /* where the parity scan saw the junk end */
 		struct offs wide = off;
@@ -1374,7 +1382,9 @@ static uint32_t unexplained(struct dt_ctx *c, const struct dt_hyp *h)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		uint32_t on = 0;
-		for (uint32_t k = 0; k < c->nanc && !uses_image(h, i); k++)
+		if (uses_image(h, i))
+			continue;
+		for (uint32_t k = 0; k < c->nanc; k++)
 			on += c->anc[k].img == i && c->anc[k].voff != DT_NONE;
 		n += on && !foreign_slice(c, h, i, 0) ? on : 0;
 	}

@@ -192,6 +192,7 @@ struct dt_hyp {
 	uint64_t rows, rows_nz, rows_ok, rows_bad, place_bad;
 	int      checked;                  /* redundancy could be checked */
 	int      size_fixed;               /* finish() keeps the member size (not the smallest image's) */
+	int      size_guessed;             /* stage 1 placed no image: the member size is the median image's */
 	double   score;
 	uint32_t missing;
 };

@@ -28,6 +28,17 @@
 #define MAX_NODES 100000u  /* stage-2 steps per geometry (a tree whose branches all end short of a
                             * completion spends no completion: 15 unplaced images, 2^15 and more) */
 #define MAX_NODES_ALL 3000000u
+#ifdef DT_DEBUG
+/* DT_GEO=level,layout,chunk,members names the geometry traced */
+static int dbg_geo(const struct rk_geom *g)
+{
+	const char *e = getenv("DT_GEO");
+	int lv, lay, n;
+	unsigned long long ch;
+	return e && sscanf(e, "%d,%d,%llu,%d", &lv, &lay, &ch, &n) == 4 && g->level == lv && (int)g->layout == lay &&
+	       g->chunk == ch && (int)g->nroles == n;
+}
+#endif
 #define QUICK_ROWS 16u
 #define QUICK_PROBES 12u   /* predictions checked for every hypothesis; the best get all */
 #define FULL_PROBE 64u     /* hypotheses probed in full */
@@ -274,7 +285,7 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 			pf->nmask[a->img]++;
 		}
 #ifdef DT_DEBUG
-		if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4)
+		if (dbg_geo(&h->g))
 			fprintf(stderr, "MASK img %u ioff %llu v %llu m %x off0 %llu -> %x\n", a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, m, (unsigned long long)pf->off[a->img][0], pf->mask[a->img]);
 #endif
 		}
@@ -502,7 +513,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
 		return;
 #ifdef DT_DEBUG
-	if (h->g.level == 5 && h->g.layout == 1 && h->g.chunk == 16384 && h->g.nroles == 4) {
+	if (dbg_geo(&h->g)) {
 		fprintf(stderr, "FIN");
 		for (uint32_t r = 0; r < h->g.nroles; r++) fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
 		fprintf(stderr, " rows %llu/%llu/%llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok);
@@ -567,6 +578,8 @@ static int copies_disagree(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r)
 {
 	if (h->g.level != 10 || h->g.copies < 2 || !h->g.chunk)
 		return 0;
+	if (h->g.r10_far > 1 && !h->g.r10_offset)
+		return 0;   /* far copies move with the member size, not yet known (seed 3005) */
 	uint32_t cmp = 0, differ = 0, given = 0;
 	for (uint32_t q = 0; q < h->g.nroles; q++)
 		given += q != r && h->role_img[q] >= 0;
@@ -609,8 +622,14 @@ static int copies_disagree(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r)
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
-	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES || ++l->nodes > l->node_cap)
+	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES || ++l->nodes > l->node_cap) {
+#ifdef DT_DEBUG
+		if (dbg_geo(&h->g))
+			fprintf(stderr, "CUT budget %u checks %llu leaves %llu nodes %llu cap %llu\n", *budget, (unsigned long long)l->checks,
+			        (unsigned long long)l->leaves, (unsigned long long)l->nodes, (unsigned long long)l->node_cap);
+#endif
 		return;
+	}
 	if (k == nu) {
 		(*budget)--;
 		l->leaves++;
@@ -637,10 +656,11 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t mask = pf->mask[u[k]];
 	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-		/* with one or two images left, the shared starts too, where its
-		 * anchors' roles do not bind: a few anchors on parity copies may
-		 * vote a start that is not its own (seed 1020) */
-		for (uint32_t q = 0; q < off->n && nu <= 2; q++)
+		/* with one or two images left, or as the last image, the shared
+		 * starts too, where its anchors' roles do not bind: anchors on
+		 * parity copies may vote a start that is not its own (seed 1020;
+		 * seed 2324: a RAID-4's P member, its 36 anchors a chunk off) */
+		for (uint32_t q = 0; q < off->n && (nu <= 2 || k + 1 == nu); q++)
 			offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)
@@ -648,6 +668,14 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	int eq = ps_narrow(c, h, u[k], &mine);
 	if (eq && mask && (mine.n != 1 || mine.v[0] != pf->off[u[k]][0]))
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
+	/* stage 1's member size is a guess; the scan's members set it in
+	 * finish().  Where stage 1 placed nothing it is the median image's at
+	 * start 0: members with a later start, or smaller than the median,
+	 * need only hold three quarters of it (seed 3107: the members of a
+	 * RAID-5 at 1 MiB, two below the median, never placed) */
+	uint64_t need = eq ? DT_BLK : h->g.member_size;
+	if (!eq && h->size_guessed)
+		need = h->g.member_size - h->g.member_size / 4;
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
 		if (h->role_img[r] >= 0)
@@ -655,14 +683,17 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t o = 0; o < mine.n; o++) {
 			if (mask && !(mask & (1u << r)) && mine.v[o] == pf->off[u[k]][0])
 				continue;   /* at the start its anchors voted, the roles they allow */
-			/* stage 1's member size is a guess; the scan's members
-			 * set it in finish() */
-			if (c->img[u[k]].size < mine.v[o] + (eq ? DT_BLK : h->g.member_size))
+			if (c->img[u[k]].size < mine.v[o] + need)
 				continue;
 			h->role_img[r] = (int32_t)u[k];
 			h->off[r] = mine.v[o];
 			img_role[u[k]] = (int32_t)r;
-			if (!copies_disagree(c, h, r))
+			int dis = copies_disagree(c, h, r);
+#ifdef DT_DEBUG
+			if (dbg_geo(&h->g))
+				fprintf(stderr, "PLACE k %u img %u role %u off %llu disagree %d\n", k, u[k], r, (unsigned long long)mine.v[o], dis);
+#endif
+			if (!dis)
 				complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);
 			h->role_img[r] = -1;
 			img_role[u[k]] = -1;
@@ -734,6 +765,29 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Below what an image placed under H (IMG_ROLE) holds too little past its
+ * start to be a member: half the median of the placed images' (at least
+ * three placed; never for linear, whose members differ in size).  Such an
+ * image is a decoy its anchors placed, not the size of the members (seed
+ * 3005: a 16 MiB sample slice voted into a far RAID-10 of six 37 MiB
+ * members moved every far copy's place, and the second vote placed none). */
+static uint64_t decoy_below(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
+{
+	uint64_t lefts[DT_MAX_ROLES + 8];
+	uint32_t nl = 0;
+	if (h->g.level == RK_LEVEL_LINEAR)
+		return 0;
+	for (uint32_t i = 0; i < c->nimg && nl < DT_MAX_ROLES + 8; i++)
+		if (img_role[i] >= 0) {
+			uint64_t o = h->off[img_role[i]];
+			lefts[nl++] = c->img[i].size > o ? c->img[i].size - o : 0;
+		}
+	if (nl < 3)
+		return 0;
+	qsort(lefts, nl, sizeof lefts[0], u64_cmp);
+	return lefts[nl / 2] / 2;
+}
+
 static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role, uint64_t off)
 {
 	if (!img_role) {   /* before any role is known: the median image */
@@ -753,12 +807,12 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 	 * voted start (seed 2280: a linear of 2 at 1 MiB, its second member
 	 * then read from byte 0 at 0.89) */
 	int placed_only = h->g.level == RK_LEVEL_LINEAR;
-	uint64_t m = UINT64_MAX, least = UINT64_MAX;
+	uint64_t m = UINT64_MAX, least = UINT64_MAX, half = decoy_below(c, h, img_role);
 	for (uint32_t i = 0; i < c->nimg; i++)
 		if (img_role[i] >= 0) {
 			uint64_t o = h->off[img_role[i]];
 			least = o < least ? o : least;
-			if (c->img[i].size > o && c->img[i].size - o < m)
+			if (c->img[i].size > o && c->img[i].size - o < m && c->img[i].size - o >= half)
 				m = c->img[i].size - o;
 		}
 	/* an unplaced image far smaller than the placed ones is no member
@@ -796,19 +850,35 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 		if (!ms || rk_geom_init(&h->g, ge->level, ge->layout, ge->chunk, ge->nroles, ms))
 			return 0;
 		uint32_t na = vote_assign(c, h, img_role, vs, vo, pf,
-		                          !pass && ge->level == 10 && h->g.r10_far > 1 && !h->g.r10_offset);
+		                          ge->level == 10 && h->g.r10_far > 1 && !h->g.r10_offset);
 		role_masks(c, h, pf);
 		pin_single(c, h, img_role, pf);
 #ifdef DT_DEBUG
-		if (getenv("DT_S1"))
-			fprintf(stderr, "S1PASS %d lv %d lay %u ms %llu: %lld@%llu %lld@%llu na %u\n", pass, h->g.level, h->g.layout,
-			        (unsigned long long)ms, (long long)h->role_img[0], (unsigned long long)h->off[0],
-			        (long long)h->role_img[1], (unsigned long long)h->off[1], na);
+		if (getenv("DT_S1") || dbg_geo(&h->g))
+		{
+			fprintf(stderr, "S1PASS %d lv %d lay %u ms %llu na %u:", pass, h->g.level, h->g.layout, (unsigned long long)ms, na);
+			for (uint32_t r = 0; r < h->g.nroles; r++)
+				fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
+			fprintf(stderr, "\n");
+		}
 #endif
-		if (!na)
+		uint32_t placed = 0;   /* pin_single may place what the votes left open */
+		for (uint32_t i = 0; i < c->nimg; i++)
+			placed += img_role[i] >= 0;
+		if (!na && !placed)
 			break;
 	}
-	anchor_score(c, h, img_role);
+	anchor_score(c, h, img_role);   /* the stage-1 key counts what the decoys explain */
+	uint64_t half = decoy_below(c, h, img_role);
+	h->size_guessed = 1;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		if (img_role[i] >= 0 && c->img[i].size < h->off[img_role[i]] + half) {
+			h->role_img[img_role[i]] = -1;   /* a decoy: stage 2 may place or leave it */
+			img_role[i] = -1;
+			pf->mask[i] = 0;
+		}
+		h->size_guessed &= img_role[i] < 0;
+	}
 	return 1;
 }
 
@@ -1036,6 +1106,78 @@ static uint32_t keep_count(struct s1 *keep, uint32_t nk)
 	return lim;
 }
 
+/* Where the roles H's stage 1 placed start at different places, all of
+ * them data starts md gives (members added at different times), the
+ * members need not share one start: each placed start, and 0, are tried
+ * for the others too (seed 3005: a far RAID-10 of six at 0, 128 KiB and
+ * 2 MiB, its images at 0 never tried).  Other starts are where a wrong
+ * geometry's anchors fall, and their search spent the budget (seed 3040). */
+static void varied_starts(const struct dt_hyp *h, struct offs *off, int hinted)
+{
+	static const uint64_t md[] = { 0, 4096, 64u << 10, 128u << 10, 1u << 20, 2u << 20, 4u << 20, 8u << 20, 128u << 20 };
+	uint32_t r0 = DT_MAX_ROLES, varied = 0;
+	for (uint32_t r = 0; r < h->g.nroles && !hinted; r++)
+		if (h->role_img[r] >= 0) {
+			size_t q = 0;
+			while (q < sizeof md / sizeof md[0] && md[q] != h->off[r])
+				q++;
+			if (q == sizeof md / sizeof md[0])
+				return;
+			if (r0 == DT_MAX_ROLES)
+				r0 = r;
+			varied |= h->off[r] != h->off[r0];
+		}
+	for (uint32_t r = 0; r < h->g.nroles && varied; r++)
+		if (h->role_img[r] >= 0)
+			offs_add(off, h->off[r]);
+	if (varied)
+		offs_add(off, 0);
+}
+
+/* Stage 2 for one geometry S kept from stage 1 (one of LIM): completes
+ * its hypothesis with the images stage 1 left unplaced. */
+static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l)
+{
+	uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;
+	if (budget > MAX_COMPL)
+		budget = MAX_COMPL;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if (s->img_role[i] < 0)
+			u[nu++] = i;
+	/* the placed roles' common start first; with none placed, the
+	 * starts most anchors vote for come before 0 (seed 2871: a
+	 * RAID-10 n2 of 5 whose members all start at 128 KiB had its
+	 * images without anchors tried at 0 until the budget was gone) */
+	struct offs off = { { 0 }, 0 };
+	uint32_t placed = 0;
+	for (uint32_t r = 0; r < s->h.g.nroles; r++)
+		placed += s->h.role_img[r] >= 0;
+	if (placed || c->hints.have_offset)
+		offs_add(&off, common_off(c, &s->h));
+	for (uint32_t q = 0; q < s->vo.n && q < 2 && !c->hints.have_offset; q++)
+		offs_add(&off, s->vo.v[q]);
+	offs_add(&off, common_off(c, &s->h));   /* nothing placed: 0 after the voted starts */
+	if (!c->hints.have_offset && c->ps_off && ps_bonus(c, &s->h.g) > 0)
+		offs_add(&off, c->ps_off);   /* where the parity scan saw the junk end */
+	varied_starts(&s->h, &off, c->hints.have_offset);
+	struct offs wide = off;
+	for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
+		offs_add(&wide, s->vo.v[q]);
+	if (!c->hints.have_offset)
+		offs_add(&wide, 0);   /* few images left: md's usual data starts too */
+	static const uint64_t usual[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
+	for (size_t q = 0; nu && nu <= 2 && !c->hints.have_offset && q < sizeof usual / sizeof usual[0]; q++)
+		offs_add(&wide, usual[q]);
+	if (nu && nu <= 2)
+		off = wide;
+#ifdef DT_DEBUG
+	if (dbg_geo(&s->h.g))
+		fprintf(stderr, "GEO lim %u nu %u budget %u checks %llu leaves %llu\n", lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
+#endif
+	l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
+	complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
+}
+
 /* Stages 1 and 2 into L. */
 static rk_err generate(struct dt_ctx *c, struct hlist *l)
 {
@@ -1065,46 +1207,8 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
 #endif
 	uint32_t lim = keep_count(keep, nk);
-	for (uint32_t k = 0; k < lim; k++) {
-		struct s1 *s = &keep[k];
-		uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;
-		if (budget > MAX_COMPL)
-			budget = MAX_COMPL;
-		for (uint32_t i = 0; i < c->nimg; i++)
-			if (s->img_role[i] < 0)
-				u[nu++] = i;
-		/* the placed roles' common start first; with none placed, the
-		 * starts most anchors vote for come before 0 (seed 2871: a
-		 * RAID-10 n2 of 5 whose members all start at 128 KiB had its
-		 * images without anchors tried at 0 until the budget was gone) */
-		struct offs off = { { 0 }, 0 };
-		uint32_t placed = 0;
-		for (uint32_t r = 0; r < s->h.g.nroles; r++)
-			placed += s->h.role_img[r] >= 0;
-		if (placed || c->hints.have_offset)
-			offs_add(&off, common_off(c, &s->h));
-		for (uint32_t q = 0; q < s->vo.n && q < 2 && !c->hints.have_offset; q++)
-			offs_add(&off, s->vo.v[q]);
-		offs_add(&off, common_off(c, &s->h));   /* nothing placed: 0 after the voted starts */
-		if (!c->hints.have_offset && c->ps_off && ps_bonus(c, &s->h.g) > 0)
-			offs_add(&off, c->ps_off);   /* where the parity scan saw the junk end */
-		struct offs wide = off;
-		for (uint32_t q = 0; q < s->vo.n && !c->hints.have_offset; q++)
-			offs_add(&wide, s->vo.v[q]);
-		if (!c->hints.have_offset)
-			offs_add(&wide, 0);   /* few images left: md's usual data starts too */
-		static const uint64_t usual[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
-		for (size_t q = 0; nu && nu <= 2 && !c->hints.have_offset && q < sizeof usual / sizeof usual[0]; q++)
-			offs_add(&wide, usual[q]);
-		if (nu && nu <= 2)
-			off = wide;
-#ifdef DT_DEBUG
-		if (s->h.g.level == 5 && s->h.g.layout == 1 && s->h.g.chunk == 16384 && s->h.g.nroles == 4)
-			fprintf(stderr, "GEO k %u lim %u nu %u budget %u checks %llu leaves %llu\n", k, lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
-#endif
-		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
-		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
-	}
+	for (uint32_t k = 0; k < lim; k++)
+		stage2(c, &keep[k], lim, l);
 	free(gs); free(vs); free(keep);
 	return RK_OK;
 }
@@ -1351,6 +1455,21 @@ static int whole_ext_at(struct dt_ctx *c, uint32_t i, uint64_t at)
 	return at - 1024 <= c->img[i].size && bytes <= c->img[i].size - (at - 1024);
 }
 
+/* Whether another image than I that H leaves out holds a superblock of
+ * the ext file system tagged TAG: one file system over several images
+ * left out is another array, not a slice (seed 2280: a linear array of
+ * two beside a plain ext4 image, which alone read as a mirror's one
+ * member once images smaller than the median could be placed). */
+static int tag_left_beside(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_t tag)
+{
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->img != i && a->kind == DT_EXT_SB && a->voff != DT_NONE && a->tag == tag && !uses_image(h, a->img))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether image I, which H leaves out, holds only superblocks of another
  * ext file system than H's members hold, none of them the first of a
  * file system that fits in the image: a slice of an unrelated image (seed
@@ -1369,7 +1488,7 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 		if (a->img != i || a->voff == DT_NONE)
 			continue;
 		if (a->kind != DT_EXT_SB || ext_tag_used(c, h, a->tag) != 0 ||
-		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)))
+		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)) || (!whole_ok && tag_left_beside(c, h, i, a->tag)))
 			return 0;
 		held = 1;
 	}
@@ -1813,6 +1932,30 @@ static int copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+/* Whether an image that H, an array without redundancy, leaves out holds
+ * an anchor whose sector equals H's volume there: a copy of the answer's
+ * blocks, so redundancy the answer does not use (seed 2478: a far RAID-10
+ * of five read as a RAID-0 of two members' far halves, two near halves
+ * and an image of zeros; the member left out held the exFAT boot sector
+ * the answer read from a far copy, at 0.79). */
+static int anchor_copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	if (h->g.nparity || h->g.copies > 1 || h->g.level == 1)
+		return 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint8_t v[512], w[512];
+		if (a->voff == DT_NONE || uses_image(h, a->img) || a->voff >= h->g.volume_size)
+			continue;
+		if (dt_vread(c, h, a->voff & ~(uint64_t)511, v, sizeof v) ||
+		    dt_read(c, a->img, a->ioff & ~(uint64_t)511, w, sizeof w))
+			continue;
+		if (!memcmp(v, w, sizeof v) && !rk_buf_is_zero(v, sizeof v))
+			return 1;
+	}
+	return 0;
+}
+
 /* Why the best hypothesis B may not be named the answer (each rule was a
  * wrong answer of the corpus; a wrong answer is the worst outcome for an
  * examiner), NULL when none applies. */
@@ -1832,6 +1975,8 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 		return "an image left out may be the missing member";
 	if (copy_left_out(c, b))
 		return "an image left out is a copy of the volume (a mirror the answer does not use)";
+	if (anchor_copy_left_out(c, b))
+		return "an image left out holds a copy of the answer's blocks (redundancy the answer does not use)";
 	if (dt_linear_member_unproven(c, b))
 		return "a member holds no anchor, only random bytes";
 	if (dt_unchecked_left_out(c, b))
@@ -1985,6 +2130,61 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
 			img_role[t.role_img[r]] = (int32_t)r;
 	dt_cache_trim(c);
 	finish(c, &t, img_role, l);
+}
+
+/* The best of L, a RAID-0 of K members leaving out an image whose rows
+ * with them XOR to zero, as the RAID-4 of K+1 roles that reads the same
+ * volume with that image as its parity, last or first: md's RAID-4 keeps
+ * its data members in the RAID-0's order.  Each such reading whose rows
+ * hold (DT_SURE_ROWS non-zero, at most 1 in 50 differing) at a start
+ * left_out_starts gives is added to L.  Seeds 2275 and 2324: a RAID-4 of
+ * 16 and of 4, read as the RAID-0 of their data members, the P member
+ * left out (exact bytes, but no parity to check or rebuild with). */
+static void parity_of_left_out(struct dt_ctx *c, struct hlist *l)
+{
+	const struct dt_hyp b = l->h[0];
+	uint32_t k = b.g.nroles;
+	if (b.g.level != 0 || b.missing || k + 1 > DT_MAX_ROLES || c->nimg > 64)
+		return;
+	static const uint32_t lay[2] = { RK_ALG_PARITY_N, RK_ALG_PARITY_0 };
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		struct offs o;
+		if (uses_image(&b, i))
+			continue;
+		left_out_starts(c, &b, i, &o);
+		for (int w = 0; w < 2; w++) {
+			struct dt_hyp t = { 0 };
+			rk_clearerr();
+			if (rk_geom_init(&t.g, 4, lay[w], b.g.chunk, k + 1, b.g.member_size))
+				return;
+			uint32_t pr = w ? 0 : k;   /* the parity role */
+			for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+				t.role_img[r] = -1;
+			for (uint32_t r = 0; r < k; r++) {
+				t.role_img[r + (w ? 1 : 0)] = b.role_img[r];
+				t.off[r + (w ? 1 : 0)] = b.off[r];
+			}
+			t.missing = 1;
+			for (uint32_t q = 0; q < o.n; q++) {
+				struct dt_hyp u;
+				if (!placed_at(c, &t, i, pr, o.v[q], &u))
+					continue;
+				dt_cache_trim(c);
+				dt_check_redundancy(c, &u, FULL_ROWS, 0);
+				if (!u.checked || u.rows_nz < DT_SURE_ROWS || u.rows_bad * 50 > u.rows_nz)
+					continue;
+				int32_t img_role[64];
+				for (uint32_t j = 0; j < c->nimg; j++)
+					img_role[j] = -1;
+				for (uint32_t r = 0; r < u.g.nroles; r++)
+					if (u.role_img[r] >= 0)
+						img_role[u.role_img[r]] = (int32_t)r;
+				dt_cache_trim(c);
+				finish(c, &u, img_role, l);
+				break;
+			}
+		}
+	}
 }
 
 #define NEIGHBOURS_MAX 512u   /* hypotheses tried around the best: layouts x placements */
@@ -2270,6 +2470,8 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 		struct dt_hyp t = b;
 		char *o = strdup(getenv("DT_ORDER")), *sv = NULL;
 		uint32_t r = 0;
+		if (getenv("DT_LAY"))
+			t.g.layout = atoi(getenv("DT_LAY"));
 		for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
 			t.role_img[r++] = atoi(tok);
 		free(o);
@@ -2357,6 +2559,11 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		copies_of_members(c, &l);
 		check_added(c, &l, n0);
 	}
+	if (l.n && l.h[0].g.level == 0) {   /* a RAID-0 leaving out its parity */
+		uint32_t n0 = l.n;
+		parity_of_left_out(c, &l);
+		check_added(c, &l, n0);
+	}
 	swap_search(c, &l);
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
@@ -2367,7 +2574,10 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (!equivalent(&l.h[0], x))
 			continue;
 		if (x->g.volume_size != y->g.volume_size) {   /* the one that leaves none of the array out */
-			if (x->g.volume_size > y->g.volume_size)
+			/* ... but not by leaving an image out: a mirror of two
+			 * whose smallest copy's junk ends its volume later is no
+			 * better name for a mirror of three (t_raid1_trailing_differs) */
+			if (x->g.volume_size > y->g.volume_size && px >= py)
 				bi = k;
 			continue;
 		}

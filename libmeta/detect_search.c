@@ -2070,6 +2070,19 @@ static void mirror_of_copies(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
+/* Scores H (at most 64 images), its images' roles read from it, into L. */
+static void finish_placed(struct dt_ctx *c, struct dt_hyp *h, struct hlist *l)
+{
+	int32_t img_role[64];
+	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
+		img_role[i] = -1;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0)
+			img_role[h->role_img[r]] = (int32_t)r;
+	dt_cache_trim(c);
+	finish(c, h, img_role, l);
+}
+
 /* The best of L, a RAID-0 of K members leaving images out that copy its
  * members, as the RAID-10 (near, two copies) of 2K roles whose pairs are
  * those members and their copies: md's near layout keeps chunk j on
@@ -2120,16 +2133,8 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
 				}
 			}
 	}
-	if (!placed)
-		return;
-	int32_t img_role[64];
-	for (uint32_t i = 0; i < c->nimg; i++)
-		img_role[i] = -1;
-	for (uint32_t r = 0; r < t.g.nroles; r++)
-		if (t.role_img[r] >= 0)
-			img_role[t.role_img[r]] = (int32_t)r;
-	dt_cache_trim(c);
-	finish(c, &t, img_role, l);
+	if (placed)
+		finish_placed(c, &t, l);
 }
 
 /* The best of L, a RAID-0 of K members leaving out an image whose rows
@@ -2173,14 +2178,7 @@ static void parity_of_left_out(struct dt_ctx *c, struct hlist *l)
 				dt_check_redundancy(c, &u, FULL_ROWS, 0);
 				if (!u.checked || u.rows_nz < DT_SURE_ROWS || u.rows_bad * 50 > u.rows_nz)
 					continue;
-				int32_t img_role[64];
-				for (uint32_t j = 0; j < c->nimg; j++)
-					img_role[j] = -1;
-				for (uint32_t r = 0; r < u.g.nroles; r++)
-					if (u.role_img[r] >= 0)
-						img_role[u.role_img[r]] = (int32_t)r;
-				dt_cache_trim(c);
-				finish(c, &u, img_role, l);
+				finish_placed(c, &u, l);
 				break;
 			}
 		}

@@ -656,11 +656,10 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t mask = pf->mask[u[k]];
 	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-		/* with one or two images left, or as the last image, the shared
-		 * starts too, where its anchors' roles do not bind: anchors on
-		 * parity copies may vote a start that is not its own (seed 1020;
-		 * seed 2324: a RAID-4's P member, its 36 anchors a chunk off) */
-		for (uint32_t q = 0; q < off->n && (nu <= 2 || k + 1 == nu); q++)
+		/* with one or two images left, the shared starts too, where its
+		 * anchors' roles do not bind: a few anchors on parity copies may
+		 * vote a start that is not its own (seed 1020) */
+		for (uint32_t q = 0; q < off->n && nu <= 2; q++)
 			offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)
@@ -670,11 +669,14 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
 	/* stage 1's member size is a guess; the scan's members set it in
 	 * finish().  Where stage 1 placed nothing it is the median image's at
-	 * start 0: members with a later start, or smaller than the median,
-	 * need only hold three quarters of it (seed 3107: the members of a
-	 * RAID-5 at 1 MiB, two below the median, never placed) */
+	 * start 0; with as many roles as images, every image a member, those
+	 * with a later start, or smaller than the median, need only hold
+	 * three quarters of it (seed 2344: two members of a RAID-6 of 4 below
+	 * the median, never placed).  With more images, the median keeps out
+	 * a decoy a little smaller, whose placements spent the budget (seed
+	 * 2871: a 10 MiB sample slice beside a RAID-10 n2 of five) */
 	uint64_t need = eq ? DT_BLK : h->g.member_size;
-	if (!eq && h->size_guessed)
+	if (!eq && h->size_guessed && h->g.nroles >= c->nimg)
 		need = h->g.member_size - h->g.member_size / 4;
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
@@ -2137,7 +2139,7 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
 		finish_placed(c, &t, l);
 }
 
-/* The best of L, a RAID-0 of K members leaving out an image whose rows
+/* L's hypothesis BI, a RAID-0 of K members leaving out an image whose rows
  * with them XOR to zero, as the RAID-4 of K+1 roles that reads the same
  * volume with that image as its parity, last or first: md's RAID-4 keeps
  * its data members in the RAID-0's order.  Each such reading whose rows
@@ -2145,43 +2147,55 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
  * left_out_starts gives is added to L.  Seeds 2275 and 2324: a RAID-4 of
  * 16 and of 4, read as the RAID-0 of their data members, the P member
  * left out (exact bytes, but no parity to check or rebuild with). */
-static void parity_of_left_out(struct dt_ctx *c, struct hlist *l)
+static void parity_of_left_out(struct dt_ctx *c, struct hlist *l, uint32_t bi)
 {
-	const struct dt_hyp b = l->h[0];
+	const struct dt_hyp b = l->h[bi];
 	uint32_t k = b.g.nroles;
 	if (b.g.level != 0 || b.missing || k + 1 > DT_MAX_ROLES || c->nimg > 64)
 		return;
 	static const uint32_t lay[2] = { RK_ALG_PARITY_N, RK_ALG_PARITY_0 };
+	/* no longer than the file system needs: every member may carry junk
+	 * of its own length behind its data (seed 3154: 17 of 96 rows in the
+	 * parity image's junk failed) */
+	uint64_t claim = dt_fs_claim(c, &b), need = b.g.member_size;
+	if (claim && b.g.chunk && claim / k / b.g.chunk < need / b.g.chunk)
+		need = (claim / k + b.g.chunk - 1) / b.g.chunk * b.g.chunk;
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		struct offs o;
 		if (uses_image(&b, i))
 			continue;
 		left_out_starts(c, &b, i, &o);
-		for (int w = 0; w < 2; w++) {
-			struct dt_hyp t = { 0 };
-			rk_clearerr();
-			if (rk_geom_init(&t.g, 4, lay[w], b.g.chunk, k + 1, b.g.member_size))
-				return;
-			uint32_t pr = w ? 0 : k;   /* the parity role */
-			for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
-				t.role_img[r] = -1;
-			for (uint32_t r = 0; r < k; r++) {
-				t.role_img[r + (w ? 1 : 0)] = b.role_img[r];
-				t.off[r + (w ? 1 : 0)] = b.off[r];
-			}
-			t.missing = 1;
+		for (int w = 0; w < 2; w++)
 			for (uint32_t q = 0; q < o.n; q++) {
-				struct dt_hyp u;
-				if (!placed_at(c, &t, i, pr, o.v[q], &u))
+				/* the members as long as the parity image holds too:
+				 * their junk behind the data may be longer than its */
+				uint64_t ms = c->img[i].size > o.v[q] ? c->img[i].size - o.v[q] : 0;
+				struct dt_hyp u = { 0 };
+				rk_clearerr();
+				if (rk_geom_init(&u.g, 4, lay[w], b.g.chunk, k + 1, ms < need ? ms : need))
 					continue;
+				uint32_t pr = w ? 0 : k;   /* the parity role */
+				for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+					u.role_img[r] = -1;
+				for (uint32_t r = 0; r < k; r++) {
+					u.role_img[r + (w ? 1 : 0)] = b.role_img[r];
+					u.off[r + (w ? 1 : 0)] = b.off[r];
+				}
+				u.role_img[pr] = (int32_t)i;
+				u.off[pr] = o.v[q];
+				u.size_fixed = 1;
 				dt_cache_trim(c);
 				dt_check_redundancy(c, &u, FULL_ROWS, 0);
+#ifdef DT_DEBUG
+				fprintf(stderr, "PARITY img %u lay %u at %llu: checked %d rows %llu/%llu bad %llu\n", i, lay[w],
+				        (unsigned long long)o.v[q], u.checked, (unsigned long long)u.rows_nz,
+				        (unsigned long long)u.rows, (unsigned long long)u.rows_bad);
+#endif
 				if (!u.checked || u.rows_nz < DT_SURE_ROWS || u.rows_bad * 50 > u.rows_nz)
 					continue;
 				finish_placed(c, &u, l);
 				break;
 			}
-		}
 	}
 }
 
@@ -2557,11 +2571,15 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		copies_of_members(c, &l);
 		check_added(c, &l, n0);
 	}
-	if (l.n && l.h[0].g.level == 0) {   /* a RAID-0 leaving out its parity */
-		uint32_t n0 = l.n;
-		parity_of_left_out(c, &l);
-		check_added(c, &l, n0);
-	}
+	/* a RAID-0 leaving out its parity, the best or tied with it (seed
+	 * 3154: a RAID-6 reading with two roles missing scored as well) */
+	for (uint32_t k = 0; k < l.n && l.h[k].score >= l.h[0].score - 3; k++)
+		if (l.h[k].g.level == 0) {
+			uint32_t n0 = l.n;
+			parity_of_left_out(c, &l, k);
+			check_added(c, &l, n0);
+			break;
+		}
 	swap_search(c, &l);
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */

@@ -669,14 +669,12 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
 	/* stage 1's member size is a guess; the scan's members set it in
 	 * finish().  Where stage 1 placed nothing it is the median image's at
-	 * start 0; with as many roles as images, every image a member, those
-	 * with a later start, or smaller than the median, need only hold
-	 * three quarters of it (seed 2344: two members of a RAID-6 of 4 below
-	 * the median, never placed).  With more images, the median keeps out
-	 * a decoy a little smaller, whose placements spent the budget (seed
-	 * 2871: a 10 MiB sample slice beside a RAID-10 n2 of five) */
+	 * start 0: members with a later start, or smaller than the median,
+	 * need only hold three quarters of it (seed 2344: two members of a
+	 * RAID-6 of 4 below the median, never placed; seeds 2410 and 2541:
+	 * mirrors, whose images stage 1 never places) */
 	uint64_t need = eq ? DT_BLK : h->g.member_size;
-	if (!eq && h->size_guessed && h->g.nroles >= c->nimg)
+	if (!eq && h->size_guessed)
 		need = h->g.member_size - h->g.member_size / 4;
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];

@@ -169,3 +169,13 @@ int dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, doub
 	return *fit_a > -2 && *fit_b > -2;
 }
 
+
+/* See detect_int.h. */
+int dt_alloc_used(struct dt_ctx *c, struct dt_hyp *h, uint64_t v)
+{
+	struct amap m;
+	amap_open(c, h, &m);
+	if (m.kind == AM_NONE || !m.unit || v < m.first || (v - m.first) / m.unit >= m.nunits || v >= h->g.volume_size)
+		return -1;
+	return amap_used(c, h, &m, (v - m.first) / m.unit);
+}

@@ -1823,24 +1823,32 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 
 /* Whether a member of a linear H (past the first) holds no anchor, and
  * only random bytes in 16 blocks sampled over its data area (some not
- * zero, none structured; a member of zeros is the unused end of a sparse
- * volume): nothing ties it to the array (seed 1165: an unrelated image of random bytes appended
+ * zero, none structured, none in a unit the file system says is used; a
+ * member of zeros is the unused end of a sparse volume): nothing ties it
+ * to the array (seed 1165: an unrelated image of random bytes appended
  * as a third member, whose later data start shortened every member's data
  * area so that the second member, read from byte 0, still put its anchors
- * where they belong; confidence 0.99). */
+ * where they belong; confidence 0.99).  Files of random bytes in the used
+ * units tie it (seeds 3062, 3082: a linear of 6 holding a sparse ext4,
+ * members with no superblock copy held back). */
 int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	if (h->g.level != RK_LEVEL_LINEAR)
 		return 0;
+	struct dt_hyp t = *h;   /* dt_alloc_used reads through a hypothesis it may not change */
 	for (uint32_t r = 1; r < h->g.nroles; r++) {
 		if (h->role_img[r] < 0)
 			continue;
 		uint32_t i = (uint32_t)h->role_img[r], held = has_anchor(c, i), data = 0;
 		for (uint32_t k = 0; k < 16 && !held; k++) {
-			uint64_t at = (h->off[r] + h->g.member_size / 16 * k) & ~(uint64_t)(DT_BLK - 1);
+			uint64_t at = (h->off[r] + h->g.member_size / 16 * k) & ~(uint64_t)(DT_BLK - 1), v;
+			enum rk_blk_kind kind;
 			const uint8_t *blk = dt_block(c, i, at);
-			data |= blk && !rk_buf_is_zero(blk, DT_BLK);
-			held = blk && structured(blk);
+			if (!blk || rk_buf_is_zero(blk, DT_BLK))
+				continue;
+			data = 1;
+			held = structured(blk) || (at >= h->off[r] && !rk_geom_unmap(&h->g, r, at - h->off[r], &v, &kind) &&
+			                           kind == RK_BLK_DATA && dt_alloc_used(c, &t, v) == 1);
 		}
 		if (!held && data)
 			return 1;

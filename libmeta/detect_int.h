@@ -193,6 +193,8 @@ struct dt_hyp {
 	int      checked;                  /* redundancy could be checked */
 	int      size_fixed;               /* finish() keeps the member size (not the smallest image's) */
 	int      size_guessed;             /* stage 1 placed no image: the member size is the median image's */
+	int      parity_added;             /* a RAID-0 reading with a left-out image as its parity: its rows check
+	                                      that image, not the order, and earn no credit */
 	double   score;
 	uint32_t missing;
 };

@@ -457,7 +457,8 @@ static double score_of(const struct dt_hyp *h)
 	if (h->checked && h->rows_nz) {
 		if (h->rows_bad * 50 > h->rows_nz)
 			return -1e9;
-		s += 8.0 * (double)h->rows_ok / (double)h->rows_nz * (h->rows_nz >= 8 ? 1.0 : 0.5);
+		if (!h->parity_added)
+			s += 8.0 * (double)h->rows_ok / (double)h->rows_nz * (h->rows_nz >= 8 ? 1.0 : 0.5);
 		s -= 4.0 * (double)h->place_bad / (double)h->rows_nz * 8.0;
 	}
 	s -= 0.5 * h->missing;
@@ -2190,6 +2191,7 @@ static void parity_of_left_out(struct dt_ctx *c, struct hlist *l, uint32_t bi)
 				u.role_img[pr] = (int32_t)i;
 				u.off[pr] = o.v[q];
 				u.size_fixed = 1;
+				u.parity_added = 1;
 				dt_cache_trim(c);
 				dt_check_redundancy(c, &u, FULL_ROWS, 0);
 #ifdef DT_DEBUG
@@ -2577,15 +2579,18 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		copies_of_members(c, &l);
 		check_added(c, &l, n0);
 	}
-	/* a RAID-0 leaving out its parity, the best or tied with it (seed
-	 * 3154: a RAID-6 reading with two roles missing scored as well) */
-	for (uint32_t k = 0; k < l.n && l.h[k].score >= l.h[0].score - 3; k++)
-		if (l.h[k].g.level == 0) {
-			uint32_t n0 = l.n;
-			parity_of_left_out(c, &l, k);
-			check_added(c, &l, n0);
-			break;
-		}
+	/* RAID-0 readings leaving out their parity, the best and those close
+	 * to it (seed 3154: a RAID-6 reading with two roles missing scored as
+	 * well) */
+	{
+		uint32_t n0 = l.n, tried = 0;
+		for (uint32_t k = 0; k < n0 && l.h[k].score >= l.h[0].score - 3 && tried < 8; k++)
+			if (l.h[k].g.level == 0) {
+				parity_of_left_out(c, &l, k);
+				tried++;
+			}
+		check_added(c, &l, n0);
+	}
 	swap_search(c, &l);
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */

@@ -1928,10 +1928,11 @@ static int volume_copy(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uin
 /* Whether an image H leaves out is a copy of H's volume (seed 1415: a
  * RAID-1 of 7 read as a RAID-10 o2 of two of its images, 512 bytes apart,
  * the other five copies left out; confidence 0.99).  A RAID-1 answer is
- * not asked: a copy it leaves out changes nothing it exports. */
-static int copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
+ * asked only with ALSO_MIRROR (a copy it leaves out changes nothing it
+ * exports, but is a member to name). */
+static int copy_left_out(struct dt_ctx *c, const struct dt_hyp *h, int also_mirror)
 {
-	if (h->g.level == 1)
+	if (h->g.level == 1 && !also_mirror)
 		return 0;
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		uint64_t start;
@@ -1982,7 +1983,7 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 	 * be the member (seed 1055: the member holding the volume's start) */
 	if (b->missing && unexplained(c, b) && unexplained_fits(c, b))
 		return "an image left out may be the missing member";
-	if (copy_left_out(c, b))
+	if (copy_left_out(c, b, 0))
 		return "an image left out is a copy of the volume (a mirror the answer does not use)";
 	if (anchor_copy_left_out(c, b))
 		return "an image left out holds a copy of the answer's blocks (redundancy the answer does not use)";
@@ -2044,7 +2045,7 @@ static void debug_top(const struct hlist *l, uint32_t bi, const uint8_t *same)
  * RAID-1 of 7 was never tried at its members' start of 3251200 bytes). */
 static void mirror_of_copies(struct dt_ctx *c, struct hlist *l)
 {
-	if (!l->n || l->h[0].g.level == 1 || c->nimg > 64)
+	if (!l->n || c->nimg > 64)
 		return;
 	const struct dt_hyp b = l->h[0];
 	struct dt_hyp h = { 0 };
@@ -2573,7 +2574,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	 * (seed 2752: a RAID-1 of 3 whose copies hold 6 anchors each was read
 	 * as a RAID-10 of two of them, held back for the third; the best
 	 * before the full checks had been another reading) */
-	if (l.n && copy_left_out(c, &l.h[0])) {
+	if (l.n && copy_left_out(c, &l.h[0], 1)) {
 		uint32_t n0 = l.n;
 		mirror_of_copies(c, &l);
 		copies_of_members(c, &l);

@@ -2609,6 +2609,14 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 				bi = k;
 			continue;
 		}
+		/* fewer roles missing, then more images used (seed 2639: a RAID-0
+		 * of 2 beside an image of zeros, named a RAID-6 of 4 with that
+		 * image for Q and P missing, then held back) */
+		if (x->missing != y->missing) {
+			if (x->missing < y->missing)
+				bi = k;
+			continue;
+		}
 		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
 	}

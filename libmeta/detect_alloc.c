@@ -41,7 +41,7 @@ struct amap {
 /* The volume byte holding bit K of M's map as H reads it (*BIT its bit
  * there); UINT64_MAX when it cannot be told (a sparse or absent run, a
  * group whose bitmap was never written). */
-static uint64_t map_bit(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m, uint64_t k, uint32_t *bit)
+static uint64_t map_bit(struct dt_ctx *c, const struct dt_hyp *h, const struct amap *m, uint64_t k, uint32_t *bit)
 {
 	*bit = (uint32_t)(k % 8);
 	if (m->kind == AM_NTFS) {
@@ -60,7 +60,7 @@ static uint64_t map_bit(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m
 }
 
 /* Unit K's state in M as H reads it: 1 used, 0 free, -1 unknown. */
-static int amap_used(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m, uint64_t k)
+static int amap_used(struct dt_ctx *c, const struct dt_hyp *h, const struct amap *m, uint64_t k)
 {
 	if (m->kind == AM_FAT) {   /* the entry of cluster k + 2: 0 is free */
 		uint8_t e[4];
@@ -79,7 +79,7 @@ static int amap_used(struct dt_ctx *c, struct dt_hyp *h, const struct amap *m, u
 /* M from what H reads at the volume's start, decoded as the scan decodes
  * it (dt_fs_ext, dt_fs_ntfs, dt_fat_learn), with the bounds the lookups
  * need. */
-static void amap_open(struct dt_ctx *c, struct dt_hyp *h, struct amap *m)
+static void amap_open(struct dt_ctx *c, const struct dt_hyp *h, struct amap *m)
 {
 	uint8_t v[2048];
 	struct dt_fs fs;
@@ -169,13 +169,16 @@ int dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, doub
 	return *fit_a > -2 && *fit_b > -2;
 }
 
-
 /* See detect_int.h. */
-int dt_alloc_used(struct dt_ctx *c, struct dt_hyp *h, uint64_t v)
+int dt_alloc_any_used(struct dt_ctx *c, const struct dt_hyp *h, const uint64_t *v, uint32_t n)
 {
 	struct amap m;
+	if (!n)
+		return 0;
 	amap_open(c, h, &m);
-	if (m.kind == AM_NONE || !m.unit || v < m.first || (v - m.first) / m.unit >= m.nunits || v >= h->g.volume_size)
-		return -1;
-	return amap_used(c, h, &m, (v - m.first) / m.unit);
+	for (uint32_t k = 0; k < n && m.kind != AM_NONE && m.unit; k++)
+		if (v[k] >= m.first && (v[k] - m.first) / m.unit < m.nunits && v[k] < h->g.volume_size &&
+		    amap_used(c, h, &m, (v[k] - m.first) / m.unit) == 1)
+			return 1;
+	return 0;
 }

@@ -449,10 +449,10 @@ void dt_fat_learn(struct dt_self *s, const uint8_t *p);
  * ones).  Returns 0 (no verdict) when the two read no map alike or too
  * few used units were found. */
 int  dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, double *fit_a, double *fit_b);
-/* Whether volume byte V of H lies in an allocation unit the file system at
- * H's volume start says is used: 1 used, 0 free, -1 unknown (no map read,
- * or V past the file system's end). */
-int  dt_alloc_used(struct dt_ctx *c, struct dt_hyp *h, uint64_t v);
+/* Whether one of the N volume bytes V of H lies in an allocation unit the
+ * file system at H's volume start says is used (the map read once; bytes
+ * past the file system's end, or with no map, are not). */
+int  dt_alloc_any_used(struct dt_ctx *c, const struct dt_hyp *h, const uint64_t *v, uint32_t n);
 
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the

@@ -1107,6 +1107,19 @@ static uint32_t keep_count(struct s1 *keep, uint32_t nk)
 	return lim;
 }
 
+/* md's usual data starts, most common first (tried for the last images
+ * of stage 2, and what tells md's varied starts from a wrong geometry's). */
+static const uint64_t md_starts[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
+
+/* Whether O is a data start md gives: one of md_starts, 0 or 4 KiB. */
+static int md_start(uint64_t o)
+{
+	for (size_t q = 0; q < sizeof md_starts / sizeof md_starts[0]; q++)
+		if (md_starts[q] == o)
+			return 1;
+	return o == 0 || o == 4096;
+}
+
 /* Where the roles H's stage 1 placed start at different places, all of
  * them data starts md gives (members added at different times), the
  * members need not share one start: each placed start, and 0, are tried
@@ -1115,14 +1128,10 @@ static uint32_t keep_count(struct s1 *keep, uint32_t nk)
  * geometry's anchors fall, and their search spent the budget (seed 3040). */
 static void varied_starts(const struct dt_hyp *h, struct offs *off, int hinted)
 {
-	static const uint64_t md[] = { 0, 4096, 64u << 10, 128u << 10, 1u << 20, 2u << 20, 4u << 20, 8u << 20, 128u << 20 };
 	uint32_t r0 = DT_MAX_ROLES, varied = 0;
 	for (uint32_t r = 0; r < h->g.nroles && !hinted; r++)
 		if (h->role_img[r] >= 0) {
-			size_t q = 0;
-			while (q < sizeof md / sizeof md[0] && md[q] != h->off[r])
-				q++;
-			if (q == sizeof md / sizeof md[0])
+			if (!md_start(h->off[r]))
 				return;
 			if (r0 == DT_MAX_ROLES)
 				r0 = r;
@@ -1166,9 +1175,8 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 		offs_add(&wide, s->vo.v[q]);
 	if (!c->hints.have_offset)
 		offs_add(&wide, 0);   /* few images left: md's usual data starts too */
-	static const uint64_t usual[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
-	for (size_t q = 0; nu && nu <= 2 && !c->hints.have_offset && q < sizeof usual / sizeof usual[0]; q++)
-		offs_add(&wide, usual[q]);
+	for (size_t q = 0; nu && nu <= 2 && !c->hints.have_offset && q < sizeof md_starts / sizeof md_starts[0]; q++)
+		offs_add(&wide, md_starts[q]);
 	if (nu && nu <= 2)
 		off = wide;
 #ifdef DT_DEBUG
@@ -1836,22 +1844,23 @@ int dt_linear_member_unproven(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	if (h->g.level != RK_LEVEL_LINEAR)
 		return 0;
-	struct dt_hyp t = *h;   /* dt_alloc_used reads through a hypothesis it may not change */
 	for (uint32_t r = 1; r < h->g.nroles; r++) {
 		if (h->role_img[r] < 0)
 			continue;
-		uint32_t i = (uint32_t)h->role_img[r], held = has_anchor(c, i), data = 0;
+		uint32_t i = (uint32_t)h->role_img[r], held = has_anchor(c, i), data = 0, nv = 0;
+		uint64_t vs[16];   /* the volume bytes of the random blocks, asked of the map at once */
 		for (uint32_t k = 0; k < 16 && !held; k++) {
-			uint64_t at = (h->off[r] + h->g.member_size / 16 * k) & ~(uint64_t)(DT_BLK - 1), v;
+			uint64_t at = (h->off[r] + h->g.member_size / 16 * k) & ~(uint64_t)(DT_BLK - 1);
 			enum rk_blk_kind kind;
 			const uint8_t *blk = dt_block(c, i, at);
 			if (!blk || rk_buf_is_zero(blk, DT_BLK))
 				continue;
 			data = 1;
-			held = structured(blk) || (at >= h->off[r] && !rk_geom_unmap(&h->g, r, at - h->off[r], &v, &kind) &&
-			                           kind == RK_BLK_DATA && dt_alloc_used(c, &t, v) == 1);
+			held = structured(blk);
+			if (at >= h->off[r] && !rk_geom_unmap(&h->g, r, at - h->off[r], &vs[nv], &kind) && kind == RK_BLK_DATA)
+				nv++;
 		}
-		if (!held && data)
+		if (!held && data && !dt_alloc_any_used(c, h, vs, nv))
 			return 1;
 	}
 	return 0;

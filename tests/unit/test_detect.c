@@ -187,6 +187,14 @@ static struct rk_detect_result *detect(const char *const *order, const struct rk
 #define VOLUME (15ull << 20)
 static char shared_vol[512];
 
+/* Whether the suite's volume was made; says SKIP with the reason if not. */
+static int have_vol(void)
+{
+	if (!shared_vol[0])
+		printf("SKIP: mkfs.ext4 not installed\n");
+	return shared_vol[0] != 0;
+}
+
 static void suite_setup(void)
 {
 	rk_test_tmpdir_make();
@@ -208,10 +216,8 @@ static void suite_teardown(void)
  * out, -1 none; JUNK adds an unrelated image), checks the answer. */
 static void roundtrip(struct arr a, int remove1, int remove2, int junk)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	write_array(&a);
 	static char names[10][16];
@@ -326,10 +332,8 @@ END_TEST
  * image of random bytes is taken for junk (recover_detect's case). */
 START_TEST(t_raid6_two_missing_left_out)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	struct arr a = { 6, RK_ALG_LEFT_SYMMETRIC, 64 * 1024, 4, { 0 }, { 0 } };
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	write_array(&a);
@@ -365,10 +369,8 @@ END_TEST
  * same bytes (compared in full), so it is one answer, not a tie. */
 START_TEST(t_linear_zeros)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	struct arr a = { RK_LEVEL_LINEAR, 0, 0, 3, { 0 }, { 0 } };
 	write_array(&a);
@@ -390,10 +392,8 @@ END_TEST
  * voted starts, and the export was wrong at 0.92 and 0.89). */
 START_TEST(t_linear_offsets)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	const uint64_t part = 4ull << 20, off[3] = { 64 << 10, 889856, 128 << 10 };
 	/* 1 MiB groups without flex_bg: superblock backups and group tables
 	 * on every member (groups 1, 3, 5, 7 and 9 keep backups) */
@@ -436,10 +436,8 @@ END_TEST
  * mkfs.ext4 options OPTS; 0 (SKIP printed) without mkfs.ext4. */
 static int remake_vol(const char *opts)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return 0;
-	}
 	char cmd[1400];
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 1024 -g 1024 %s '%s' 15M >/dev/null 2>&1", opts, rk_test_path("vol"));
@@ -581,10 +579,8 @@ END_TEST
  * size them. */
 START_TEST(t_small_image_beside)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	struct arr a = { 0, 0, 128 * 1024, 3, { 65536, 65536, 65536 }, { 0 } };
 	write_array(&a);
@@ -659,10 +655,8 @@ static void make_ext4_4k(const char *tree, uint64_t seed, int nfiles, uint64_t s
  * volume is found right by the search itself, before that change too.) */
 START_TEST(t_raid10_starts_differ)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	make_ext4_4k("tree10", 9, 864, 2 * MEMBER - (1 << 20));
 	struct arr a = { 10, 0x102, 256 * 1024, 4, { 131072, 4096, 1 << 20, 9728 }, { 0 } };
 	write_array(&a);
@@ -681,10 +675,8 @@ END_TEST
  * longer one alone while the other holds anchors. */
 START_TEST(t_two_copies_lengths_differ)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	/* an ext4 of one group (4 KiB blocks): its one superblock the only
 	 * anchor on each copy, none learnt from a whole file system */
 	make_ext4_4k("tree4k", 7, 96, VOLUME);
@@ -734,10 +726,8 @@ static int make_other(uint64_t from, uint64_t len)
  * the array (seed 2650). */
 START_TEST(t_foreign_slice_beside)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	struct arr a = { 10, 0x102, 64 * 1024, 2, { 4096, 4096 }, { 0 } };
 	write_array(&a);
@@ -762,10 +752,8 @@ END_TEST
  * missing member and the answer stands. */
 START_TEST(t_foreign_fs_not_missing_member)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	struct arr a = { 5, RK_ALG_LEFT_SYMMETRIC, 64 * 1024, 5, { 0 }, { 0 } };
 	write_array(&a);
@@ -786,10 +774,8 @@ END_TEST
  * a RAID-5 of 2 (each P block a copy of its data) are the same answer. */
 START_TEST(t_member_beside_zeros)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	struct arr a = { 10, 0x10201, 64 * 1024, 2, { 1 << 20, 1 << 20 }, { 0 } };
 	write_array(&a);
@@ -811,10 +797,8 @@ END_TEST
  * two images' data, so it is not named the array. */
 START_TEST(t_plain_fs_beside_array)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	size_t len = 15u << 20;
 	char *t = malloc(len);
 	RK_REQUIRE(t);
@@ -884,10 +868,8 @@ END_TEST
  * RAID-0 of far and near halves and an image of zeros, at 0.79). */
 START_TEST(t_raid0_copy_left_out)
 {
-	if (!shared_vol[0]) {
-		printf("SKIP: mkfs.ext4 not installed\n");
+	if (!have_vol())
 		return;
-	}
 	rk_test_copy_file(shared_vol, rk_test_path("vol"));
 	struct arr a = { 0, 0, 64 * 1024, 2, { 0 }, { 0 } };
 	write_array(&a);

@@ -19,6 +19,7 @@
 #include "rk_geom.h"
 #include "rk_le.h"
 #include "rk_util.h"
+#include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
 
 #define VOL (24ull << 20)   /* one group of 4 KiB blocks (32768 blocks per group) */
@@ -339,10 +340,8 @@ END_TEST
 /* Probes a linear volume of image PATH (one member): *OK, *BAD. */
 static void probe_image(const char *path, uint32_t *ok, uint32_t *bad)
 {
-	char *paths[] = { strdup(path) };
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(paths[0] && !dt_open(&c, paths, 1));
+	dt_test_open_one(&c, path);
 	struct dt_hyp h;
 	memset(&h, 0, sizeof h);
 	RK_REQUIRE(!rk_geom_init(&h.g, RK_LEVEL_LINEAR, 0, 0, 1, VOL));
@@ -350,8 +349,7 @@ static void probe_image(const char *path, uint32_t *ok, uint32_t *bad)
 	dt_probe(&c, &h, 0);
 	*ok = h.probe_ok;
 	*bad = h.probe_bad;
-	dt_close(&c);
-	free(paths[0]);
+	dt_test_close_one(&c);
 }
 
 /* The probe of the inode tables checks each inode's checksum against the

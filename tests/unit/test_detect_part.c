@@ -174,10 +174,8 @@ START_TEST(t_confirm)
 	rk_test_make_file(img, size);
 	rk_test_write_at(img, mbr, sizeof mbr, 0);
 	rk_test_write_at(img, sb, sizeof sb, 3 * MiB + 1024);
-	char *paths[] = { strdup(img) };
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, paths, 1));
+	dt_test_open_one(&c, img);
 	dt_part_mbr(&c.fs, mbr);
 	RK_REQUIRE(c.fs.nparts == 2);
 	struct dt_hyp h;
@@ -197,8 +195,7 @@ START_TEST(t_confirm)
 	/* already right: confirmed, nothing moves */
 	c.fs.base_fixed = 0;
 	RK_REQUIRE(dt_part_confirm(&c, &h) == 0 && c.fs.base[DT_FSK_EXT] == 3 * MiB);
-	dt_close(&c);
-	free(paths[0]);
+	dt_test_close_one(&c);
 }
 END_TEST
 

@@ -49,12 +49,10 @@ static const char *make_tree(void)
  * (NULL: not wanted). */
 static void probe_image(const char *path, uint32_t *ok, uint32_t *bad, uint32_t *tail_bad)
 {
-	char *paths[] = { strdup(path) };
 	struct stat st;
-	RK_REQUIRE(paths[0] && stat(path, &st) == 0);
+	RK_REQUIRE(stat(path, &st) == 0);
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, paths, 1));
+	dt_test_open_one(&c, path);
 	struct dt_hyp h;
 	dt_test_hyp_linear(&h, 0, (uint64_t)st.st_size);
 	dt_probe(&c, &h, 0);
@@ -62,8 +60,7 @@ static void probe_image(const char *path, uint32_t *ok, uint32_t *bad, uint32_t 
 	*bad = h.probe_bad;
 	if (tail_bad)
 		*tail_bad = h.tail_bad;
-	dt_close(&c);
-	free(paths[0]);
+	dt_test_close_one(&c);
 }
 
 /* Overwrites the slack after file K's last byte in image PATH (found by
@@ -157,10 +154,8 @@ START_TEST(t_tail_check)
 	const char *path = rk_test_path("img");
 	rk_test_spit(path, img, 4 * bs);
 	free(img);
-	char *paths[] = { strdup(path) };
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(paths[0] && !dt_open(&c, paths, 1));
+	dt_test_open_one(&c, path);
 	struct dt_hyp h;
 	dt_test_hyp_linear(&h, 0, 4 * bs);
 	uint8_t *buf = malloc(bs);
@@ -174,8 +169,7 @@ START_TEST(t_tail_check)
 	RK_REQUIRE(dt_tail_check(&c, &h, 0, bs, bs, buf) == -1);    /* no slack */
 	RK_REQUIRE(dt_tail_check(&c, &h, 4 * bs, bs, 1000, buf) == -1);   /* beyond the volume */
 	free(buf);
-	dt_close(&c);
-	free(paths[0]);
+	dt_test_close_one(&c);
 }
 END_TEST
 
@@ -310,17 +304,14 @@ START_TEST(t_ntfs_mftmirr)
 			rk_test_write_at(vol, j, 4096, at);
 			free(j);
 		}
-		char *paths[] = { strdup(vol) };
 		struct dt_ctx c;
-		memset(&c, 0, sizeof c);
-		RK_REQUIRE(paths[0] && !dt_open(&c, paths, 1));
+		dt_test_open_one(&c, vol);
 		struct dt_hyp h;
 		dt_test_hyp_linear(&h, 0, 16 << 20);
 		dt_probe(&c, &h, 0);
 		mirr_bad[soiled] = h.mirr_bad;
 		bad[soiled] = h.probe_bad;
-		dt_close(&c);
-		free(paths[0]);
+		dt_test_close_one(&c);
 	}
 	RK_REQUIRE_MSG(mirr_bad[0] == 0 && mirr_bad[1] == 4 && bad[1] == bad[0] + 4,
 	               "mirror failures %u then %u, failures %u then %u", mirr_bad[0], mirr_bad[1], bad[0], bad[1]);

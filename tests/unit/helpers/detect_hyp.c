@@ -1,5 +1,6 @@
 /* detect_hyp.c: see detect_hyp.h. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "detect_hyp.h"
@@ -21,4 +22,19 @@ void dt_test_hyp_roles(struct dt_hyp *h, const struct rk_geom *g, uint32_t n)
 	h->g = *g;
 	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
 		h->role_img[r] = r < n ? (int32_t)r : -1;
+}
+
+void dt_test_open_one(struct dt_ctx *c, const char *path)
+{
+	char *paths[] = { strdup(path) };   /* the context keeps it: freed by dt_test_close_one */
+	memset(c, 0, sizeof *c);
+	RK_REQUIRE(paths[0] && !dt_open(c, paths, 1));
+}
+
+void dt_test_close_one(struct dt_ctx *c)
+{
+	char *path;   /* the strdup of dt_test_open_one, kept as const by the context */
+	memcpy(&path, &c->img[0].path, sizeof path);
+	dt_close(c);
+	free(path);
 }

@@ -13,5 +13,9 @@ void dt_test_hyp_linear(struct dt_hyp *h, uint64_t start, uint64_t size);
 /* H is geometry G with image r in role r for the first N roles (offsets
  * 0), the other roles missing. */
 void dt_test_hyp_roles(struct dt_hyp *h, const struct rk_geom *g, uint32_t n);
+/* C opened over the one image PATH (dt_open; the test fails when it
+ * cannot be); dt_test_close_one closes it again. */
+void dt_test_open_one(struct dt_ctx *c, const char *path);
+void dt_test_close_one(struct dt_ctx *c);
 
 #endif

@@ -195,6 +195,22 @@ static void probe_bitmaps(struct pr *p, uint64_t ngroups, uint32_t bpg, uint32_t
 	}
 }
 
+/* Whether the file system in superblock SB has written far more than it
+ * holds (s_kbytes_written over 3/2 of its used blocks): files were deleted
+ * or rewritten, so its free blocks keep their old bytes and data there is
+ * no sign of a wrong geometry.  The forensics ext4 sample wrote 35 MiB and
+ * holds 15; 72 % of its free blocks hold data, 59 % of its used ones (seed
+ * 2510: its true RAID-0 lost 98 points to them).  mkfs -d writes less than
+ * it leaves used (the journal is not written). */
+static int ext_free_stale(const uint8_t *sb, uint32_t bs, uint64_t blocks, int is64)
+{
+	uint64_t kbw = rk_get_le64(sb + 0x178);
+	uint64_t freeb = rk_get_le32(sb + 0x0C) | (is64 ? (uint64_t)rk_get_le32(sb + 0x158) << 32 : 0);
+	if (!kbw || freeb > blocks)
+		return 0;
+	return kbw / 3 > (blocks - freeb) * (bs / 1024) / 2;
+}
+
 /* ext2/3/4 at volume offset base: superblock backups, inode tables, dirs. */
 static void probe_ext(struct pr *p, const uint8_t *sb)
 {
@@ -220,7 +236,7 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 	uint8_t *blk = malloc(DT_BLK);
 	if (!blk)
 		return;
-	if (!p->limit)
+	if (!p->limit && !ext_free_stale(sb, bs, blocks, (inc & 0x80) != 0))
 		probe_bitmaps(p, ngroups, bpg, fdb, bs, dsz, blocks, blk);
 	uint8_t *tail = p->limit ? NULL : malloc(bs);   /* full probes only */
 	uint32_t tails = 0;

@@ -97,11 +97,13 @@ static int in_journal(const struct dt_ctx *c, const struct dt_anchor *a, uint64_
 
 /* Whether H reads the journal's own superblock where the journal starts
  * (jbd2's magic, a superblock block type, the file system's block size):
- * only a reading that places the journal, with no role missing, may call
- * anchors in it copies (seed 2486: a RAID-6 of 5 with two members gone,
- * no prediction holding, had its misplaced anchors land in the journal's
- * bytes and was named at 0.72 instead of the true RAID-0; it reads the
- * journal's first block right). */
+ * only a reading that places the journal may call anchors in it copies
+ * (seed 2486: a RAID-6 of 5 with two members gone, no prediction holding,
+ * had its misplaced anchors land in the journal's bytes and was named at
+ * 0.72 instead of the true RAID-0; it reads the journal's first block
+ * right).  A reading with a role missing may too: seed 2702, a RAID-5 of 4
+ * holding the forensics ext4 sample with its second member gone, was held
+ * back for the journal's copies, and 2486 stays right without that bar. */
 static int journal_read(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	uint8_t j[16];
@@ -135,7 +137,7 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 			continue;
 		if (v == a->voff || v == a->voff2)
 			h->anc_ok++;
-		else if (h->missing || !in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread)) {
+		else if (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread)) {
 			h->anc_bad++;
 #ifdef DT_DEBUG
 			if (dbg_ancbad)
@@ -494,6 +496,33 @@ static double score_of(const struct dt_hyp *h)
 	return s;
 }
 
+/* H, whose rows fail over its whole members, with members no longer than
+ * the file system at its volume start claims (CLAIM), rounded up to a
+ * chunk: each member may carry junk of its own behind the data, and when
+ * every one does, the rows fail there (seed 2498: a RAID-5 of 3, 1.7 to
+ * 1.9 MiB of junk behind each 13 MiB member, rejected whole).  Returns
+ * whether the rows hold at that size; H is then that size, its anchors
+ * counted again (those past it no longer count). */
+static int trimmed_to_claim(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, uint64_t claim)
+{
+	uint64_t vs = h->g.volume_size, ms = h->g.member_size, ch = h->g.chunk ? h->g.chunk : DT_BLK;
+	if (!claim || claim >= vs || !vs || h->g.level == RK_LEVEL_LINEAR)
+		return 0;
+	unsigned __int128 need = ((unsigned __int128)claim * ms + vs - 1) / vs;
+	uint64_t m = (uint64_t)((need + ch - 1) / ch * ch);
+	struct dt_hyp t = *h;
+	rk_clearerr();
+	if (m >= ms || rk_geom_init(&t.g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, m) || t.g.volume_size < claim)
+		return 0;
+	anchor_score(c, &t, img_role);
+	dt_check_redundancy(c, &t, QUICK_ROWS, 2);
+	if (!t.checked || !t.rows_nz || t.rows_bad * 50 > t.rows_nz)
+		return 0;
+	t.size_fixed = 1;
+	*h = t;
+	return 1;
+}
+
 /* Scores one complete hypothesis and adds it to L. */
 static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, struct hlist *l)
 {
@@ -540,7 +569,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 #ifdef DT_DEBUG
 	fprintf(stderr, "  rows %llu nz %llu ok %llu bad %llu\n", (unsigned long long)h->rows, (unsigned long long)h->rows_nz, (unsigned long long)h->rows_ok, (unsigned long long)h->rows_bad);
 #endif
-	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz)
+	if (h->checked && h->rows_bad * 50 > h->rows_nz && h->rows_nz && !trimmed_to_claim(c, h, img_role, claim))
 		return;
 #ifdef DT_DEBUG
 	if (dbg_geo(&h->g)) {

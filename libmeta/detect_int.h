@@ -471,13 +471,15 @@ int    dt_parity_row(struct dt_ctx *c, struct dt_hyp *h, uint64_t s, uint64_t j,
  * such reads at most); 1 with *START set when found. */
 int    dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint32_t i, uint64_t *start);
 
-/* Whether anchor A, which H puts on a P block at member byte M of its
- * image's role, is a copy of its own data there: A's volume byte is data
- * of that very row at member byte M, and the row's other data blocks hold
- * zeros at A's sector (its data block, when present, equal to A's): what
- * a parity block holds when one block of its row has data.  0 also when
- * the copied block and another data block are both missing (unproven). */
-int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m);
+/* Whether anchor A, which H puts on a P block (Q: a Q block) at member
+ * byte M of its image's role, is a copy of its own data there: A's volume
+ * byte is data of that very row at member byte M (for Q, in the
+ * syndrome's first slot, whose coefficient is 1), and the row's other
+ * data blocks hold zeros at A's sector (its data block, when present,
+ * equal to A's): what a parity block holds when one block of its row has
+ * data.  0 also when the copied block and another data block are both
+ * missing (unproven). */
+int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q);
 
 /* detect_rotation.c */
 /* Collects the mixed rows (c->mixed): rows at equal offsets of the members

@@ -178,7 +178,7 @@ static const uint8_t *sector_at(struct dt_ctx *c, uint32_t i, uint64_t off)
 }
 
 /* See detect_int.h. */
-int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m)
+int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q)
 {
 	const struct rk_geom *g = &h->g;
 	uint64_t vv[2] = { a->voff, a->voff2 };
@@ -186,9 +186,10 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 		struct rk_loc loc;
 		if (vv[t] == DT_NONE || rk_geom_copies(g, vv[t], &loc, 1) != 1 || loc.member_off != m)
 			continue;   /* not the data of this very row and place */
-		uint32_t vol_role[DT_MAX_ROLES];
-		struct rk_stripe_map sm = { .vol_role = vol_role };
-		if (rk_geom_stripe_map(g, loc.stripe, &sm) || sm.p_role == loc.role || g->ndata > DT_MAX_ROLES)
+		uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
+		struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };
+		if (g->ndata > DT_MAX_ROLES || g->nroles > DT_MAX_ROLES || rk_geom_stripe_map(g, loc.stripe, &sm) ||
+		    sm.p_role == loc.role || (q && slot[loc.role] != 0))
 			continue;
 		const uint8_t *pb = sector_at(c, a->img, a->ioff);
 		int ok = pb != NULL, own = h->role_img[loc.role] >= 0;

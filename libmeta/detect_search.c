@@ -199,11 +199,11 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 			continue;
 		uint64_t v, m = a->ioff - h->off[r];
 		enum rk_blk_kind kind;
-		if (rk_geom_unmap(&h->g, (uint32_t)r, m, &v, &kind) || kind != RK_BLK_P)
+		if (rk_geom_unmap(&h->g, (uint32_t)r, m, &v, &kind) || (kind != RK_BLK_P && kind != RK_BLK_Q))
 			continue;
-		if (dt_parity_copy(c, h, a, m))
+		if (dt_parity_copy(c, h, a, m, kind == RK_BLK_Q))
 			h->anc_ok++;
-		else if (h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) && !p_copies_journal(c, h, a, m))
+		else if (kind == RK_BLK_P && h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) && !p_copies_journal(c, h, a, m))
 			h->anc_bad++;
 	}
 }
@@ -1334,8 +1334,8 @@ static rk_err fill(struct dt_ctx *c, struct rk_detect_result *r, struct dt_hyp *
 			o->agrees = 1;
 			o->volume_off = v;
 		} else if (role >= 0 && a->ioff >= b->off[role] && a->ioff - b->off[role] < b->g.member_size &&
-		           !rk_geom_unmap(&b->g, (uint32_t)role, a->ioff - b->off[role], &v, &kind) && kind == RK_BLK_P &&
-		           dt_parity_copy(c, b, a, a->ioff - b->off[role]))
+		           !rk_geom_unmap(&b->g, (uint32_t)role, a->ioff - b->off[role], &v, &kind) &&
+		           (kind == RK_BLK_P || kind == RK_BLK_Q) && dt_parity_copy(c, b, a, a->ioff - b->off[role], kind == RK_BLK_Q))
 			o->agrees = 1;   /* a parity block copying it (copy_score) */
 	}
 	return RK_OK;

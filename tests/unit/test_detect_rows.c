@@ -166,19 +166,114 @@ START_TEST(t_parity_copy)
 	dt_test_hyp_roles(&h, &g, NM);
 	uint64_t v = 3 * 3 * (uint64_t)CHUNK + CHUNK + 8192;   /* stripe 3, data block 1 */
 	struct dt_anchor a = { DT_EXT_SB, sm.p_role, at, 0, v, DT_NONE, 0 };
-	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at));
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 0));
 	h.role_img[vr[1]] = -1;   /* the copied member missing: the others are zero */
-	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at));
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 0));
 	h.role_img[vr[1]] = (int32_t)vr[1];
 	a.voff = v + CHUNK;       /* block 2's byte: its block is zero, not a copy */
-	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at));
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at, 0));
 	a.voff = v + 3 * (uint64_t)CHUNK;   /* the next stripe's: another row */
-	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at));
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at, 0));
 	struct dt_anchor b = { DT_EXT_SB, sm.p_role, at + 512, 0, v + CHUNK + 512, DT_NONE, 0 };
-	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512));   /* P is the XOR of two blocks there */
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512, 0));   /* P is the XOR of two blocks there */
 	h.role_img[vr[0]] = -1;   /* block 0 missing: P may be that XOR, a copy unproven */
 	h.role_img[vr[2]] = -1;
-	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512));
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512, 0));
+	dt_close(&c);
+}
+END_TEST
+
+/* RAID-6's Q copies the data block in the syndrome's first slot
+ * (coefficient 1) when the row's other data is zero: an anchor on Q is
+ * then proven a copy of its own data, also with that member missing (seed
+ * 2276: the true left-asymmetric-6 reading lost 118 anchors on Q to a
+ * RAID-5 reading Q as data).  Not a block in another slot: Q holds g times
+ * it, so equal bytes there are no copy. */
+START_TEST(t_q_copy)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 6, RK_ALG_LEFT_ASYMMETRIC_6, CHUNK, NM, MEMBER));
+	uint32_t vr[NM], slot[NM];
+	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
+	uint32_t d0 = NM, d1 = NM, j0 = 0, j1 = 0;   /* the roles in slots 0 and 1, their volume order */
+	for (uint32_t j = 0; j < g.ndata; j++) {
+		if (slot[vr[j]] == 0)
+			d0 = vr[j], j0 = j;
+		else if (slot[vr[j]] == 1)
+			d1 = vr[j], j1 = j;
+	}
+	RK_REQUIRE(d0 < NM && d1 < NM);
+	uint8_t *m[NM];
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
+	uint64_t at = sm.member_off + 8192;
+	rk_test_fill_seeded(m[d0] + at, 512, 81);   /* Q = P = slot 0's sector */
+	memcpy(m[sm.q_role] + at, m[d0] + at, 512);
+	memcpy(m[sm.p_role] + at, m[d0] + at, 512);
+	rk_test_fill_seeded(m[d1] + at + 512, 512, 82);   /* the next: slot 1's bytes, copied as they are */
+	memcpy(m[sm.q_role] + at + 512, m[d1] + at + 512, 512);
+	memcpy(m[sm.p_role] + at + 512, m[d1] + at + 512, 512);
+	for (uint32_t r = 0; r < NM; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
+		free(m[r]);
+	}
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	struct dt_hyp h;
+	dt_test_hyp_roles(&h, &g, NM);
+	uint64_t row = 3 * (uint64_t)g.ndata * CHUNK;
+	struct dt_anchor a = { DT_EXT_SB, sm.q_role, at, 0, row + j0 * (uint64_t)CHUNK + 8192, DT_NONE, 0 };
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 1));
+	h.role_img[d0] = -1;   /* the copied member missing: the others are zero */
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 1));
+	h.role_img[d0] = (int32_t)d0;
+	struct dt_anchor b = { DT_EXT_SB, sm.q_role, at + 512, 0, row + j1 * (uint64_t)CHUNK + 8192 + 512, DT_NONE, 0 };
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512, 1));
+	struct dt_anchor bp = b;   /* the same bytes on P are a copy */
+	bp.img = sm.p_role;
+	RK_REQUIRE(dt_parity_copy(&c, &h, &bp, at + 512, 0));
+	dt_close(&c);
+}
+END_TEST
+
+/* An ext4 inode on P is a copy of its row's data when the row's other
+ * data is zero in the inode's own bytes, whatever the rest of its sector
+ * holds (seed 2619: inode 1's times on one member, inode 2 on P). */
+START_TEST(t_parity_copy_inode)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, NM, MEMBER));
+	uint32_t vr[NM], slot[NM];
+	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
+	uint8_t *m[NM];
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
+	uint64_t at = sm.member_off + 8192;
+	rk_test_fill_seeded(m[vr[1]] + at + 128, 128, 83);   /* the inode: 128 bytes at +128 */
+	rk_test_fill_seeded(m[vr[0]] + at, 12, 84);          /* another member's bytes before it */
+	for (uint32_t k = 0; k < 512; k++)
+		m[sm.p_role][at + k] = m[vr[0]][at + k] ^ m[vr[1]][at + k];
+	for (uint32_t r = 0; r < NM; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
+		free(m[r]);
+	}
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	c.ext.isz = 128;
+	struct dt_hyp h;
+	dt_test_hyp_roles(&h, &g, NM);
+	uint64_t v = 3 * 3 * (uint64_t)CHUNK + CHUNK + 8192 + 128;   /* stripe 3, data block 1 */
+	struct dt_anchor a = { DT_EXT_INO, sm.p_role, at + 128, 0, v, DT_NONE, 0 };
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at + 128, 0));
+	h.role_img[vr[1]] = -1;   /* its member missing too */
+	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at + 128, 0));
+	h.role_img[vr[1]] = (int32_t)vr[1];
+	a.kind = DT_EXT_SB;       /* another kind: its whole sector must be a copy */
+	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at + 128, 0));
 	dt_close(&c);
 }
 END_TEST
@@ -498,5 +593,5 @@ START_TEST(t_pscan_sparse_head)
 END_TEST
 
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
 	           RK_TEST(t_gate_refuted)) })

@@ -131,6 +131,39 @@ START_TEST(t_mixed_rows)
 }
 END_TEST
 
+/* Stripe 3 of a geometry over NM members held in memory, zeroed: the
+ * parity-copy tests write a few sectors into M, then pc_open. */
+struct pc_fix {
+	struct rk_geom g;
+	uint32_t vr[NM], slot[NM];
+	struct rk_stripe_map sm;
+	uint8_t *m[NM];
+	uint64_t at;   /* 8 KiB into the stripe's chunks */
+};
+
+static void pc_setup(struct pc_fix *f, int32_t level, uint32_t layout)
+{
+	RK_REQUIRE(!rk_geom_init(&f->g, level, layout, CHUNK, NM, MEMBER));
+	f->sm = (struct rk_stripe_map){ .vol_role = f->vr, .slot = f->slot };
+	RK_REQUIRE(!rk_geom_stripe_map(&f->g, 3, &f->sm));
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE((f->m[r] = calloc(1, MEMBER)) != NULL);
+	f->at = f->sm.member_off + 8192;
+}
+
+/* Writes F's members to the test's member files (freeing them) and opens
+ * C over them, H the hypothesis of F's geometry with image r in role r. */
+static void pc_open(struct pc_fix *f, struct dt_ctx *c, struct dt_hyp *h)
+{
+	for (uint32_t r = 0; r < NM; r++) {
+		rk_test_spit(rk_test_members()[r], f->m[r], MEMBER);
+		free(f->m[r]);
+	}
+	memset(c, 0, sizeof *c);
+	RK_REQUIRE(!dt_open(c, rk_test_members(), NM));
+	dt_test_hyp_roles(h, &f->g, NM);
+}
+
 /* A parity block copying the one data block of its row that holds data
  * (dt_parity_copy): an anchor on it is proven a copy of its own data under
  * the true hypothesis, also with the copied member missing; not when the
@@ -138,34 +171,25 @@ END_TEST
  * volume byte in another row. */
 START_TEST(t_parity_copy)
 {
-	struct rk_geom g;
-	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, NM, MEMBER));
-	uint32_t vr[NM], slot[NM];
-	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
-	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
-	uint8_t *m[NM];
-	for (uint32_t r = 0; r < NM; r++)
-		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
-	uint64_t at = sm.member_off + 8192;   /* a sector of stripe 3's data block 1, copied by P */
+	struct pc_fix f;
+	pc_setup(&f, 5, RK_ALG_LEFT_SYMMETRIC);
+	uint8_t **m = f.m;
+	const uint32_t *vr = f.vr;
+	uint64_t at = f.at;   /* a sector of stripe 3's data block 1, copied by P */
+	uint32_t p = f.sm.p_role;
 	rk_test_fill_seeded(m[vr[1]] + at, 512, 77);
-	memcpy(m[sm.p_role] + at, m[vr[1]] + at, 512);
+	memcpy(m[p] + at, m[vr[1]] + at, 512);
 	rk_test_fill_seeded(m[vr[2]] + at + 512, 512, 78);   /* the next sector: two blocks of data */
 	for (uint32_t k = 0; k < 512; k++)
-		m[sm.p_role][at + 512 + k] = m[vr[2]][at + 512 + k];
+		m[p][at + 512 + k] = m[vr[2]][at + 512 + k];
 	rk_test_fill_seeded(m[vr[0]] + at + 512, 512, 79);
 	for (uint32_t k = 0; k < 512; k++)
-		m[sm.p_role][at + 512 + k] ^= m[vr[0]][at + 512 + k];
-	for (uint32_t r = 0; r < NM; r++) {
-		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
-		free(m[r]);
-	}
+		m[p][at + 512 + k] ^= m[vr[0]][at + 512 + k];
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
 	struct dt_hyp h;
-	dt_test_hyp_roles(&h, &g, NM);
+	pc_open(&f, &c, &h);
 	uint64_t v = 3 * 3 * (uint64_t)CHUNK + CHUNK + 8192;   /* stripe 3, data block 1 */
-	struct dt_anchor a = { DT_EXT_SB, sm.p_role, at, 0, v, DT_NONE, 0 };
+	struct dt_anchor a = { DT_EXT_SB, p, at, 0, v, DT_NONE, 0 };
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 0));
 	h.role_img[vr[1]] = -1;   /* the copied member missing: the others are zero */
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 0));
@@ -174,7 +198,7 @@ START_TEST(t_parity_copy)
 	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at, 0));
 	a.voff = v + 3 * (uint64_t)CHUNK;   /* the next stripe's: another row */
 	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at, 0));
-	struct dt_anchor b = { DT_EXT_SB, sm.p_role, at + 512, 0, v + CHUNK + 512, DT_NONE, 0 };
+	struct dt_anchor b = { DT_EXT_SB, p, at + 512, 0, v + CHUNK + 512, DT_NONE, 0 };
 	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512, 0));   /* P is the XOR of two blocks there */
 	h.role_img[vr[0]] = -1;   /* block 0 missing: P may be that XOR, a copy unproven */
 	h.role_img[vr[2]] = -1;
@@ -191,49 +215,38 @@ END_TEST
  * it, so equal bytes there are no copy. */
 START_TEST(t_q_copy)
 {
-	struct rk_geom g;
-	RK_REQUIRE(!rk_geom_init(&g, 6, RK_ALG_LEFT_ASYMMETRIC_6, CHUNK, NM, MEMBER));
-	uint32_t vr[NM], slot[NM];
-	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
-	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
+	struct pc_fix f;
+	pc_setup(&f, 6, RK_ALG_LEFT_ASYMMETRIC_6);
 	uint32_t d0 = NM, d1 = NM, j0 = 0, j1 = 0;   /* the roles in slots 0 and 1, their volume order */
-	for (uint32_t j = 0; j < g.ndata; j++) {
-		if (slot[vr[j]] == 0)
-			d0 = vr[j], j0 = j;
-		else if (slot[vr[j]] == 1)
-			d1 = vr[j], j1 = j;
+	for (uint32_t j = 0; j < f.g.ndata; j++) {
+		if (f.slot[f.vr[j]] == 0)
+			d0 = f.vr[j], j0 = j;
+		else if (f.slot[f.vr[j]] == 1)
+			d1 = f.vr[j], j1 = j;
 	}
 	RK_REQUIRE(d0 < NM && d1 < NM);
-	uint8_t *m[NM];
-	for (uint32_t r = 0; r < NM; r++)
-		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
-	uint64_t at = sm.member_off + 8192;
+	uint8_t **m = f.m;
+	uint64_t at = f.at;
+	uint32_t p = f.sm.p_role, q = f.sm.q_role;
 	rk_test_fill_seeded(m[d0] + at, 512, 81);   /* Q = P = slot 0's sector */
-	memcpy(m[sm.q_role] + at, m[d0] + at, 512);
-	memcpy(m[sm.p_role] + at, m[d0] + at, 512);
+	memcpy(m[q] + at, m[d0] + at, 512);
+	memcpy(m[p] + at, m[d0] + at, 512);
 	rk_test_fill_seeded(m[d1] + at + 512, 512, 82);   /* the next: slot 1's bytes, copied as they are */
-	memcpy(m[sm.q_role] + at + 512, m[d1] + at + 512, 512);
-	memcpy(m[sm.p_role] + at + 512, m[d1] + at + 512, 512);
-	for (uint32_t r = 0; r < NM; r++) {
-		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
-		free(m[r]);
-	}
+	memcpy(m[q] + at + 512, m[d1] + at + 512, 512);
+	memcpy(m[p] + at + 512, m[d1] + at + 512, 512);
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
 	struct dt_hyp h;
-	dt_test_hyp_roles(&h, &g, NM);
-	uint64_t row = 3 * (uint64_t)g.ndata * CHUNK;
-	struct dt_anchor a = { DT_EXT_SB, sm.q_role, at, 0, row + j0 * (uint64_t)CHUNK + 8192, DT_NONE, 0 };
+	pc_open(&f, &c, &h);
+	uint64_t row = 3 * (uint64_t)f.g.ndata * CHUNK;
+	struct dt_anchor a = { DT_EXT_SB, q, at, 0, row + j0 * (uint64_t)CHUNK + 8192, DT_NONE, 0 };
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 1));
 	h.role_img[d0] = -1;   /* the copied member missing: the others are zero */
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at, 1));
 	h.role_img[d0] = (int32_t)d0;
-	struct dt_anchor b = { DT_EXT_SB, sm.q_role, at + 512, 0, row + j1 * (uint64_t)CHUNK + 8192 + 512, DT_NONE, 0 };
+	struct dt_anchor b = { DT_EXT_SB, q, at + 512, 0, row + j1 * (uint64_t)CHUNK + 8192 + 512, DT_NONE, 0 };
 	RK_REQUIRE(!dt_parity_copy(&c, &h, &b, at + 512, 1));
-	struct dt_anchor bp = b;   /* the same bytes on P are a copy */
-	bp.img = sm.p_role;
-	RK_REQUIRE(dt_parity_copy(&c, &h, &bp, at + 512, 0));
+	b.img = p;   /* the same bytes on P are a copy */
+	RK_REQUIRE(dt_parity_copy(&c, &h, &b, at + 512, 0));
 	dt_close(&c);
 }
 END_TEST
@@ -243,31 +256,22 @@ END_TEST
  * holds (seed 2619: inode 1's times on one member, inode 2 on P). */
 START_TEST(t_parity_copy_inode)
 {
-	struct rk_geom g;
-	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CHUNK, NM, MEMBER));
-	uint32_t vr[NM], slot[NM];
-	struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
-	RK_REQUIRE(!rk_geom_stripe_map(&g, 3, &sm));
-	uint8_t *m[NM];
-	for (uint32_t r = 0; r < NM; r++)
-		RK_REQUIRE((m[r] = calloc(1, MEMBER)) != NULL);
-	uint64_t at = sm.member_off + 8192;
+	struct pc_fix f;
+	pc_setup(&f, 5, RK_ALG_LEFT_SYMMETRIC);
+	uint8_t **m = f.m;
+	const uint32_t *vr = f.vr;
+	uint64_t at = f.at;
+	uint32_t p = f.sm.p_role;
 	rk_test_fill_seeded(m[vr[1]] + at + 128, 128, 83);   /* the inode: 128 bytes at +128 */
 	rk_test_fill_seeded(m[vr[0]] + at, 12, 84);          /* another member's bytes before it */
 	for (uint32_t k = 0; k < 512; k++)
-		m[sm.p_role][at + k] = m[vr[0]][at + k] ^ m[vr[1]][at + k];
-	for (uint32_t r = 0; r < NM; r++) {
-		rk_test_spit(rk_test_members()[r], m[r], MEMBER);
-		free(m[r]);
-	}
+		m[p][at + k] = m[vr[0]][at + k] ^ m[vr[1]][at + k];
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
-	c.ext.isz = 128;
 	struct dt_hyp h;
-	dt_test_hyp_roles(&h, &g, NM);
+	pc_open(&f, &c, &h);
+	c.ext.isz = 128;
 	uint64_t v = 3 * 3 * (uint64_t)CHUNK + CHUNK + 8192 + 128;   /* stripe 3, data block 1 */
-	struct dt_anchor a = { DT_EXT_INO, sm.p_role, at + 128, 0, v, DT_NONE, 0 };
+	struct dt_anchor a = { DT_EXT_INO, p, at + 128, 0, v, DT_NONE, 0 };
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at + 128, 0));
 	h.role_img[vr[1]] = -1;   /* its member missing too */
 	RK_REQUIRE(dt_parity_copy(&c, &h, &a, at + 128, 0));

@@ -506,12 +506,18 @@ static double score_of(const struct dt_hyp *h)
 static int trimmed_to_claim(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, uint64_t claim)
 {
 	uint64_t vs = h->g.volume_size, ms = h->g.member_size, ch = h->g.chunk ? h->g.chunk : DT_BLK;
-	if (!claim || claim >= vs || !vs || h->g.level == RK_LEVEL_LINEAR)
+	if (!claim || claim >= vs || !ms || h->g.level == RK_LEVEL_LINEAR)
 		return 0;
-	unsigned __int128 need = ((unsigned __int128)claim * ms + vs - 1) / vs;
-	uint64_t m = (uint64_t)((need + ch - 1) / ch * ch);
+	/* claim * ms / vs, rounded up: the members' share of the claim (long
+	 * double: the product may pass 64 bits; a chunk more if it fell short) */
+	long double x = (long double)claim * (long double)ms / (long double)vs;
+	uint64_t need = (uint64_t)x;
+	need += (long double)need < x;
+	uint64_t m = need / ch * ch + (need % ch ? ch : 0);
 	struct dt_hyp t = *h;
 	rk_clearerr();
+	if (m < ms && !rk_geom_init(&t.g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, m) && t.g.volume_size < claim)
+		m += ch;
 	if (m >= ms || rk_geom_init(&t.g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, m) || t.g.volume_size < claim)
 		return 0;
 	anchor_score(c, &t, img_role);
@@ -805,6 +811,12 @@ static uint32_t geometries(const struct dt_ctx *c, struct geo **out)
 				for (uint64_t ch = 512; ch <= (16u << 20); ch *= 2) {
 					int chunky = lv != 1 && lv != RK_LEVEL_LINEAR;
 					if (hi->chunk ? ch != (chunky ? hi->chunk : 512) : (!chunky && ch != 512))
+						continue;
+					/* near copies on every role: a mirror whatever the
+					 * chunk (RAID-1 of as many is tried too); one chunk
+					 * names it (seed 2500: a mirror of 2 scored 11000
+					 * readings as n3 of 3, 18 chunks alike) */
+					if (lv == 10 && (lays[k] >> 8) == 1 && nr == (lays[k] & 0xFF) && !hi->chunk && ch != 65536)
 						continue;
 					if (n == cap)
 						break;
@@ -1537,6 +1549,25 @@ static int tag_left_beside(const struct dt_ctx *c, const struct dt_hyp *h, uint3
 	return 0;
 }
 
+/* The tag of a whole ext file system image I, which H leaves out, starts
+ * (its first superblock, the file system fitting in the image) when H's
+ * members hold none of its superblocks and H reads a file system or
+ * partition table at its own volume start (so I does not hold a start H
+ * lacks); 0 when none.  Such an image is a volume of its own, not a
+ * member H is missing (seed 2738: a plain ext4 image beside a RAID-6 of
+ * XFS with two members gone held the answer back as the member it might
+ * be). */
+static uint32_t own_whole_ext(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
+{
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->img == i && a->kind == DT_EXT_SB && a->voff != DT_NONE && a->raw == 0 && a->tag &&
+		    ext_tag_used(c, h, a->tag) != 1 && whole_ext_at(c, i, a->ioff))
+			return dt_fs_claim(c, h) ? a->tag : 0;
+	}
+	return 0;
+}
+
 /* Whether image I, which H leaves out, holds only superblocks of another
  * ext file system than H's members hold, none of them the first of a
  * file system that fits in the image: a slice of an unrelated image (seed
@@ -1550,10 +1581,16 @@ static int tag_left_beside(const struct dt_ctx *c, const struct dt_hyp *h, uint3
 static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, int whole_ok)
 {
 	int held = 0;
+	uint32_t own = whole_ok ? own_whole_ext(c, h, i) : 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->img != i || a->voff == DT_NONE)
 			continue;
+		if (own && ((a->kind == DT_EXT_SB && a->tag == own) ||
+		            ((a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) && c->ext.learnt && c->ext.img == i))) {
+			held = 1;   /* that file system's own */
+			continue;
+		}
 		if (a->kind != DT_EXT_SB || ext_tag_used(c, h, a->tag) != 0 ||
 		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)) || (!whole_ok && tag_left_beside(c, h, i, a->tag)))
 			return 0;
@@ -1874,8 +1911,8 @@ int dt_unchecked_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	if (!h->missing || (h->checked && h->rows_nz >= DT_SURE_ROWS))
 		return 0;
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		if (uses_image(h, i) || c->img[i].size < h->g.member_size)
-			continue;
+		if (uses_image(h, i) || c->img[i].size < h->g.member_size || own_whole_ext(c, h, i))
+			continue;   /* (a file system of its own is no member: seed 2738) */
 		int structure = has_anchor(c, i);   /* an anchor is structure (seed 1505: 16 blocks all zero) */
 		for (uint32_t k = 0; k < 16 && !structure; k++) {
 			uint64_t at = c->img[i].size / 16 * k & ~(uint64_t)(DT_BLK - 1);

@@ -2667,14 +2667,17 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		l.h[k].score = score_of(&l.h[k]);
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
-	/* past the 12 best, those whose few rows (halved credit) could lift
-	 * them over the best: equivalents of one reading can fill the 12
-	 * (t_raid1_trailing_differs: 31 RAID-5 readings of two copies pushed
-	 * the RAID-1 of all three, 6 rows checked, out) */
+	/* past the 12 best, those using more images than the best whose few
+	 * rows (halved credit) could lift them over it: equivalents of one
+	 * reading can fill the 12 (t_raid1_trailing_differs: 31 RAID-5
+	 * readings of two copies pushed the RAID-1 of all three, 6 rows
+	 * checked, out) */
+	uint32_t used0 = l.n ? l.h[0].g.nroles - l.h[0].missing : 0;
 	for (uint32_t k = 0, done = 0; k < l.n && done < 48; k++) {
 		if (l.h[k].score < l.h[0].score - 6)
 			break;
-		if (k >= 12 && !(l.h[k].rows_nz < DT_SURE_ROWS && l.h[k].score + 4 >= l.h[0].score))
+		if (k >= 12 && !(l.h[k].rows_nz < DT_SURE_ROWS && l.h[k].score + 4 >= l.h[0].score &&
+		                 l.h[k].g.nroles - l.h[k].missing > used0))
 			continue;
 		dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
 		l.h[k].score = score_of(&l.h[k]);

@@ -151,18 +151,19 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 
 /* Whether the row of H's P block at member offset M holds, on a data
  * role present or missing, a block of the learnt ext4's journal, which H
- * reads where the journal starts: anchor A on that P block may be the
- * copy of a logged block, no evidence against H (seed 2619: a RAID-4 of
- * 4 holding the forensics ext4 sample, its second member gone, had 86
- * logged inodes and directories on its parity, copies of the missing
- * member's journal blocks, count against its true reading). */
-static int p_copies_journal(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m)
+ * reads where the journal starts (*JREAD: journal_read, asked once when
+ * needed): anchor A on that P block may be the copy of a logged block, no
+ * evidence against H (seed 2619: a RAID-4 of 4 holding the forensics ext4
+ * sample, its second member gone, had 86 logged inodes and directories on
+ * its parity, copies of the missing member's journal blocks, count
+ * against its true reading). */
+static int p_copies_journal(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int *jread)
 {
 	for (uint32_t q = 0; q < h->g.nroles; q++) {
 		uint64_t v;
 		enum rk_blk_kind kind;
 		if (!rk_geom_unmap(&h->g, q, m, &v, &kind) && kind == RK_BLK_DATA && in_journal(c, a, v))
-			return journal_read(c, h);
+			return *jread < 0 ? (*jread = journal_read(c, h)) : *jread;
 	}
 	return 0;
 }
@@ -189,6 +190,7 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 {
 	if (!h->g.nparity)
 		return;
+	int jread = -1;   /* journal_read, asked once when needed */
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		int32_t r = -1;
@@ -203,7 +205,8 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 			continue;
 		if (dt_parity_copy(c, h, a, m, kind == RK_BLK_Q))
 			h->anc_ok++;
-		else if (kind == RK_BLK_P && h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) && !p_copies_journal(c, h, a, m))
+		else if (kind == RK_BLK_P && h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) &&
+		         !p_copies_journal(c, h, a, m, &jread))
 			h->anc_bad++;
 	}
 }
@@ -496,6 +499,19 @@ static double score_of(const struct dt_hyp *h)
 	return s;
 }
 
+/* The data bytes per member that hold a volume of CLAIM bytes when MS per
+ * member give VS (CLAIM < VS): CLAIM * MS / VS rounded up to a chunk CH
+ * (long double: the product may pass 64 bits).  Every member may carry
+ * junk of its own behind its data; past this it is no part of the
+ * volume the file system claims. */
+static uint64_t claim_share(uint64_t claim, uint64_t ms, uint64_t vs, uint64_t ch)
+{
+	long double x = (long double)claim * (long double)ms / (long double)vs;
+	uint64_t need = (uint64_t)x;
+	need += (long double)need < x;
+	return need / ch * ch + (need % ch ? ch : 0);
+}
+
 /* H, whose rows fail over its whole members, with members no longer than
  * the file system at its volume start claims (CLAIM), rounded up to a
  * chunk: each member may carry junk of its own behind the data, and when
@@ -508,16 +524,11 @@ static int trimmed_to_claim(struct dt_ctx *c, struct dt_hyp *h, const int32_t *i
 	uint64_t vs = h->g.volume_size, ms = h->g.member_size, ch = h->g.chunk ? h->g.chunk : DT_BLK;
 	if (!claim || claim >= vs || !ms || h->g.level == RK_LEVEL_LINEAR)
 		return 0;
-	/* claim * ms / vs, rounded up: the members' share of the claim (long
-	 * double: the product may pass 64 bits; a chunk more if it fell short) */
-	long double x = (long double)claim * (long double)ms / (long double)vs;
-	uint64_t need = (uint64_t)x;
-	need += (long double)need < x;
-	uint64_t m = need / ch * ch + (need % ch ? ch : 0);
+	uint64_t m = claim_share(claim, ms, vs, ch);
 	struct dt_hyp t = *h;
 	rk_clearerr();
 	if (m < ms && !rk_geom_init(&t.g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, m) && t.g.volume_size < claim)
-		m += ch;
+		m += ch;   /* the layout's rounding fell short */
 	if (m >= ms || rk_geom_init(&t.g, h->g.level, h->g.layout, h->g.chunk, h->g.nroles, m) || t.g.volume_size < claim)
 		return 0;
 	anchor_score(c, &t, img_role);
@@ -2270,8 +2281,8 @@ static void parity_of_left_out(struct dt_ctx *c, struct hlist *l, uint32_t bi)
 	 * of its own length behind its data (seed 3154: 17 of 96 rows in the
 	 * parity image's junk failed) */
 	uint64_t claim = dt_fs_claim(c, &b), need = b.g.member_size;
-	if (claim && b.g.chunk && claim / k / b.g.chunk < need / b.g.chunk)
-		need = (claim / k + b.g.chunk - 1) / b.g.chunk * b.g.chunk;
+	if (claim && b.g.chunk && claim < b.g.volume_size)
+		need = claim_share(claim, b.g.member_size, b.g.volume_size, b.g.chunk);
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		struct offs o;
 		if (uses_image(&b, i))

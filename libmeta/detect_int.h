@@ -169,9 +169,11 @@ struct dt_ctx {
 	uint32_t ps_rows_seen;   /* detect_pscan.c: rows with data the last verdict saw */
 	int      ps_has_ioff;              /* 1: the members' starts differ, ps_ioff[image] each */
 	uint64_t ps_ioff[64];
+	int      ps_has_rel;               /* 1: the members' starts differ by ps_rel[image] (detect_align.c), */
+	uint64_t ps_rel[64];               /* where each is unknown */
 	uint8_t *zmap[DT_MAX_ROLES + 8];   /* detect_zero.c: per image, granules known zero (1) or not (2) */
 	/* rows where parity can sit on some members only (detect_rotation.c):
-	 * image offsets at the members' one start */
+	 * image offsets past each image's start shift (ps_ioff, ps_rel; 0) */
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
 	int      redo;                     /* dt_search: the partitions' bases changed, search again */
@@ -482,17 +484,25 @@ int    dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, ui
 int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q);
 
 /* detect_rotation.c */
-/* Collects the mixed rows (c->mixed): rows at equal offsets of the members
- * the parity scan found whole, where some blocks are zero and others not. */
+/* Collects the mixed rows (c->mixed): rows at equal member offsets of the
+ * members the parity scan found whole (their starts one, or shifted by
+ * ps_ioff or ps_rel), where some blocks are zero and others not. */
 void   dt_rows_collect(struct dt_ctx *c);
 /* Checks up to MAX of the mixed rows under H (its present roles sharing one
- * start) into its row counts: where H's parity lands on a zero block of
+ * start past their images' shifts) into its row counts: where H's parity lands on a zero block of
  * such a row, its placement is wrong (place_bad). */
 void   dt_check_mixed(struct dt_ctx *c, struct dt_hyp *h, uint32_t max);
 
 /* detect_pscan.c */
 /* The parity scan over rows at equal image offsets (fills c->ps_*). */
 void   dt_pscan(struct dt_ctx *c);
+
+/* detect_align.c */
+/* Images whose data starts differ, by the copies parity leaves: *MASK the
+ * images (three or more) one difference dominates between, REL each's
+ * start relative to the earliest (bytes).  1 when found and the starts are
+ * not all equal; nothing is checked: the caller checks the rows. */
+int    dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel);
 
 /* detect_same.c */
 /* 1 when A and B read the same bytes over the first min(volume sizes,

@@ -294,19 +294,27 @@ uint32_t dt_distinct_bytes(const uint8_t *p, size_t n)
 
 /* Where the junk before image I's data ends: past the last 512-byte
  * sector of its first 4 MiB that looks random (160 or more distinct byte
- * values), 0 when none does.  Read past the block cache: these blocks are
+ * values), 0 when none does; *LEAD: past the run of such sectors from
+ * byte 0 (the end of the junk when the data holds random files too: a
+ * member's first chunk holds the file system's metadata or its parity).  Read past the block cache: these blocks are
  * looked at once, and cached they would hold 4 MiB an image until the
  * cache is next trimmed (the search's peak memory). */
-static uint64_t junk_end(struct dt_ctx *c, uint32_t i)
+static uint64_t junk_end(struct dt_ctx *c, uint32_t i, uint64_t *lead)
 {
 	uint64_t last = 0;
+	int run = 1;
 	uint8_t *b = malloc(DT_BLK);
+	*lead = 0;
 	for (uint64_t x = 0; b && x < PS_HEAD; x += DT_BLK) {
 		if (dt_read(c, i, x, b, DT_BLK))
 			break;
 		for (uint32_t q = 0; q < DT_BLK / 512; q++)
-			if (dt_distinct_bytes(b + q * 512, 512) >= DT_RANDOM_DISTINCT)
+			if (dt_distinct_bytes(b + q * 512, 512) >= DT_RANDOM_DISTINCT) {
 				last = x + (q + 1) * 512;
+				if (run)
+					*lead = last;
+			} else
+				run = 0;
 	}
 	free(b);
 	return last;
@@ -336,31 +344,71 @@ static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint6
 
 /* Members whose data starts differ, or that hold junk before it: the
  * rows at each image's end of junk (junk_end; or 0 for one of them, whose
- * own data may look random), every image or every image but one; a
+ * own data may look random; then the ends of the junk runs from byte 0),
+ * every image or every image but one; a
  * vanishing XOR there proves both the members and their starts.  Fills
  * c->ps5_* and ps_ioff. */
 static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *acc)
 {
-	uint64_t je[64] = { 0 }, io[64];
-	int differ = 0;
+	uint64_t je[2][64] = { { 0 } }, io[64];
+	int differ = 0, leads = 0;
 	if (c->nimg > 12)
 		return;   /* (images + 1)^2 tries */
 	for (uint32_t i = 0; i < c->nimg; i++) {
-		je[i] = junk_end(c, i);
-		differ |= je[i] != je[0];
+		je[0][i] = junk_end(c, i, &je[1][i]);
+		differ |= je[0][i] != je[0][0];
+		leads |= je[1][i] != je[0][i];
 	}
-	if (!differ && !je[0])
+	if (!differ && !je[0][0])
 		return;   /* the same start and no junk: the rows at equal offsets said it all */
-	for (uint32_t v = 0; v <= c->nimg; v++) {
-		if (v && !je[v - 1])
-			continue;
-		memcpy(io, je, c->nimg * sizeof *io);
-		if (v)
-			io[v - 1] = 0;
-		for (uint32_t j = 0; j <= c->nimg && (j == 0 || c->nimg >= 4); j++)
-			if (starts_vanish(c, j == 0 ? all : all & ~(1ull << (j - 1)), io, span, acc))
-				return;
+	for (int w = 0; w < 1 + leads; w++)
+		for (uint32_t v = 0; v <= c->nimg; v++) {
+			if (v && !je[w][v - 1])
+				continue;
+			memcpy(io, je[w], c->nimg * sizeof *io);
+			if (v)
+				io[v - 1] = 0;
+			for (uint32_t j = 0; j <= c->nimg && (j == 0 || c->nimg >= 4); j++)
+				if (starts_vanish(c, j == 0 ? all : all & ~(1ull << (j - 1)), io, span, acc))
+					return;
+		}
+}
+
+/* Members whose starts differ with no junk before their data to show
+ * where (pscan_starts needs junk): the differences the copies on parity
+ * show (detect_align.c), checked by the rows at those offsets over those
+ * images and the images of zeros (ZIMG; they fit any start).  Fills
+ * c->ps_* and ps_rel; 1 when the rows hold. */
+static int pscan_align(struct dt_ctx *c, uint64_t zimg, uint64_t span, uint8_t *acc)
+{
+	uint64_t t, rel[64], nz = 0;
+	double sh = 0;
+	if (!dt_align_starts(c, &t, rel))
+		return 0;
+	t |= zimg;
+	int k = verdict(c, t, span, acc, &nz, &sh, rel);
+#ifdef DT_DEBUG
+	fprintf(stderr, "ALIGN t %llx verdict %d:", (unsigned long long)t, k);
+	for (uint32_t i = 0; i < c->nimg; i++)
+		fprintf(stderr, " %llu", (unsigned long long)rel[i]);
+	fprintf(stderr, "\n");
+#endif
+	if (!k)
+		return 0;
+	uint32_t n = (uint32_t)__builtin_popcountll(t), lo = (uint32_t)__builtin_popcountll(t & nz);
+	if (k == 5)
+		c->ps5_mask = t, c->ps5_lo = lo, c->ps5_hi = n;
+	else if (k == 6)
+		c->ps6_mask = t, c->ps6_lo = lo, c->ps6_hi = n;
+	else {   /* some rows vanish: one member missing (RAID-5, 6) or two (RAID-6) */
+		c->ps5_mask = c->ps6_mask = t;
+		c->ps5_lo = c->ps6_lo = lo + 1;
+		c->ps5_hi = n + 1;
+		c->ps6_hi = n + 2;
 	}
+	memcpy(c->ps_rel, rel, c->nimg * sizeof *rel);
+	c->ps_has_rel = 1;
+	return 1;
 }
 
 /* See detect_int.h. */
@@ -368,7 +416,7 @@ void dt_pscan(struct dt_ctx *c)
 {
 	c->ps5_lo = c->ps5_hi = c->ps6_lo = c->ps6_hi = 0;
 	c->ps_off = c->ps5_mask = c->ps6_mask = 0;
-	c->ps_has_ioff = 0;
+	c->ps_has_ioff = c->ps_has_rel = 0;
 	if (c->nimg < 3 || c->nimg > 64)
 		return;
 	uint64_t all = c->nimg == 64 ? UINT64_MAX : (1ull << c->nimg) - 1, span = UINT64_MAX;
@@ -395,6 +443,7 @@ void dt_pscan(struct dt_ctx *c)
 	double sh = 0, best1 = 0;
 	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL);
 	uint32_t fewest_rows = c->ps_rows_seen;   /* an unrelated image of random bytes fills every row */
+	uint64_t zimg = all & ~nzimg;              /* images of zeros, wherever sampled */
 	if (k == 5)
 		t5 = all;
 	if (k == 6)
@@ -437,7 +486,7 @@ void dt_pscan(struct dt_ctx *c)
 			io[i] = st;
 		if (!st || !starts_vanish(c, all, io, span, acc))
 			pscan_starts(c, all, span, acc);
-		if (c->ps_has_ioff) {
+		if (c->ps_has_ioff || pscan_align(c, zimg, span, acc)) {
 			free(acc);
 			return;
 		}
@@ -453,8 +502,13 @@ void dt_pscan(struct dt_ctx *c)
 		free(acc);
 		return;   /* no start: the rows do not all vanish */
 	}
-	if (!t5 && !t6 && !t1)
+	if (!t5 && !t6 && !t1) {
 		pscan_starts(c, all, span, acc);
+		if (!c->ps_has_ioff && pscan_align(c, zimg, span, acc)) {
+			free(acc);
+			return;
+		}
+	}
 	free(acc);
 	if (c->ps_has_ioff)
 		return;

@@ -1,5 +1,6 @@
 /* detect_rotation.c: the rows that tell where parity sits.  With every
- * member present and one data start, a row (DT_BLK bytes at one image
+ * member present and their data starts known to each other (one start, or
+ * the parity scan's differences), a row (DT_BLK bytes at one member
  * offset of every member) in which some members hold zeros and others data
  * says which members can hold its parity: a parity block is the XOR of its
  * row's data, so it is zero only where that XOR is.  Rows like that are
@@ -19,6 +20,13 @@
 #define RT_DENSE (32ull << 20)    /* rows read one after another past the data start, per member at most */
 #define RT_CAND 4096u             /* mixed rows found before thinning */
 
+/* Where image I's rows sit past the others' (the parity scan's starts:
+ * 0 for members of one start). */
+static uint64_t row_shift(const struct dt_ctx *c, uint32_t i)
+{
+	return c->ps_has_ioff ? c->ps_ioff[i] : c->ps_has_rel ? c->ps_rel[i] : 0;
+}
+
 /* Whether the row at image offset X over the images of T is mixed: some
  * block zero, at least two not (a vanishing XOR needs two), and the XOR of
  * the row zero when V5 (RAID-4/5; RAID-6 rows are kept as they are).
@@ -30,7 +38,7 @@ static int mixed_at(struct dt_ctx *c, uint64_t t, uint64_t x, int v5, uint8_t *a
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		if (!(t >> i & 1))
 			continue;
-		const uint8_t *b = dt_block(c, i, x);
+		const uint8_t *b = dt_block(c, i, x + row_shift(c, i));
 		if (!b)
 			return -1;
 		if (rk_buf_is_zero(b, DT_BLK)) {
@@ -70,13 +78,15 @@ void dt_rows_collect(struct dt_ctx *c)
 	c->nmixed = 0;
 	int v5 = c->ps5_mask && c->ps5_lo == c->ps5_hi && c->ps5_hi == (uint32_t)__builtin_popcountll(c->ps5_mask);
 	int v6 = !v5 && c->ps6_mask && c->ps6_lo == c->ps6_hi && c->ps6_hi == (uint32_t)__builtin_popcountll(c->ps6_mask);
-	if ((!v5 && !v6) || c->ps_has_ioff)
-		return;   /* no member set with one start: nothing to collect at equal offsets */
+	if (!v5 && !v6)
+		return;   /* no member set whose rows are known: nothing to collect */
 	uint64_t t = v5 ? c->ps5_mask : c->ps6_mask, span = UINT64_MAX;
 	uint32_t n = (uint32_t)__builtin_popcountll(t);
-	for (uint32_t i = 0; i < c->nimg; i++)
-		if ((t >> i & 1) && c->img[i].size < span)
-			span = c->img[i].size;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		uint64_t sh = row_shift(c, i), have = c->img[i].size > sh ? c->img[i].size - sh : 0;
+		if ((t >> i & 1) && have < span)
+			span = have;
+	}
 	uint64_t start = (c->ps_off + DT_BLK - 1) & ~(uint64_t)(DT_BLK - 1);
 	uint64_t rows = RT_BUDGET / DT_BLK / n, dense = rows / 2;
 	if (dense > RT_DENSE / DT_BLK)
@@ -116,13 +126,14 @@ void dt_check_mixed(struct dt_ctx *c, struct dt_hyp *h, uint32_t max)
 	const struct rk_geom *g = &h->g;
 	if (!g->nparity || !c->nmixed || !g->chunk)
 		return;
-	uint64_t off = DT_NONE;   /* the mixed rows are image offsets: the roles must share one start */
+	uint64_t off = DT_NONE;   /* the mixed rows are offsets past each image's shift: the roles must share one start past it */
 	for (uint32_t r = 0; r < g->nroles; r++) {
 		if (h->role_img[r] < 0)
 			continue;
-		if (off != DT_NONE && h->off[r] != off)
+		uint64_t sh = row_shift(c, (uint32_t)h->role_img[r]);
+		if (h->off[r] < sh || (off != DT_NONE && h->off[r] - sh != off))
 			return;
-		off = h->off[r];
+		off = h->off[r] - sh;
 	}
 	size_t len = g->chunk < DT_BLK ? (size_t)g->chunk : DT_BLK;
 	uint32_t step = c->nmixed > max ? c->nmixed / max : 1;

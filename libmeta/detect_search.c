@@ -618,8 +618,9 @@ static uint64_t ps_mask_of(const struct dt_ctx *c, const struct rk_geom *g)
 }
 
 /* Narrows the starts IMG may take under H when the parity scan puts it
- * among members sharing one data start: the start of one of them already
- * placed.  Returns whether IMG is such a member. */
+ * among members sharing one data start (or whose starts differ by
+ * ps_rel): the start of one of them already placed (moved by the
+ * difference).  Returns whether IMG is such a member. */
 static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t img, struct offs *mine)
 {
 	uint64_t m = ps_mask_of(c, &h->g);
@@ -633,7 +634,9 @@ static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t im
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		if (h->role_img[r] >= 0 && (m >> h->role_img[r] & 1)) {
 			mine->n = 0;
-			offs_add(mine, h->off[r]);
+			uint64_t from = c->ps_has_rel ? c->ps_rel[h->role_img[r]] : 0;
+			if (h->off[r] >= from)   /* else no start fits: left out only */
+				offs_add(mine, h->off[r] - from + (c->ps_has_rel ? c->ps_rel[img] : 0));
 			break;
 		}
 	return 1;
@@ -1696,6 +1699,11 @@ static void left_out_starts(const struct dt_ctx *c, const struct dt_hyp *h, uint
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		if (h->role_img[r] >= 0)
 			offs_add(o, h->off[r]);
+	for (uint32_t r = 0; r < h->g.nroles && c->ps_has_rel; r++) {
+		int32_t j = h->role_img[r];
+		if (j >= 0 && h->off[r] >= c->ps_rel[j])
+			offs_add(o, h->off[r] - c->ps_rel[j] + c->ps_rel[i]);
+	}
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		struct rk_loc locs[8];

@@ -9,6 +9,7 @@
  * found here are relative (volume byte 0 is where the search puts it);
  * detect_pscan.c checks them with the rows' algebra before anything uses
  * them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,9 +58,12 @@ static int pair_cmp(const void *x, const void *y)
 }
 
 /* Appends the distinctive sectors of image I's first AL_WIN bytes to
- * E (*N of CAP).  0 ok, -1 out of memory. */
-static int hash_image(struct dt_ctx *c, uint32_t i, struct al_ent **e, size_t *n, size_t *cap, uint8_t *buf)
+ * E (*N of CAP); clears I's bit of *BLANK unless they are all zero.
+ * 0 ok, -1 out of memory. */
+static int hash_image(struct dt_ctx *c, uint32_t i, struct al_ent **e, size_t *n, size_t *cap, uint8_t *buf,
+                      uint64_t *blank)
 {
+	*blank |= 1ull << i;
 	uint64_t end = c->img[i].size < AL_WIN ? c->img[i].size : AL_WIN;
 	for (uint64_t x = 0; x + 512 <= end; x += AL_PIECE) {
 		size_t len = end - x < AL_PIECE ? (size_t)(end - x) / 512 * 512 : AL_PIECE;
@@ -67,7 +71,10 @@ static int hash_image(struct dt_ctx *c, uint32_t i, struct al_ent **e, size_t *n
 			break;
 		for (size_t o = 0; o < len; o += 512) {
 			const uint8_t *p = buf + o;
-			if (rk_buf_is_zero(p, 512) || dt_distinct_bytes(p, 512) < AL_DISTINCT)
+			if (rk_buf_is_zero(p, 512))
+				continue;
+			*blank &= ~(1ull << i);
+			if (dt_distinct_bytes(p, 512) < AL_DISTINCT)
 				continue;
 			if (*n == *cap) {
 				size_t nc = *cap ? *cap * 2 : 65536;
@@ -134,6 +141,9 @@ static void dominant(struct al_pair *p, size_t np, uint32_t nimg, int64_t *d, ui
 				second = cnt;
 			j = r;
 		}
+#ifdef DT_DEBUG
+		fprintf(stderr, "ALPAIR %u %u d %lld best %zu second %zu tot %zu\n", p[k].a, p[k].b, (long long)bd, best, second, tot);
+#endif
 		if (best >= AL_AGREE && best >= 3 * second && best * 2 > tot) {
 			d[p[k].a * nimg + p[k].b] = bd;
 			w[p[k].a * nimg + p[k].b] = (uint32_t)best;
@@ -184,8 +194,9 @@ static int join(uint32_t nimg, const int64_t *d, const uint32_t *w, uint64_t *ma
 }
 
 /* See detect_int.h. */
-int dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel)
+int dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel, uint64_t *blank)
 {
+	*blank = 0;
 	uint32_t nimg = c->nimg;
 	if (nimg < 3 || nimg > 64)
 		return 0;
@@ -199,7 +210,7 @@ int dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel)
 	if (!buf || !d || !w)
 		goto out;
 	for (uint32_t i = 0; i < nimg; i++)
-		if (hash_image(c, i, &e, &n, &cap, buf))
+		if (hash_image(c, i, &e, &n, &cap, buf, blank))
 			goto out;
 	qsort(e, n, sizeof *e, ent_cmp);
 	if (pairs_of(e, n, &p, &np))

@@ -500,9 +500,10 @@ void   dt_pscan(struct dt_ctx *c);
 /* detect_align.c */
 /* Images whose data starts differ, by the copies parity leaves: *MASK the
  * images (three or more) one difference dominates between, REL each's
- * start relative to the earliest (bytes).  1 when found and the starts are
- * not all equal; nothing is checked: the caller checks the rows. */
-int    dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel);
+ * start relative to the earliest (bytes); *BLANK the images whose heads
+ * hold only zeros.  1 when found and the starts are not all equal;
+ * nothing is checked: the caller checks the rows. */
+int    dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel, uint64_t *blank);
 
 /* detect_same.c */
 /* 1 when A and B read the same bytes over the first min(volume sizes,

@@ -356,6 +356,9 @@ static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t 
 		return;   /* (images + 1)^2 tries */
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		je[0][i] = junk_end(c, i, &je[1][i]);
+#ifdef DT_DEBUG
+		fprintf(stderr, "JUNK img %u end %llu lead %llu\n", i, (unsigned long long)je[0][i], (unsigned long long)je[1][i]);
+#endif
 		differ |= je[0][i] != je[0][0];
 		leads |= je[1][i] != je[0][i];
 	}
@@ -376,17 +379,23 @@ static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t 
 
 /* Members whose starts differ with no junk before their data to show
  * where (pscan_starts needs junk): the differences the copies on parity
- * show (detect_align.c), checked by the rows at those offsets over those
- * images and the images of zeros (ZIMG; they fit any start).  Fills
+ * show (detect_align.c), over every image but one at most (an unrelated
+ * one; images of zeros fit any start), checked by the rows at those
+ * offsets: all vanish (RAID-4/5) or equal one image (RAID-6); some
+ * vanish (members missing) only where every image was placed.  Fills
  * c->ps_* and ps_rel; 1 when the rows hold. */
-static int pscan_align(struct dt_ctx *c, uint64_t zimg, uint64_t span, uint8_t *acc)
+static int pscan_align(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *acc)
 {
-	uint64_t t, rel[64], nz = 0;
+	uint64_t t, rel[64], nz = 0, blank;
 	double sh = 0;
-	if (!dt_align_starts(c, &t, rel))
+	if (!dt_align_starts(c, &t, rel, &blank))
 		return 0;
-	t |= zimg;
+	t |= blank;
+	if (__builtin_popcountll(all & ~t) > 1)
+		return 0;
 	int k = verdict(c, t, span, acc, &nz, &sh, rel);
+	if (k == 1 && t != all)
+		k = 0;
 #ifdef DT_DEBUG
 	fprintf(stderr, "ALIGN t %llx verdict %d:", (unsigned long long)t, k);
 	for (uint32_t i = 0; i < c->nimg; i++)
@@ -443,7 +452,6 @@ void dt_pscan(struct dt_ctx *c)
 	double sh = 0, best1 = 0;
 	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL);
 	uint32_t fewest_rows = c->ps_rows_seen;   /* an unrelated image of random bytes fills every row */
-	uint64_t zimg = all & ~nzimg;              /* images of zeros, wherever sampled */
 	if (k == 5)
 		t5 = all;
 	if (k == 6)
@@ -486,7 +494,7 @@ void dt_pscan(struct dt_ctx *c)
 			io[i] = st;
 		if (!st || !starts_vanish(c, all, io, span, acc))
 			pscan_starts(c, all, span, acc);
-		if (c->ps_has_ioff || pscan_align(c, zimg, span, acc)) {
+		if (c->ps_has_ioff || pscan_align(c, all, span, acc)) {
 			free(acc);
 			return;
 		}
@@ -504,7 +512,7 @@ void dt_pscan(struct dt_ctx *c)
 	}
 	if (!t5 && !t6 && !t1) {
 		pscan_starts(c, all, span, acc);
-		if (!c->ps_has_ioff && pscan_align(c, zimg, span, acc)) {
+		if (!c->ps_has_ioff && pscan_align(c, all, span, acc)) {
 			free(acc);
 			return;
 		}

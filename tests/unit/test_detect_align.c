@@ -60,7 +60,9 @@ START_TEST(t_align)
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM + 2));
 	uint64_t mask = 0, rel[64];
-	RK_REQUIRE(dt_align_starts(&c, &mask, rel));
+	uint64_t blank = 0;
+	RK_REQUIRE(dt_align_starts(&c, &mask, rel, &blank));
+	RK_REQUIRE_MSG(blank == 1u << NM, "blank %llx", (unsigned long long)blank);
 	RK_REQUIRE_MSG(mask == 0xF, "mask %llx", (unsigned long long)mask);
 	for (uint32_t r = 0; r < NM; r++)
 		RK_REQUIRE_MSG(rel[r] == varied[r], "image %u: %llu, not %llu", r, (unsigned long long)rel[r],
@@ -83,8 +85,8 @@ START_TEST(t_align_none)
 	struct dt_ctx c;
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM + 2));
-	uint64_t mask = 0, rel[64];
-	RK_REQUIRE(!dt_align_starts(&c, &mask, rel));   /* one start: nothing new */
+	uint64_t mask = 0, rel[64], blank = 0;
+	RK_REQUIRE(!dt_align_starts(&c, &mask, rel, &blank));   /* one start: nothing new */
 	dt_pscan(&c);
 	RK_REQUIRE(!c.ps_has_rel);
 	dt_close(&c);
@@ -95,7 +97,7 @@ START_TEST(t_align_none)
 	char *const three[] = { rk_test_members()[0], rk_test_members()[NM], rk_test_members()[NM + 1] };
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, three, 3));
-	RK_REQUIRE(!dt_align_starts(&c, &mask, rel));
+	RK_REQUIRE(!dt_align_starts(&c, &mask, rel, &blank));
 	dt_close(&c);
 }
 END_TEST

@@ -8,7 +8,8 @@
  * and the bytes are unrelated.  The map as each reading reads it: ext's
  * block bitmaps through the group descriptors, NTFS's $Bitmap through the
  * data runs of MFT record 6 (update sequence fixups applied), the first
- * FAT's entries.  Only where the readings differ, and only as a tie-break:
+ * FAT's entries, exFAT's allocation bitmap (also in an MBR's first
+ * partition).  Only where the readings differ, and only as a tie-break:
  * over the whole volume the fit is no evidence of its own (a used file
  * system keeps deleted data in free units, and a reading right about the
  * first chunk fits about as well as the truth: seed 2550, a RAID-1 of 3
@@ -28,11 +29,12 @@
 
 /* The allocation map a hypothesis reads for the file system at volume
  * byte 0; kind AM_NONE when none is known. */
-enum { AM_NONE, AM_EXT, AM_NTFS, AM_FAT };
+enum { AM_NONE, AM_EXT, AM_NTFS, AM_FAT, AM_EXFAT };
 struct amap {
 	int kind;
 	uint64_t unit, first, nunits;   /* allocation unit, the volume byte of unit 0, units */
-	uint64_t table;                 /* ext: the group descriptors' volume byte; FAT: the first FAT's */
+	uint64_t table;                 /* ext: the group descriptors' volume byte; FAT: the first FAT's;
+	                                   exFAT: the allocation bitmap's */
 	uint32_t bpg, dsz;              /* ext: blocks per group, descriptor size */
 	uint32_t fat32;                 /* FAT: 32-bit entries (else 16) */
 	struct dt_runs runs;            /* NTFS: $Bitmap's runs */
@@ -44,6 +46,8 @@ struct amap {
 static uint64_t map_bit(struct dt_ctx *c, const struct dt_hyp *h, const struct amap *m, uint64_t k, uint32_t *bit)
 {
 	*bit = (uint32_t)(k % 8);
+	if (m->kind == AM_EXFAT)
+		return m->table + k / 8;
 	if (m->kind == AM_NTFS) {
 		uint64_t byte = k / 8, lcn = dt_runs_lcn(&m->runs, byte / m->unit);
 		return lcn == UINT64_MAX ? UINT64_MAX : lcn * m->unit + byte % m->unit;
@@ -76,9 +80,36 @@ static int amap_used(struct dt_ctx *c, const struct dt_hyp *h, const struct amap
 	return (b >> bit) & 1;
 }
 
-/* M from what H reads at the volume's start, decoded as the scan decodes
- * it (dt_fs_ext, dt_fs_ntfs, dt_fat_learn), with the bounds the lookups
- * need. */
+/* exFAT's allocation bitmap (bit K: cluster K + 2 in use), from the root
+ * directory's bitmap entry as H reads it; kept contiguous by the writers
+ * (mkfs.exfat, the kernel, exfat-fuse).  V: the boot sector at volume
+ * byte BASE. */
+static void exfat_map(struct dt_ctx *c, const struct dt_hyp *h, const uint8_t *v, uint64_t base, struct amap *m)
+{
+	uint32_t bsh = v[0x6C], csh = v[0x6D], root = rk_get_le32(v + 0x60);
+	uint64_t nclus = rk_get_le32(v + 0x5C), heap = base + ((uint64_t)rk_get_le32(v + 0x58) << bsh);
+	if (bsh < 9 || bsh > 12 || csh > 25 - bsh || !nclus || root < 2 || root - 2 >= nclus)
+		return;
+	uint64_t csize = 1ull << (bsh + csh);
+	uint8_t d[1024];
+	if (dt_vread(c, h, heap + (root - 2) * csize, d, sizeof d))
+		return;
+	for (uint32_t k = 0; k < sizeof d / 32 && d[32 * k]; k++) {
+		const uint8_t *e = d + 32 * k;
+		uint64_t first = rk_get_le32(e + 20), len = rk_get_le64(e + 24);
+		if (e[0] != 0x81 || (e[1] & 1))
+			continue;   /* the first allocation bitmap only */
+		if (first < 2 || first - 2 >= nclus || len < (nclus + 7) / 8)
+			return;
+		*m = (struct amap){ .kind = AM_EXFAT, .unit = csize, .first = heap, .nunits = nclus,
+		                    .table = heap + (first - 2) * csize };
+		return;
+	}
+}
+
+/* M from what H reads at the volume's start (or its first partition's,
+ * an MBR's), decoded as the scan decodes it (dt_fs_ext, dt_fs_ntfs,
+ * dt_fat_learn), with the bounds the lookups need. */
 static void amap_open(struct dt_ctx *c, const struct dt_hyp *h, struct amap *m)
 {
 	uint8_t v[2048];
@@ -89,6 +120,15 @@ static void amap_open(struct dt_ctx *c, const struct dt_hyp *h, struct amap *m)
 	memset(&fat, 0, sizeof fat);
 	if (dt_vread(c, h, 0, v, sizeof v))
 		return;
+	uint64_t base = dt_mbr_first(v);
+	if (base && dt_vread(c, h, base, v, sizeof v))
+		return;
+	if (!memcmp(v + 3, "EXFAT   ", 8)) {
+		exfat_map(c, h, v, base, m);
+		return;
+	}
+	if (base)
+		return;   /* the others' maps at the volume's start only */
 	if (dt_fs_ext(&fs, v + 1024)) {
 		if (fs.ext_fdb > 1 || fs.ext_blocks <= fs.ext_fdb || fs.ext_blocks > (1ull << 40))
 			return;

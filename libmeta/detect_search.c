@@ -738,11 +738,13 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		/* with one or two images left, the shared starts too, where its
 		 * anchors' roles do not bind: a few anchors on parity copies may
 		 * vote a start that is not its own (seed 1020); so too in a
-		 * RAID-10 offset layout where the roles they vote are all
-		 * taken: anchors on its copies read as well one role on and
-		 * one chunk back (seed 2345: an o2 whose images were each
-		 * voted the role of the next, which stage 1 had placed) */
-		int open = h->g.level != 10 || !h->g.r10_offset;
+		 * RAID-10 offset or far layout where the roles they vote are
+		 * all taken: anchors on its copies read as well another role
+		 * at another start (seed 2345: an o2 whose images were each
+		 * voted the role of the next, which stage 1 had placed, one
+		 * chunk back; 2432: an f3 of 8).  Not in a near layout, whose
+		 * copies share the start (seed 2871) */
+		int open = h->g.level != 10 || (!h->g.r10_offset && h->g.r10_far < 2);
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
 		for (uint32_t q = 0; q < off->n && (nu <= 2 || !open); q++)

@@ -2,7 +2,7 @@
  * (libmeta/detect_alloc.c, the tie-break): a hand-made FAT16 volume of 3
  * MiB (512-byte clusters, about half of them used and holding random
  * data, spread without a period; the free ones zeros) striped as a RAID-0
- * of 3 with 64 KiB chunks. */
+ * of 3 with 64 KiB chunks; the same with an exFAT in an MBR's partition. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +68,7 @@ static uint8_t *make_volume(uint32_t size, int dirty)
 static void write_members(const uint8_t *v, uint32_t size, uint32_t n)
 {
 	uint8_t *m[3];
+	RK_REQUIRE(n <= 3 && size % (n * CH) == 0);
 	for (uint32_t r = 0; r < n; r++)
 		RK_REQUIRE((m[r] = malloc(size / n)) != NULL);
 	for (uint32_t c = 0; c < size / CH; c++)
@@ -112,5 +113,75 @@ START_TEST(t_tiebreak)
 }
 END_TEST
 
+#define XBASE (192u * 1024u)   /* the exFAT's partition: three chunks in, on the first member in both readings */
+#define XHEAP (32u * 1024u)    /* its cluster heap: the bitmap, up-case table and root in the first chunk */
+#define XCL 4096u
+
+/* An exFAT of 3 MiB (4 KiB clusters) behind an MBR whose one partition
+ * starts at XBASE, in a volume of SIZE bytes: cluster 2 the allocation
+ * bitmap, 3 the up-case table, 4 the root directory listing both; about
+ * half the other clusters used and holding random data, the free ones
+ * zeros. */
+static uint8_t *make_exfat(uint32_t size)
+{
+	const uint32_t ncl = (3u << 20) / XCL - XHEAP / XCL;
+	uint8_t *v = calloc(1, size), *b = v + XBASE;
+	RK_REQUIRE(v);
+	v[446 + 4] = 0x07;
+	rk_put_le32(v + 446 + 8, XBASE / 512);
+	rk_put_le32(v + 446 + 12, (3u << 20) / 512);
+	v[510] = 0x55; v[511] = 0xAA;
+	b[0] = 0xEB; b[1] = 0x76; b[2] = 0x90;
+	memcpy(b + 3, "EXFAT   ", 8);
+	rk_put_le64(b + 0x40, XBASE / 512);
+	rk_put_le64(b + 0x48, (3u << 20) / 512);
+	rk_put_le32(b + 0x50, 8);
+	rk_put_le32(b + 0x54, 8);
+	rk_put_le32(b + 0x58, XHEAP / 512);
+	rk_put_le32(b + 0x5C, ncl);
+	rk_put_le32(b + 0x60, 4);
+	b[0x6C] = 9; b[0x6D] = 3; b[0x6E] = 1;
+	b[510] = 0x55; b[511] = 0xAA;
+	uint8_t *bitmap = b + XHEAP, *root = b + XHEAP + 2 * XCL;
+	root[0] = 0x81;
+	rk_put_le32(root + 20, 2);
+	rk_put_le64(root + 24, (ncl + 7) / 8);
+	root[32] = 0x82;
+	rk_put_le32(root + 32 + 20, 3);
+	rk_put_le64(root + 32 + 24, 100);
+	bitmap[0] = 7;   /* clusters 2, 3 and 4 */
+	for (uint32_t k = 3; k < ncl; k++)
+		if (used_cluster(k)) {
+			bitmap[k / 8] |= (uint8_t)(1u << (k % 8));
+			rk_test_fill_seeded(b + XHEAP + k * XCL, XCL, k + 1);
+		}
+	return v;
+}
+
+/* The same tie in an exFAT (its allocation bitmap, found through the root
+ * directory), inside an MBR's partition. */
+START_TEST(t_tiebreak_exfat)
+{
+	const uint32_t size = XBASE + (3u << 20);   /* 17 stripes of 3 chunks */
+	uint8_t *v = make_exfat(size);
+	write_members(v, size, 3);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), 3));
+	struct rk_geom g;
+	struct dt_hyp right, swapped;
+	RK_REQUIRE(!rk_geom_init(&g, 0, 0, CH, 3, size / 3));
+	dt_test_hyp_roles(&right, &g, 3);
+	dt_test_hyp_roles(&swapped, &g, 3);
+	swapped.role_img[1] = 2;
+	swapped.role_img[2] = 1;
+	double fr, fs;
+	RK_REQUIRE_MSG(dt_alloc_tiebreak(&c, &right, &swapped, &fr, &fs), "no verdict");
+	RK_REQUIRE_MSG(fr > 0.9 && fs < 0.3, "fits: true %.2f, swapped %.2f", fr, fs);
+	dt_close(&c);
+	free(v);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_alloc", { "alloc", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_tiebreak)) })
+	  RK_TESTS(RK_TEST(t_tiebreak), RK_TEST(t_tiebreak_exfat)) })

@@ -21,10 +21,12 @@
 #define AL_PIECE (1u << 20)
 #define AL_DISTINCT 24u          /* a sector with fewer distinct byte values is too common to pair */
 #define AL_GROUP 4u              /* sectors found on more images are shared content, not copies */
-#define AL_AGREE 8u              /* copies that must agree on a pair's difference */
+#define AL_AGREE 8u              /* copies that must agree on a pair's difference, */
+#define AL_REGIONS 4u            /* in this many runs of sectors of the first image (a duplicated
+                                  * file's run agrees too, in one place) */
 
 struct al_ent { uint64_t h; uint32_t img, sec; };
-struct al_pair { uint32_t a, b; int64_t d; };
+struct al_pair { uint32_t a, b; int64_t d; uint32_t sa; };
 
 static uint64_t sec_hash(const uint8_t *p)
 {
@@ -54,7 +56,9 @@ static int pair_cmp(const void *x, const void *y)
 		return a->a < b->a ? -1 : 1;
 	if (a->b != b->b)
 		return a->b < b->b ? -1 : 1;
-	return a->d < b->d ? -1 : a->d > b->d;
+	if (a->d != b->d)
+		return a->d < b->d ? -1 : 1;
+	return a->sa < b->sa ? -1 : a->sa > b->sa;
 }
 
 /* Appends the distinctive sectors of image I's first AL_WIN bytes to
@@ -113,7 +117,7 @@ static int pairs_of(const struct al_ent *e, size_t n, struct al_pair **p, size_t
 					*p = x;
 					cap = nc;
 				}
-				(*p)[(*np)++] = (struct al_pair){ e[a].img, e[b].img, (int64_t)e[a].sec - (int64_t)e[b].sec };
+				(*p)[(*np)++] = (struct al_pair){ e[a].img, e[b].img, (int64_t)e[a].sec - (int64_t)e[b].sec, e[a].sec };
 			}
 		k = j;
 	}
@@ -121,30 +125,34 @@ static int pairs_of(const struct al_ent *e, size_t n, struct al_pair **p, size_t
 }
 
 /* For each pair of images, the difference most of its copies agree on
- * (AL_AGREE at least, three times the next and more than half of all):
- * D[a][b] (sectors, image a's minus b's) with W[a][b] its count, 0 none. */
+ * (AL_AGREE at least, in AL_REGIONS runs, three times the next and
+ * more than half of all): D[a][b] (sectors, image a's minus b's) with
+ * W[a][b] its count, 0 none. */
 static void dominant(struct al_pair *p, size_t np, uint32_t nimg, int64_t *d, uint32_t *w)
 {
 	qsort(p, np, sizeof *p, pair_cmp);
 	for (size_t k = 0; k < np;) {
-		size_t j = k, tot = 0, best = 0, second = 0;
+		size_t j = k, tot = 0, best = 0, second = 0, regions = 0;
 		int64_t bd = 0;
 		while (j < np && p[j].a == p[k].a && p[j].b == p[k].b) {
-			size_t r = j + 1;
-			while (r < np && p[r].a == p[j].a && p[r].b == p[j].b && p[r].d == p[j].d)
+			size_t r = j + 1, reg = 1;
+			while (r < np && p[r].a == p[j].a && p[r].b == p[j].b && p[r].d == p[j].d) {
+				reg += p[r].sa != p[r - 1].sa + 1;
 				r++;
+			}
 			size_t cnt = r - j;
 			tot += cnt;
 			if (cnt > best)
-				second = best, best = cnt, bd = p[j].d;
+				second = best, best = cnt, bd = p[j].d, regions = reg;
 			else if (cnt > second)
 				second = cnt;
 			j = r;
 		}
 #ifdef DT_DEBUG
-		fprintf(stderr, "ALPAIR %u %u d %lld best %zu second %zu tot %zu\n", p[k].a, p[k].b, (long long)bd, best, second, tot);
+		fprintf(stderr, "ALPAIR %u %u d %lld best %zu second %zu tot %zu regions %zu\n", p[k].a, p[k].b, (long long)bd, best, second,
+		        tot, regions);
 #endif
-		if (best >= AL_AGREE && best >= 3 * second && best * 2 > tot) {
+		if (best >= AL_AGREE && regions >= AL_REGIONS && best >= 3 * second && best * 2 > tot) {
 			d[p[k].a * nimg + p[k].b] = bd;
 			w[p[k].a * nimg + p[k].b] = (uint32_t)best;
 		}
@@ -153,13 +161,15 @@ static void dominant(struct al_pair *p, size_t np, uint32_t nimg, int64_t *d, ui
 }
 
 /* The images joined to the one with most agreeing copies, each's start
- * relative to it (bytes, the smallest 0), into *MASK and REL.  1 when
- * three images or more are joined and their starts are not all equal. */
+ * relative to it (bytes, the smallest 0), into *MASK and REL: the
+ * strongest pair first from the images joined so far (a weak pair that
+ * agrees on a wrong difference loses to strong ones).  1 when three
+ * images or more are joined and their starts are not all equal. */
 static int join(uint32_t nimg, const int64_t *d, const uint32_t *w, uint64_t *mask, uint64_t *rel)
 {
 	uint64_t sum[64] = { 0 };
 	int64_t at[64];
-	uint32_t root = 0, queue[64], nq = 0;
+	uint32_t root = 0, n = 1;
 	for (uint32_t a = 0; a < nimg; a++)
 		for (uint32_t b = a + 1; b < nimg; b++)
 			sum[a] += w[a * nimg + b], sum[b] += w[a * nimg + b];
@@ -170,27 +180,31 @@ static int join(uint32_t nimg, const int64_t *d, const uint32_t *w, uint64_t *ma
 		return 0;
 	*mask = 1ull << root;
 	at[root] = 0;
-	queue[nq++] = root;
-	for (uint32_t q = 0; q < nq; q++) {
-		uint32_t a = queue[q];
-		for (uint32_t b = 0; b < nimg; b++) {
-			uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
-			if (a == b || !w[lo * nimg + hi] || (*mask >> b & 1))
-				continue;
-			/* D[lo][hi] = start(lo) - start(hi) */
-			at[b] = a == lo ? at[a] - d[lo * nimg + hi] : at[a] + d[lo * nimg + hi];
-			*mask |= 1ull << b;
-			queue[nq++] = b;
-		}
+	for (;;) {
+		uint32_t bw = 0, ba = 0, bb = 0;
+		for (uint32_t a = 0; a < nimg; a++)
+			for (uint32_t b = 0; b < nimg && (*mask >> a & 1); b++) {
+				uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+				if (!(*mask >> b & 1) && w[lo * nimg + hi] > bw)
+					bw = w[lo * nimg + hi], ba = a, bb = b;
+			}
+		if (!bw)
+			break;
+		/* D[lo][hi] = start(lo) - start(hi) */
+		uint32_t lo = ba < bb ? ba : bb, hi = ba < bb ? bb : ba;
+		at[bb] = ba == lo ? at[ba] - d[lo * nimg + hi] : at[ba] + d[lo * nimg + hi];
+		*mask |= 1ull << bb;
+		n++;
 	}
 	int64_t min = 0, max = 0;
-	for (uint32_t q = 0; q < nq; q++) {
-		min = at[queue[q]] < min ? at[queue[q]] : min;
-		max = at[queue[q]] > max ? at[queue[q]] : max;
-	}
+	for (uint32_t i = 0; i < nimg; i++)
+		if (*mask >> i & 1) {
+			min = at[i] < min ? at[i] : min;
+			max = at[i] > max ? at[i] : max;
+		}
 	for (uint32_t i = 0; i < nimg; i++)
 		rel[i] = (*mask >> i & 1) ? (uint64_t)(at[i] - min) * 512 : 0;
-	return nq >= 3 && max != min;
+	return n >= 3 && max != min;
 }
 
 /* See detect_int.h. */

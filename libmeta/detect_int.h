@@ -177,6 +177,8 @@ struct dt_ctx {
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
 	int      redo;                     /* dt_search: the partitions' bases changed, search again */
+	int      twins_known;              /* detect_search.c: twins computed; per image, the images */
+	uint64_t twins[DT_MAX_ROLES + 8];  /* that copy it at equal offsets */
 };
 
 /* A complete hypothesis: a geometry, which image holds each role and where

@@ -377,6 +377,38 @@ static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t 
 		}
 }
 
+/* Of the sampled rows over T at image offsets IO that hold data, the
+ * share holding two pairs of equal non-zero blocks or more: mirrors'
+ * copies lined up, which parity never gives (RAID-5's and RAID-6's
+ * copies of a lone data block are one pair, or three alike). */
+static double paired_share(struct dt_ctx *c, uint64_t t, uint64_t span, const uint64_t *io)
+{
+	uint32_t nz = 0, paired = 0;
+	for (uint32_t k = 0; k < PS_ROWS; k++) {
+		uint64_t x = row_at(k, span);
+		if (x == UINT64_MAX)
+			break;
+		dt_cache_trim(c);
+		const uint8_t *b[64];
+		uint32_t n = 0, pairs = 0;
+		for (uint32_t i = 0; i < c->nimg; i++) {
+			const uint8_t *p = (t >> i & 1) ? dt_block(c, i, x + io[i]) : NULL;
+			if (p && !rk_buf_is_zero(p, DT_BLK))
+				b[n++] = p;
+		}
+		uint64_t used = 0;
+		for (uint32_t i = 0; i < n; i++)
+			for (uint32_t j = i + 1; j < n && !(used >> i & 1); j++)
+				if (!(used >> j & 1) && !memcmp(b[i], b[j], DT_BLK)) {
+					used |= 1ull << i | 1ull << j;
+					pairs++;
+				}
+		nz += n > 0;
+		paired += pairs >= 2;
+	}
+	return nz ? (double)paired / nz : 0;
+}
+
 /* Members whose starts differ with no junk before their data to show
  * where (pscan_starts needs junk): the differences the copies on parity
  * show (detect_align.c), over every image but one at most (an unrelated
@@ -396,6 +428,8 @@ static int pscan_align(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *a
 	int k = verdict(c, t, span, acc, &nz, &sh, rel);
 	if (k == 1 && t != all)
 		k = 0;
+	if (k && paired_share(c, t, span, rel) * 4 >= 1)
+		k = 0;   /* a RAID-10's copies one chunk on, read as starts one chunk apart (seed 3006) */
 #ifdef DT_DEBUG
 	fprintf(stderr, "ALIGN t %llx verdict %d:", (unsigned long long)t, k);
 	for (uint32_t i = 0; i < c->nimg; i++)

@@ -608,8 +608,11 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
  * members that share one data start (detect_pscan.c). */
 static uint64_t ps_mask_of(const struct dt_ctx *c, const struct rk_geom *g)
 {
-	/* a vanishing XOR is also what an even number of copies gives */
-	int x5 = g->level == 4 || g->level == 5 || ((g->level == 1 || g->level == 10) && c->ps5_lo == c->ps5_hi);
+	/* a vanishing XOR is also what an even number of copies gives (at
+	 * one start: copies lined up at starts that differ are a RAID-10's
+	 * one chunk on, seed 3006) */
+	int x5 = g->level == 4 || g->level == 5 ||
+	         ((g->level == 1 || g->level == 10) && c->ps5_lo == c->ps5_hi && !c->ps_has_rel);
 	if (x5 && c->ps5_hi && g->nroles >= c->ps5_lo && g->nroles <= c->ps5_hi)
 		return c->ps5_mask;
 	if (g->level == 6 && c->ps6_hi && g->nroles >= c->ps6_lo && g->nroles <= c->ps6_hi)
@@ -698,6 +701,58 @@ static int copies_disagree(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r)
 	return cmp >= 4 && differ * 2 > cmp;
 }
 
+#define TWIN_AT 16u   /* blocks compared: one at each MiB from 1 to 16 */
+
+/* Which images copy which at equal image offsets (mirrors sharing a
+ * start): per image, the others whose blocks at each MiB from 1 to 16
+ * equal its own where those hold data (2 at least); computed once, on
+ * first use (c->twins_known). */
+static void twins_find(struct dt_ctx *c)
+{
+	uint64_t sum[DT_MAX_ROLES + 8][TWIN_AT];
+	uint8_t b[DT_BLK];
+	c->twins_known = 1;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		for (uint32_t q = 0; q < TWIN_AT; q++) {
+			sum[i][q] = 0;   /* 0: no data there */
+			if (dt_read(c, i, (uint64_t)(q + 1) << 20, b, DT_BLK) || rk_buf_is_zero(b, DT_BLK))
+				continue;
+			uint64_t x = 0x9E3779B97F4A7C15ull;
+			for (uint32_t k = 0; k < DT_BLK; k += 8) {
+				uint64_t w;
+				memcpy(&w, b + k, 8);
+				x = (x ^ w) * 0xBF58476D1CE4E5B9ull;
+				x ^= x >> 31;
+			}
+			sum[i][q] = x | 1;
+		}
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		c->twins[i] = 0;
+		for (uint32_t j = 0; j < c->nimg; j++) {
+			uint32_t n = 0, same = 1;
+			for (uint32_t q = 0; q < TWIN_AT && j != i; q++)
+				if (sum[i][q] || sum[j][q]) {
+					n++;
+					same &= sum[i][q] == sum[j][q];
+				}
+			if (j != i && n >= 2 && same)
+				c->twins[i] |= 1ull << j;
+		}
+	}
+}
+
+/* Whether image I copies a member H placed at the same start as I would
+ * take (twins_find). */
+static int copies_placed(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
+{
+	if (!c->twins_known)
+		twins_find(c);
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && (c->twins[i] >> h->role_img[r] & 1))
+			return 1;
+	return 0;
+}
+
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
@@ -743,10 +798,14 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		 * at another start (seed 2345: an o2 whose images were each
 		 * voted the role of the next, which stage 1 had placed, one
 		 * chunk back; 2432: an f3 of 8).  Not in a near layout, whose
-		 * copies share the start (seed 2871) */
+		 * copies share the start (seed 2871), nor for an image that
+		 * copies a placed one: such layouts never hold two alike
+		 * (seed 2603: a RAID-1 of 5 read as a RAID-10 f2 of its
+		 * copies with 16 MiB chunks) */
 		int open = h->g.level != 10 || (!h->g.r10_offset && h->g.r10_far < 2);
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
+		open = open || copies_placed(c, h, u[k]);
 		for (uint32_t q = 0; q < off->n && (nu <= 2 || !open); q++)
 			offs_add(&mine, off->v[q]);
 	} else

@@ -6,13 +6,15 @@
  * of random bytes: the starts' differences are found, the zeros image
  * joins the members, the random one does not.  Members sharing one start
  * give nothing new (the rows at equal offsets say it), and images that
- * are no array give nothing. */
+ * are no array give nothing, nor a RAID-10's copies one chunk apart. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "detect_int.h"
+#include "rk_dev.h"
 #include "rk_geom.h"
+#include "rk_vol.h"
 #include "helpers/rk_test.h"
 
 #define NM 4u
@@ -102,5 +104,38 @@ START_TEST(t_align_none)
 }
 END_TEST
 
+/* A RAID-10 o2 of 4 (each chunk's copy on the next member one chunk
+ * on), data in every 4 KiB: its copies line up at starts one chunk
+ * apart, and rows there vanish as parity's would; the scan sees the
+ * pairs of copies in its rows and keeps no starts. */
+START_TEST(t_align_mirror)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 10, 0x10201, CHUNK, NM, MEMBER));
+	rk_dev *devs[NM];
+	uint64_t offs[NM] = { 0, 0, 0, 0 };
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE(rk_dev_create(&devs[r], rk_test_members()[r], MEMBER) == RK_OK);
+	rk_vol *v;
+	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
+	uint8_t *d = calloc(1, (size_t)g.volume_size);
+	RK_REQUIRE(d);
+	for (uint64_t at = 0; at + 512 <= g.volume_size; at += 4096 + 512)
+		rk_test_fill_seeded(d + at, 512, at + 1);
+	RK_REQUIRE(rk_vol_write(v, d, (size_t)g.volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	for (uint32_t r = 0; r < NM; r++)
+		rk_dev_close(devs[r]);
+	free(d);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	dt_pscan(&c);
+	RK_REQUIRE_MSG(!c.ps_has_rel, "starts %llu %llu %llu %llu", (unsigned long long)c.ps_rel[0],
+	               (unsigned long long)c.ps_rel[1], (unsigned long long)c.ps_rel[2], (unsigned long long)c.ps_rel[3]);
+	dt_close(&c);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_align", { "align", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_align), RK_TEST(t_align_none)) })
+	  RK_TESTS(RK_TEST(t_align), RK_TEST(t_align_none), RK_TEST(t_align_mirror)) })

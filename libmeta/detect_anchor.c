@@ -170,6 +170,17 @@ static int fat_boot(struct dt_fs *fs, const uint8_t *p, uint64_t *backup)
 }
 
 /* See detect_int.h. */
+int dt_learn_boot(struct dt_ctx *c, const uint8_t *p)
+{
+	uint64_t bk;
+	if (!c->self.fat && fat_boot(&c->fs, p, &bk)) {
+		dt_fat_learn(&c->self, p);
+		return c->self.fat;
+	}
+	return !c->fs.ntfs && dt_fs_ntfs(&c->fs, p);
+}
+
+/* See detect_int.h. */
 uint64_t dt_mbr_first(const uint8_t *p)
 {
 	if (p[510] != 0x55 || p[511] != 0xAA || p[0] == 0xEB || p[0] == 0xE9)

@@ -441,6 +441,10 @@ int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b);
  * plausible one (S->fat stays 0 otherwise; FAT12's 12-bit entries are
  * not read). */
 int  dt_fs_ext(struct dt_fs *fs, const uint8_t *p);
+/* Learns a FAT16/32 (c->self and c->fs) or NTFS (c->fs) file system's
+ * parameters from the boot sector P (512 bytes) where none were learnt,
+ * adding no anchor: P was rebuilt, it sits on no image.  1 when learnt. */
+int  dt_learn_boot(struct dt_ctx *c, const uint8_t *p);
 int  dt_fs_ntfs(struct dt_fs *fs, const uint8_t *p);
 void dt_fat_learn(struct dt_self *s, const uint8_t *p);
 

@@ -154,6 +154,54 @@ static uint32_t predicted_far(const struct dt_fs *fs, uint64_t *v, uint32_t max)
 	return n;
 }
 
+/* Whether anchors of a FAT (its tables, its directories) or of an NTFS
+ * (MFT records) were seen while the boot sector that places them was
+ * not. */
+static int boot_unseen(const struct dt_ctx *c)
+{
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		uint8_t kd = c->anc[k].kind;
+		if (((kd == DT_FAT_TAB || kd == DT_FAT_DIR) && !c->self.fat) || (kd == DT_NTFS_MFT && !c->fs.ntfs))
+			return 1;
+	}
+	return 0;
+}
+
+/* A boot sector on a missing member, rebuilt: members of a RAID-5 (or
+ * RAID-6 without Q) that share one start XOR to the missing one's bytes
+ * at every image offset.  Over the first 4 MiB, the XOR of every image,
+ * and of every image but one (an unrelated one among them), is read for
+ * a FAT or NTFS boot sector whose parameters the scan lacks
+ * (dt_learn_boot): the file system's anchors need them (seed 2401: a
+ * RAID-5 of 8 whose missing member held the FAT32 boot sector and its
+ * backup; 600 FAT-table anchors placed nothing).  Parameters only: a
+ * wrong XOR teaches wrong ones, which anchors then fail to fit. */
+static void learn_rebuilt(struct dt_ctx *c, uint8_t *buf, size_t bufsz)
+{
+	if (c->nimg < 2 || c->nimg > 16 || bufsz < (size_t)(c->nimg + 1) * DT_BLK || !boot_unseen(c))
+		return;
+	uint8_t *all = buf + (size_t)c->nimg * DT_BLK, x[512];
+	for (uint64_t off = 0; off < (4ull << 20); off += DT_BLK) {
+		memset(all, 0, DT_BLK);
+		for (uint32_t i = 0; i < c->nimg; i++) {
+			uint8_t *b = buf + (size_t)i * DT_BLK;
+			if (dt_read(c, i, off, b, DT_BLK))
+				memset(b, 0, DT_BLK);
+			for (uint32_t k = 0; k < DT_BLK; k++)
+				all[k] ^= b[k];
+		}
+		for (uint32_t j = 0; j <= c->nimg; j++)   /* j == nimg: every image */
+			for (uint32_t q = 0; q < DT_BLK; q += 512) {
+				const uint8_t *a = all + q, *b = buf + (size_t)j * DT_BLK + q;
+				for (uint32_t k = 0; k < 512; k++)
+					x[k] = j < c->nimg ? a[k] ^ b[k] : a[k];
+				if (x[510] == 0x55 && x[511] == 0xAA && (x[0] == 0xEB || x[0] == 0xE9) && dt_learn_boot(c, x) &&
+				    !boot_unseen(c))
+					return;
+			}
+	}
+}
+
 /* The scan plan (see detect_int.h): head, spread windows, then targeted
  * windows at v/k for every predicted copy v and every data-member count k. */
 rk_err dt_scan_all(struct dt_ctx *c)
@@ -183,6 +231,7 @@ rk_err dt_scan_all(struct dt_ctx *c)
 				m = m > DT_TWIN / 2 ? m - DT_TWIN / 2 : 0;
 				scan_range(c, i, m, DT_TWIN, buf, bufsz);
 			}
+	learn_rebuilt(c, buf, bufsz);
 	free(buf);
 	dt_resolve(c);
 	return RK_OK;

@@ -1,0 +1,125 @@
+/* test_detect_rebuilt.c: a boot sector on a missing member, rebuilt by
+ * the scan (learn_rebuilt in libmeta/detect_sample.c).  A FAT16 volume of
+ * 3 MiB whose boot sector sits in the first chunk and whose FATs (one
+ * long chain: sectors of sequential entries, the scan's FAT-table
+ * anchors) lie further on, striped as a RAID-5 of 4 (left-symmetric,
+ * 64 KiB chunks); the member holding the first chunk is gone.  The three
+ * others XOR to its bytes: the scan learns the FAT's parameters and the
+ * table anchors resolve.  With the member present nothing is rebuilt
+ * (the boot sector is seen); with an image of random bytes in its place
+ * the XOR of every image but that one still rebuilds it. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_int.h"
+#include "rk_geom.h"
+#include "rk_le.h"
+#include "helpers/rk_test.h"
+
+#define NM 4u
+#define CH (64u * 1024u)
+#define VOL (3u << 20)
+#define RES 256u      /* the FATs from 128 KiB: the third chunk, on another member */
+#define FATSECS 32u
+#define ROOTSECS 32u
+
+static uint8_t *make_volume(void)
+{
+	const uint32_t secs = VOL / 512, data = RES + 2 * FATSECS + ROOTSECS, ncl = secs - data;
+	uint8_t *v = calloc(1, VOL);
+	RK_REQUIRE(v);
+	v[0] = 0xEB; v[1] = 0x3C; v[2] = 0x90;
+	memcpy(v + 3, "mkfs.fat", 8);
+	rk_put_le16(v + 0x0B, 512);
+	v[0x0D] = 1;
+	rk_put_le16(v + 0x0E, RES);
+	v[0x10] = 2;
+	rk_put_le16(v + 0x11, ROOTSECS * 16);
+	rk_put_le16(v + 0x13, (uint16_t)secs);
+	v[0x15] = 0xF8;
+	rk_put_le16(v + 0x16, FATSECS);
+	v[510] = 0x55; v[511] = 0xAA;
+	for (uint32_t f = 0; f < 2; f++) {
+		uint8_t *fat = v + (RES + f * FATSECS) * 512;
+		rk_put_le16(fat, 0xFFF8);
+		rk_put_le16(fat + 2, 0xFFFF);
+		for (uint32_t k = 2; k < ncl + 1 && k < FATSECS * 256; k++)
+			rk_put_le16(fat + 2 * k, (uint16_t)(k + 1));   /* one file over every cluster */
+	}
+	for (uint32_t k = 0; k < ncl; k++)
+		rk_test_fill_seeded(v + (uint64_t)(data + k) * 512, 512, k + 1);
+	return v;
+}
+
+/* Writes the RAID-5 of V to m0..m3; returns the role holding the first
+ * chunk. */
+static uint32_t write_members(const uint8_t *v)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CH, NM, VOL / (NM - 1)));
+	uint8_t *m[NM];
+	for (uint32_t r = 0; r < NM; r++)
+		RK_REQUIRE((m[r] = calloc(1, VOL / (NM - 1))) != NULL);
+	uint32_t first = NM;
+	for (uint64_t s = 0; s < g.nstripes; s++) {
+		uint32_t vr[NM], slot[NM];
+		struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+		RK_REQUIRE(!rk_geom_stripe_map(&g, s, &sm));
+		for (uint32_t j = 0; j < g.ndata; j++) {
+			const uint8_t *d = v + (s * g.ndata + j) * CH;
+			memcpy(m[vr[j]] + sm.member_off, d, CH);
+			for (uint32_t k = 0; k < CH; k++)
+				m[sm.p_role][sm.member_off + k] ^= d[k];
+		}
+		if (s == 0)
+			first = vr[0];
+	}
+	for (uint32_t r = 0; r < NM; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], VOL / (NM - 1));
+		free(m[r]);
+	}
+	return first;
+}
+
+/* The anchors of KIND resolved (a volume offset known), in C. */
+static uint32_t resolved(const struct dt_ctx *c, int kind)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++)
+		n += c->anc[k].kind == kind && c->anc[k].voff != DT_NONE;
+	return n;
+}
+
+START_TEST(t_rebuilt_boot)
+{
+	uint8_t *v = make_volume();
+	uint32_t first = write_members(v);
+	free(v);
+	char *paths[NM];
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < NM; r++)
+		if (r != first)
+			paths[n++] = rk_test_members()[r];
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, n));
+	RK_REQUIRE(!dt_scan_all(&c));
+	RK_REQUIRE_MSG(c.self.fat && c.self.fat_res == RES && c.self.fat_sz == FATSECS, "fat %d res %u", c.self.fat,
+	               c.self.fat_res);
+	RK_REQUIRE_MSG(resolved(&c, DT_FAT_TAB) >= 8, "%u table anchors resolved", resolved(&c, DT_FAT_TAB));
+	dt_close(&c);
+	/* an image of random bytes in the missing one's place */
+	uint8_t *x = rk_test_random_bytes(VOL / (NM - 1), 5);
+	rk_test_spit(rk_test_members()[first], x, VOL / (NM - 1));
+	free(x);
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
+	RK_REQUIRE(!dt_scan_all(&c));
+	RK_REQUIRE(c.self.fat && c.self.fat_res == RES);
+	dt_close(&c);
+}
+END_TEST
+
+RK_TEST_SUITE("detect_rebuilt", { "rebuilt", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_rebuilt_boot)) })

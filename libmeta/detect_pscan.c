@@ -324,11 +324,15 @@ static uint64_t junk_end(struct dt_ctx *c, uint32_t i, uint64_t *lead)
  * they vanish (c->ps5_* filled). */
 static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint64_t span, uint8_t *acc)
 {
-	uint64_t nz = 0, top = 0;
+	uint64_t nz = 0, top = 0, bottom = UINT64_MAX;
 	double sh = 0;
 	for (uint32_t i = 0; i < c->nimg; i++)
-		if ((t >> i & 1) && io[i] > top)
-			top = io[i];
+		if (t >> i & 1) {
+			top = io[i] > top ? io[i] : top;
+			bottom = io[i] < bottom ? io[i] : bottom;
+		}
+	if (top == bottom && !top)
+		return 0;   /* one start, 0: the rows at equal offsets, which say nothing of where (seed 3228) */
 	/* rows past the latest start: PS_HEAD short of the images' end, or
 	 * on small images (a small volume) all there are, a MiB at least */
 	uint64_t len = span >= PS_HEAD * 2 ? span - PS_HEAD : span > top + (1u << 20) ? span - top : 0;

@@ -130,7 +130,8 @@ static int pairs_of(const struct al_ent *e, size_t n, struct al_pair **p, size_t
  * W[a][b] its count, 0 none. */
 static void dominant(struct al_pair *p, size_t np, uint32_t nimg, int64_t *d, uint32_t *w)
 {
-	qsort(p, np, sizeof *p, pair_cmp);
+	if (np)
+		qsort(p, np, sizeof *p, pair_cmp);
 	for (size_t k = 0; k < np;) {
 		size_t j = k, tot = 0, best = 0, second = 0, regions = 0;
 		int64_t bd = 0;
@@ -226,7 +227,8 @@ int dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel, uint64_t *b
 	for (uint32_t i = 0; i < nimg; i++)
 		if (hash_image(c, i, &e, &n, &cap, buf, blank))
 			goto out;
-	qsort(e, n, sizeof *e, ent_cmp);
+	if (n)
+		qsort(e, n, sizeof *e, ent_cmp);
 	if (pairs_of(e, n, &p, &np))
 		goto out;
 	dominant(p, np, nimg, d, w);

@@ -38,21 +38,9 @@ static uint8_t *make_volume(uint32_t size, int dirty)
 	const uint32_t secs = size / 512, ncl = secs - DATA;
 	uint8_t *v = calloc(1, size);
 	RK_REQUIRE(v);
-	v[0] = 0xEB; v[1] = 0x3C; v[2] = 0x90;
-	memcpy(v + 3, "mkfs.fat", 8);
-	rk_put_le16(v + 0x0B, 512);
-	v[0x0D] = 1;
-	rk_put_le16(v + 0x0E, RES);
-	v[0x10] = 2;
-	rk_put_le16(v + 0x11, ROOTSECS * 16);
-	rk_put_le16(v + 0x13, (uint16_t)secs);
-	v[0x15] = 0xF8;
-	rk_put_le16(v + 0x16, FATSECS);
-	v[510] = 0x55; v[511] = 0xAA;
-	for (int f = 0; f < 2; f++) {
+	dt_test_fat16(v, secs, RES, FATSECS, ROOTSECS);
+	for (uint32_t f = 0; f < 2; f++) {
 		uint8_t *fat = v + (RES + f * FATSECS) * 512;
-		rk_put_le16(fat, 0xFFF8);
-		rk_put_le16(fat + 2, 0xFFFF);
 		for (uint32_t k = 0; k < ncl; k++)
 			if (used_cluster(k))
 				rk_put_le16(fat + 2 * (k + 2), 0xFFFF);   /* a one-cluster file */
@@ -79,6 +67,26 @@ static void write_members(const uint8_t *v, uint32_t size, uint32_t n)
 	}
 }
 
+/* V (SIZE bytes) striped as a RAID-0 of 3; the tie-break's fits there of
+ * the true reading (*FR) and of the one with the second and third images
+ * swapped (*FS), which must give a verdict. */
+static void fits(const uint8_t *v, uint32_t size, double *fr, double *fs)
+{
+	write_members(v, size, 3);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), 3));
+	struct rk_geom g;
+	struct dt_hyp right, swapped;
+	RK_REQUIRE(!rk_geom_init(&g, 0, 0, CH, 3, size / 3));
+	dt_test_hyp_roles(&right, &g, 3);
+	dt_test_hyp_roles(&swapped, &g, 3);
+	swapped.role_img[1] = 2;
+	swapped.role_img[2] = 1;
+	RK_REQUIRE_MSG(dt_alloc_tiebreak(&c, &right, &swapped, fr, fs), "no verdict");
+	dt_close(&c);
+}
+
 /* Two readings that place the same images at the same starts, tied on
  * everything else (dt_alloc_tiebreak): a RAID-0 of 3 and the same with the
  * second and third images swapped read the same boot sector and FATs
@@ -90,24 +98,12 @@ START_TEST(t_tiebreak)
 {
 	for (int dirty = 0; dirty < 2; dirty++) {
 		uint8_t *v = make_volume(VOL3, dirty);
-		write_members(v, VOL3, 3);
-		struct dt_ctx c;
-		memset(&c, 0, sizeof c);
-		RK_REQUIRE(!dt_open(&c, rk_test_members(), 3));
-		struct rk_geom g;
-		struct dt_hyp right, swapped;
-		RK_REQUIRE(!rk_geom_init(&g, 0, 0, CH, 3, VOL3 / 3));
-		dt_test_hyp_roles(&right, &g, 3);
-		dt_test_hyp_roles(&swapped, &g, 3);
-		swapped.role_img[1] = 2;
-		swapped.role_img[2] = 1;
 		double fr, fs;
-		RK_REQUIRE_MSG(dt_alloc_tiebreak(&c, &right, &swapped, &fr, &fs), "no verdict");
+		fits(v, VOL3, &fr, &fs);
 		if (!dirty)
 			RK_REQUIRE_MSG(fr > 0.9 && fs < 0.3, "fits: true %.2f, swapped %.2f", fr, fs);
 		else
 			RK_REQUIRE_MSG(fr >= fs - 0.1, "deleted data: true %.2f, swapped %.2f", fr, fs);
-		dt_close(&c);
 		free(v);
 	}
 }
@@ -164,21 +160,9 @@ START_TEST(t_tiebreak_exfat)
 {
 	const uint32_t size = XBASE + (3u << 20);   /* 17 stripes of 3 chunks */
 	uint8_t *v = make_exfat(size);
-	write_members(v, size, 3);
-	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, rk_test_members(), 3));
-	struct rk_geom g;
-	struct dt_hyp right, swapped;
-	RK_REQUIRE(!rk_geom_init(&g, 0, 0, CH, 3, size / 3));
-	dt_test_hyp_roles(&right, &g, 3);
-	dt_test_hyp_roles(&swapped, &g, 3);
-	swapped.role_img[1] = 2;
-	swapped.role_img[2] = 1;
 	double fr, fs;
-	RK_REQUIRE_MSG(dt_alloc_tiebreak(&c, &right, &swapped, &fr, &fs), "no verdict");
+	fits(v, size, &fr, &fs);
 	RK_REQUIRE_MSG(fr > 0.9 && fs < 0.3, "fits: true %.2f, swapped %.2f", fr, fs);
-	dt_close(&c);
 	free(v);
 }
 END_TEST

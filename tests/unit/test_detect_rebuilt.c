@@ -15,6 +15,7 @@
 #include "detect_int.h"
 #include "rk_geom.h"
 #include "rk_le.h"
+#include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
 
 #define NM 4u
@@ -29,21 +30,9 @@ static uint8_t *make_volume(void)
 	const uint32_t secs = VOL / 512, data = RES + 2 * FATSECS + ROOTSECS, ncl = secs - data;
 	uint8_t *v = calloc(1, VOL);
 	RK_REQUIRE(v);
-	v[0] = 0xEB; v[1] = 0x3C; v[2] = 0x90;
-	memcpy(v + 3, "mkfs.fat", 8);
-	rk_put_le16(v + 0x0B, 512);
-	v[0x0D] = 1;
-	rk_put_le16(v + 0x0E, RES);
-	v[0x10] = 2;
-	rk_put_le16(v + 0x11, ROOTSECS * 16);
-	rk_put_le16(v + 0x13, (uint16_t)secs);
-	v[0x15] = 0xF8;
-	rk_put_le16(v + 0x16, FATSECS);
-	v[510] = 0x55; v[511] = 0xAA;
+	dt_test_fat16(v, secs, RES, FATSECS, ROOTSECS);
 	for (uint32_t f = 0; f < 2; f++) {
 		uint8_t *fat = v + (RES + f * FATSECS) * 512;
-		rk_put_le16(fat, 0xFFF8);
-		rk_put_le16(fat + 2, 0xFFFF);
 		for (uint32_t k = 2; k < ncl + 1 && k < FATSECS * 256; k++)
 			rk_put_le16(fat + 2 * k, (uint16_t)(k + 1));   /* one file over every cluster */
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "detect_hyp.h"
+#include "rk_le.h"
 #include "rk_test.h"
 
 void dt_test_hyp_linear(struct dt_hyp *h, uint64_t start, uint64_t size)
@@ -37,4 +38,24 @@ void dt_test_close_one(struct dt_ctx *c)
 	memcpy(&path, &c->img[0].path, sizeof path);
 	dt_close(c);
 	free(path);
+}
+
+/* See detect_hyp.h. */
+void dt_test_fat16(uint8_t *v, uint32_t secs, uint32_t res, uint32_t fatsecs, uint32_t rootsecs)
+{
+	v[0] = 0xEB; v[1] = 0x3C; v[2] = 0x90;
+	memcpy(v + 3, "mkfs.fat", 8);
+	rk_put_le16(v + 0x0B, 512);
+	v[0x0D] = 1;
+	rk_put_le16(v + 0x0E, (uint16_t)res);
+	v[0x10] = 2;
+	rk_put_le16(v + 0x11, (uint16_t)(rootsecs * 16));
+	rk_put_le16(v + 0x13, (uint16_t)secs);
+	v[0x15] = 0xF8;
+	rk_put_le16(v + 0x16, (uint16_t)fatsecs);
+	v[510] = 0x55; v[511] = 0xAA;
+	for (uint32_t f = 0; f < 2; f++) {
+		rk_put_le16(v + (res + f * fatsecs) * 512, 0xFFF8);
+		rk_put_le16(v + (res + f * fatsecs) * 512 + 2, 0xFFFF);
+	}
 }

@@ -17,5 +17,9 @@ void dt_test_hyp_roles(struct dt_hyp *h, const struct rk_geom *g, uint32_t n);
  * cannot be); dt_test_close_one closes it again. */
 void dt_test_open_one(struct dt_ctx *c, const char *path);
 void dt_test_close_one(struct dt_ctx *c);
+/* A FAT16 boot sector at V (512-byte sectors and clusters of one sector,
+ * two FATs of FATSECS sectors after RES reserved ones, ROOTSECS of root
+ * directory, SECS sectors in all) and the media entries of both FATs. */
+void dt_test_fat16(uint8_t *v, uint32_t secs, uint32_t res, uint32_t fatsecs, uint32_t rootsecs);
 
 #endif

@@ -28,10 +28,11 @@
 struct al_ent { uint64_t h; uint32_t img, sec; };
 struct al_pair { uint32_t a, b; int64_t d; uint32_t sa; };
 
-static uint64_t sec_hash(const uint8_t *p)
+/* See detect_int.h. */
+uint64_t dt_hash64(const uint8_t *p, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ull;
-	for (uint32_t k = 0; k < 512; k += 8) {
+	for (size_t k = 0; k + 8 <= n; k += 8) {
 		h ^= rk_get_le64(p + k);
 		h *= 0xBF58476D1CE4E5B9ull;
 		h ^= h >> 31;
@@ -88,7 +89,7 @@ static int hash_image(struct dt_ctx *c, uint32_t i, struct al_ent **e, size_t *n
 				*e = ne;
 				*cap = nc;
 			}
-			(*e)[(*n)++] = (struct al_ent){ sec_hash(p), i, (uint32_t)((x + o) / 512) };
+			(*e)[(*n)++] = (struct al_ent){ dt_hash64(p, 512), i, (uint32_t)((x + o) / 512) };
 		}
 	}
 	return 0;

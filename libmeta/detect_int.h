@@ -510,6 +510,9 @@ void   dt_pscan(struct dt_ctx *c);
  * hold only zeros.  1 when found and the starts are not all equal;
  * nothing is checked: the caller checks the rows. */
 int    dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel, uint64_t *blank);
+/* A 64-bit hash of the N bytes at P (a multiple of 8): blocks compared
+ * by their hashes (copies found, mirrors told). */
+uint64_t dt_hash64(const uint8_t *p, size_t n);
 
 /* detect_same.c */
 /* 1 when A and B read the same bytes over the first min(volume sizes,

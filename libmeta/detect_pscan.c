@@ -32,11 +32,29 @@ static void xor_into(uint8_t *d, const uint8_t *s, size_t n)
 	}
 }
 
+/* Of the N non-zero blocks B, whether two disjoint pairs or more are
+ * equal: mirrors' copies lined up, which parity never gives (RAID-5's and
+ * RAID-6's copies of a lone data block are one pair, or three alike). */
+static int two_pairs(const uint8_t *const *b, uint32_t n)
+{
+	uint64_t used = 0;
+	uint32_t pairs = 0;
+	for (uint32_t i = 0; i < n && pairs < 2; i++)
+		for (uint32_t j = i + 1; j < n && !(used >> i & 1); j++)
+			if (!(used >> j & 1) && !memcmp(b[i], b[j], DT_BLK)) {
+				used |= 1ull << i | 1ull << j;
+				pairs++;
+			}
+	return pairs >= 2;
+}
+
 /* Rows where images of T (bitmask; the others left out) XOR to zero
  * (*Z5), or where one image equals the XOR of all (*Z6, the Q holder),
- * or all are copies of one (*MIRROR), over rows with a non-zero block (*NZ).  X: DT_BLK scratch. */
+ * or all are copies of one (*MIRROR), over rows with a non-zero block
+ * (*NZ); with PAIRED, those holding two pairs of equal blocks too
+ * (two_pairs).  X: DT_BLK scratch. */
 static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, uint32_t *nz, uint32_t *z5,
-                      uint32_t *z6, uint32_t *mirror, uint64_t *nzimg, const uint64_t *io)
+                      uint32_t *z6, uint32_t *mirror, uint64_t *nzimg, const uint64_t *io, uint32_t *paired)
 {
 	const uint8_t *b[64];
 	uint32_t any = 0;
@@ -55,6 +73,14 @@ static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, ui
 	if (!any)
 		return;
 	(*nz)++;
+	if (paired) {
+		const uint8_t *data[64];
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < c->nimg; i++)
+			if ((t >> i & 1) && !rk_buf_is_zero(b[i], DT_BLK))
+				data[n++] = b[i];
+		*paired += two_pairs(data, n);
+	}
 	int same = 1;   /* every image a copy of the first: a mirror, not parity */
 	const uint8_t *first = NULL;
 	for (uint32_t i = 0; i < c->nimg && same; i++)
@@ -102,9 +128,10 @@ static uint64_t row_at(uint32_t k, uint64_t span)
 /* The verdict for T: 5 (XOR vanishes), 6 (one equals the XOR), 1 (some
  * rows vanish), 0 none; *NZIMG: the images of T holding data in some
  * row; *SHARE: the share of rows that vanish; IO: each image's offset of
- * the rows (NULL: all 0). */
+ * the rows (NULL: all 0); *PAIRED (NULL: not counted): the rows holding
+ * two pairs of equal blocks (two_pairs). */
 static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, uint64_t *nzimg, double *share,
-                   const uint64_t *io)
+                   const uint64_t *io, uint32_t *paired)
 {
 	uint32_t nz = 0, z5 = 0, z6 = 0, mirror = 0;
 	c->ps_rows_seen = 0;
@@ -113,7 +140,7 @@ static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, ui
 		if (x == UINT64_MAX)
 			break;
 		dt_cache_trim(c);
-		row_tally(c, t, x, acc, &nz, &z5, &z6, &mirror, nzimg, io);
+		row_tally(c, t, x, acc, &nz, &z5, &z6, &mirror, nzimg, io, paired);
 	}
 #ifdef DT_DEBUG
 	fprintf(stderr, "VERDICT t %llx nz %u z5 %u z6 %u span %llu\n", (unsigned long long)t, nz, z5, z6, (unsigned long long)span);
@@ -336,7 +363,7 @@ static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint6
 	/* rows past the latest start: PS_HEAD short of the images' end, or
 	 * on small images (a small volume) all there are, a MiB at least */
 	uint64_t len = span >= PS_HEAD * 2 ? span - PS_HEAD : span > top + (1u << 20) ? span - top : 0;
-	if (top > span || !len || verdict(c, t, len, acc, &nz, &sh, io) != 5)
+	if (top > span || !len || verdict(c, t, len, acc, &nz, &sh, io, NULL) != 5)
 		return 0;
 	c->ps5_mask = t;
 	c->ps5_hi = (uint32_t)__builtin_popcountll(t);
@@ -381,38 +408,6 @@ static void pscan_starts(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t 
 		}
 }
 
-/* Of the sampled rows over T at image offsets IO that hold data, the
- * share holding two pairs of equal non-zero blocks or more: mirrors'
- * copies lined up, which parity never gives (RAID-5's and RAID-6's
- * copies of a lone data block are one pair, or three alike). */
-static double paired_share(struct dt_ctx *c, uint64_t t, uint64_t span, const uint64_t *io)
-{
-	uint32_t nz = 0, paired = 0;
-	for (uint32_t k = 0; k < PS_ROWS; k++) {
-		uint64_t x = row_at(k, span);
-		if (x == UINT64_MAX)
-			break;
-		dt_cache_trim(c);
-		const uint8_t *b[64];
-		uint32_t n = 0, pairs = 0;
-		for (uint32_t i = 0; i < c->nimg; i++) {
-			const uint8_t *p = (t >> i & 1) ? dt_block(c, i, x + io[i]) : NULL;
-			if (p && !rk_buf_is_zero(p, DT_BLK))
-				b[n++] = p;
-		}
-		uint64_t used = 0;
-		for (uint32_t i = 0; i < n; i++)
-			for (uint32_t j = i + 1; j < n && !(used >> i & 1); j++)
-				if (!(used >> j & 1) && !memcmp(b[i], b[j], DT_BLK)) {
-					used |= 1ull << i | 1ull << j;
-					pairs++;
-				}
-		nz += n > 0;
-		paired += pairs >= 2;
-	}
-	return nz ? (double)paired / nz : 0;
-}
-
 /* Members whose starts differ with no junk before their data to show
  * where (pscan_starts needs junk): the differences the copies on parity
  * show (detect_align.c), over every image but one at most (an unrelated
@@ -423,16 +418,17 @@ static double paired_share(struct dt_ctx *c, uint64_t t, uint64_t span, const ui
 static int pscan_align(struct dt_ctx *c, uint64_t all, uint64_t span, uint8_t *acc)
 {
 	uint64_t t, rel[64], nz = 0, blank;
+	uint32_t paired = 0;
 	double sh = 0;
 	if (!dt_align_starts(c, &t, rel, &blank))
 		return 0;
 	t |= blank;
 	if (__builtin_popcountll(all & ~t) > 1)
 		return 0;
-	int k = verdict(c, t, span, acc, &nz, &sh, rel);
+	int k = verdict(c, t, span, acc, &nz, &sh, rel, &paired);
 	if (k == 1 && t != all)
 		k = 0;
-	if (k && paired_share(c, t, span, rel) * 4 >= 1)
+	if (k && paired * 4 >= c->ps_rows_seen)
 		k = 0;   /* a RAID-10's copies one chunk on, read as starts one chunk apart (seed 3006) */
 #ifdef DT_DEBUG
 	fprintf(stderr, "ALIGN t %llx verdict %d:", (unsigned long long)t, k);
@@ -488,7 +484,7 @@ void dt_pscan(struct dt_ctx *c)
 	 * holding data and all of them */
 	uint64_t nzimg = 0, t5 = 0, t6 = 0, t1 = 0, nz1 = 0;
 	double sh = 0, best1 = 0;
-	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL);
+	int k = verdict(c, all, span, acc, &nzimg, &sh, NULL, NULL);
 	uint32_t fewest_rows = c->ps_rows_seen;   /* an unrelated image of random bytes fills every row */
 	if (k == 5)
 		t5 = all;
@@ -505,7 +501,7 @@ void dt_pscan(struct dt_ctx *c)
 	for (uint32_t j = 0; !t5 && (!t6 || t6 == all) && c->nimg >= 4 && j < c->nimg; j++) {
 		uint64_t t = all & ~(1ull << j), nz = 0;
 		sh = 0;
-		k = verdict(c, t, span, acc, &nz, &sh, NULL);
+		k = verdict(c, t, span, acc, &nz, &sh, NULL, NULL);
 		if (c->ps_rows_seen < fewest_rows)
 			fewest_rows = c->ps_rows_seen;
 		if (k == 5) {

@@ -193,10 +193,13 @@ static void learn_rebuilt(struct dt_ctx *c, uint8_t *buf, size_t bufsz)
 		for (uint32_t j = 0; j <= c->nimg; j++)   /* j == nimg: every image */
 			for (uint32_t q = 0; q < DT_BLK; q += 512) {
 				const uint8_t *a = all + q, *b = buf + (size_t)j * DT_BLK + q;
+				uint8_t m = j < c->nimg ? 0xFF : 0;   /* every image: B left out of the XOR */
+				if ((a[510] ^ (b[510] & m)) != 0x55 || (a[511] ^ (b[511] & m)) != 0xAA ||
+				    ((a[0] ^ (b[0] & m)) != 0xEB && (a[0] ^ (b[0] & m)) != 0xE9))
+					continue;   /* no boot sector's signature: not rebuilt in full */
 				for (uint32_t k = 0; k < 512; k++)
-					x[k] = j < c->nimg ? a[k] ^ b[k] : a[k];
-				if (x[510] == 0x55 && x[511] == 0xAA && (x[0] == 0xEB || x[0] == 0xE9) && dt_learn_boot(c, x) &&
-				    !boot_unseen(c))
+					x[k] = a[k] ^ (b[k] & m);
+				if (dt_learn_boot(c, x) && !boot_unseen(c))
 					return;
 			}
 	}

@@ -620,6 +620,19 @@ static uint64_t ps_mask_of(const struct dt_ctx *c, const struct rk_geom *g)
 	return 0;
 }
 
+/* The start image I takes beside role R of H when the parity scan puts
+ * both among members of known starts: R's, moved by their difference
+ * (ps_rel; none when members share one start).  0 when none fits (R's
+ * start lies before its difference). */
+static int shifted_start(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint32_t i, uint64_t *start)
+{
+	uint64_t from = c->ps_has_rel ? c->ps_rel[h->role_img[r]] : 0, to = c->ps_has_rel ? c->ps_rel[i] : 0;
+	if (h->off[r] < from)
+		return 0;
+	*start = h->off[r] - from + to;
+	return 1;
+}
+
 /* Narrows the starts IMG may take under H when the parity scan puts it
  * among members sharing one data start (or whose starts differ by
  * ps_rel): the start of one of them already placed (moved by the
@@ -636,10 +649,10 @@ static int ps_narrow(const struct dt_ctx *c, const struct dt_hyp *h, uint32_t im
 	}
 	for (uint32_t r = 0; r < h->g.nroles; r++)
 		if (h->role_img[r] >= 0 && (m >> h->role_img[r] & 1)) {
+			uint64_t st;
 			mine->n = 0;
-			uint64_t from = c->ps_has_rel ? c->ps_rel[h->role_img[r]] : 0;
-			if (h->off[r] >= from)   /* else no start fits: left out only */
-				offs_add(mine, h->off[r] - from + (c->ps_has_rel ? c->ps_rel[img] : 0));
+			if (shifted_start(c, h, r, img, &st))   /* else no start fits: left out only */
+				offs_add(mine, st);
 			break;
 		}
 	return 1;
@@ -715,16 +728,8 @@ static void twins_find(struct dt_ctx *c)
 	for (uint32_t i = 0; i < c->nimg; i++)
 		for (uint32_t q = 0; q < TWIN_AT; q++) {
 			sum[i][q] = 0;   /* 0: no data there */
-			if (dt_read(c, i, (uint64_t)(q + 1) << 20, b, DT_BLK) || rk_buf_is_zero(b, DT_BLK))
-				continue;
-			uint64_t x = 0x9E3779B97F4A7C15ull;
-			for (uint32_t k = 0; k < DT_BLK; k += 8) {
-				uint64_t w;
-				memcpy(&w, b + k, 8);
-				x = (x ^ w) * 0xBF58476D1CE4E5B9ull;
-				x ^= x >> 31;
-			}
-			sum[i][q] = x | 1;
+			if (!dt_read(c, i, (uint64_t)(q + 1) << 20, b, DT_BLK) && !rk_buf_is_zero(b, DT_BLK))
+				sum[i][q] = dt_hash64(b, DT_BLK) | 1;
 		}
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		c->twins[i] = 0;
@@ -1768,9 +1773,9 @@ static void left_out_starts(const struct dt_ctx *c, const struct dt_hyp *h, uint
 		if (h->role_img[r] >= 0)
 			offs_add(o, h->off[r]);
 	for (uint32_t r = 0; r < h->g.nroles && c->ps_has_rel; r++) {
-		int32_t j = h->role_img[r];
-		if (j >= 0 && h->off[r] >= c->ps_rel[j])
-			offs_add(o, h->off[r] - c->ps_rel[j] + c->ps_rel[i]);
+		uint64_t st;
+		if (h->role_img[r] >= 0 && shifted_start(c, h, r, i, &st))
+			offs_add(o, st);
 	}
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];

@@ -211,6 +211,8 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		fs->at_img = i;
 		fs->at_off = at;
 		fs->at_size = c->img && i < c->nimg ? c->img[i].size : 0;
+		if ((at == 0 || at == 4096) && c->img && i < c->nimg && rk_get_le32(p) == 0xA92B4EFCu && rk_get_le32(p + 4) == 1)
+			c->img[i].md_floor = at + 512;   /* md 1.1 or 1.2 left its superblock: its data lies past it */
 		dt_self_scan(c, i, at, p, len - o);
 		dt_btrfs_scan(c, i, at, p, len - o);
 		dt_ext_scan(c, i, at, p, len - o);
@@ -400,6 +402,8 @@ void dt_resolve(struct dt_ctx *c)
 			dt_ext_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_EXT_DIR)
 			;   /* below, once every inode is */
+		else if (c->anc[w].kind == DT_EXT_TAIL)
+			dt_ext_resolve_tail(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_BTRFS_NODE)
 			dt_btrfs_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind >= DT_XFS_INO)

@@ -409,17 +409,25 @@ void dt_ext_journal(struct dt_ctx *c)
  * slice) beside a RAID-10 of vfat had its 128-byte inodes anchored, all on
  * that slice, and the answer was held back for the image left out.  The
  * directories count too: a linear array keeps its inodes on the first
- * member, its directories pin the others (seed 2357). */
+ * member, its directories pin the others (seed 2357); so do files' last
+ * blocks, two or more (seed 2280: a linear of 2 whose second member holds
+ * only files; seed 2645: one last block on a member of a RAID-4 holding
+ * the forensics "multiple" sample, whose inodes all lay on a copy of
+ * that sample beside it, kept them, and they placed the copy). */
 void dt_ext_settle(struct dt_ctx *c)
 {
 	if (!c->ext.learnt)
 		return;
-	for (uint32_t k = 0; k < c->nanc; k++)
-		if ((c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR) && c->anc[k].voff != DT_NONE &&
-		    c->anc[k].img != c->ext.img)
+	uint32_t tails = 0;   /* one file's last block elsewhere may be a copy's (seed 2645) */
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->voff == DT_NONE || a->img == c->ext.img)
+			continue;
+		if (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR || (a->kind == DT_EXT_TAIL && ++tails >= 2))
 			return;
+	}
 	for (uint32_t k = 0; k < c->nanc; k++)
-		if (c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR)
+		if (c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR || c->anc[k].kind == DT_EXT_TAIL)
 			c->anc[k].voff = DT_NONE;
 }
 
@@ -521,6 +529,8 @@ const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len)
 		snprintf(buf, len, "ext4 directory of inode %llu", (unsigned long long)a->raw);
 	else if (a->kind == DT_EXT_INO)
 		snprintf(buf, len, "ext4 inode %u", a->tag);
+	else if (a->kind == DT_EXT_TAIL)
+		snprintf(buf, len, "ext4 last block of inode %u", a->tag);
 	else
 		return NULL;
 	return buf;

@@ -10,6 +10,8 @@
 
 #define DT_BLK 4096u                 /* the granule rows are checked in */
 #define DT_HEAD (64ull << 20)        /* bytes scanned for anchors at the start of each image */
+#define DT_WIN (1ull << 20)          /* a spread window of the scan */
+#define DT_NSPREAD 48u               /* spread windows per image */
 #define DT_MAX_ROLES 32u             /* the largest member count searched */
 #define DT_NONE UINT64_MAX
 #define DT_MIXED 512u                /* mixed rows kept (detect_rotation.c) */
@@ -36,6 +38,7 @@ enum dt_kind {
 	                     * tag = its number once resolved (detect_ext.c) */
 	DT_EXT_DIR,         /* ext4 directory's first block ("." then ".."), raw = the inode "." names;
 	                     * resolved through that inode's extent (detect_ext.c) */
+	DT_EXT_TAIL,        /* ext4 file's last block, raw = its block number, tag = the inode (detect_lastblock.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -142,6 +145,8 @@ struct dt_img {
 	const char *path;
 	uint64_t size;
 	uint64_t nread;          /* bytes read so far (the budget) */
+	uint64_t md_floor;       /* past md's superblock (magic, major 1) at byte 0 or 4 KiB: a data start
+	                          * below is none (0: none seen) */
 };
 
 /* A cached 4 KiB block of an image. */
@@ -357,8 +362,17 @@ void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);
  * where it was found, says where its first block lies (depth-0 extents
  * only); DT_NONE otherwise.  Relative to the file system's start. */
 void   dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a);
-/* Words for a DT_EXT_INO or DT_EXT_DIR anchor (NULL for other kinds). */
+/* Words for a DT_EXT_INO, DT_EXT_DIR or DT_EXT_TAIL anchor (NULL for other kinds). */
 const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* detect_lastblock.c */
+/* Looks for the last blocks of the learnt ext4's files (their inodes
+ * anchored) over the scanned parts of every image, adding a DT_EXT_TAIL
+ * anchor per place found (resolved).  Reads. */
+void   dt_ext_tails(struct dt_ctx *c);
+/* A DT_EXT_TAIL hit's volume byte, relative to the file system's start
+ * (DT_NONE when nothing is learnt). */
+void   dt_ext_resolve_tail(const struct dt_ctx *c, struct dt_anchor *a);
 
 /* detect_stripe.c */
 /* The data start of a linear array's first member that most anchors sure

@@ -9,8 +9,6 @@
 #include "rk_segnames.h"
 #include "rk_util.h"
 
-#define DT_WIN (1ull << 20)        /* a spread window */
-#define DT_NSPREAD 48u             /* spread windows per image */
 #define DT_TWIN (4ull << 20)       /* a targeted window */
 
 /* Opens every image read-only; RK_E_OPEN names the one that fails. */
@@ -237,5 +235,7 @@ rk_err dt_scan_all(struct dt_ctx *c)
 	learn_rebuilt(c, buf, bufsz);
 	free(buf);
 	dt_resolve(c);
+	dt_ext_tails(c);
+	dt_resolve(c);   /* the tails count in dt_ext_settle */
 	return RK_OK;
 }

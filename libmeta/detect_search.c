@@ -47,7 +47,7 @@ static int dbg_geo(const struct rk_geom *g)
 #define DT_SURE_ROWS 8u
 #define DT_SURE_ANC 12u
 
-struct vote { uint32_t img, role; uint64_t off; uint32_t n; };
+struct vote { uint32_t img, role; uint64_t off; uint32_t n, tails; };   /* tails: of N, file tails' */
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
@@ -125,8 +125,13 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 		if (a->voff == DT_NONE || img_role[a->img] < 0)
 			continue;
 		uint32_t r = (uint32_t)img_role[a->img];
+		/* a file's tail found elsewhere is most often another file's
+		 * ending at the same byte (a file whose inode was not anchored,
+		 * or whose own last bytes are zeros: seed 2314, 17 of 494): it
+		 * counts for a reading, never against one */
+		int against = a->kind != DT_EXT_TAIL;
 		if (a->ioff < h->off[r]) {
-			h->anc_bad++;   /* before the data: the start is too late */
+			h->anc_bad += against;   /* before the data: the start is too late */
 			continue;
 		}
 		if (a->ioff - h->off[r] >= h->g.member_size)
@@ -137,7 +142,7 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 			continue;
 		if (v == a->voff || v == a->voff2)
 			h->anc_ok++;
-		else if (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread)) {
+		else if (against && (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread))) {
 			h->anc_bad++;
 #ifdef DT_DEBUG
 			if (dbg_ancbad)
@@ -265,7 +270,7 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 				if (q < ns || ns == 16)
 					continue;
 				seen[ns++] = o;
-				vs[nv++] = (struct vote){ a->img, 0, o, 1 };
+				vs[nv++] = (struct vote){ a->img, 0, o, 1, a->kind == DT_EXT_TAIL };
 			}
 		}
 	}
@@ -402,22 +407,28 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 				uint64_t o = a->ioff - locs[j].member_off;
 				if ((o & 511) || (c->hints.have_offset && o != c->hints.offset) || (near_only && o >= h->g.r10_stride / 2))
 					continue;
-				vs[nv++] = (struct vote){ a->img, locs[j].role, o, 1 };
+				vs[nv++] = (struct vote){ a->img, locs[j].role, o, 1, a->kind == DT_EXT_TAIL };
 			}
 		}
 	}
 	qsort(vs, nv, sizeof *vs, vote_cmp);
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < nv; k++) {
-		if (w && !vote_cmp(&vs[w - 1], &vs[k]))
+		if (w && !vote_cmp(&vs[w - 1], &vs[k])) {
 			vs[w - 1].n++;
-		else
+			vs[w - 1].tails += vs[k].tails;
+		} else
 			vs[w++] = vs[k];
 	}
 	qsort(vs, w, sizeof *vs, vote_cnt_cmp);
+	/* the starts stage 2 tries for images the votes leave open: not one
+	 * file tail's alone, most often another file's (seed 2548: a linear
+	 * of 8 whose last member, all zeros, was tried at two such starts and
+	 * at 0, where its junk reads a fake md superblock) */
 	vo->n = 0;
 	for (uint32_t k = 0; k < w && vo->n < 3; k++)
-		offs_add(vo, vs[k].off);
+		if (vs[k].n > 1 || !vs[k].tails)
+			offs_add(vo, vs[k].off);
 	vote_prefs(vs, w, pf);
 	for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
 		h->role_img[r] = -1;
@@ -549,6 +560,12 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 		h->missing += h->role_img[r] < 0;
 	if (h->g.level != 1 && h->missing > rk_geom_redundancy(&h->g))
 		return;
+	/* md's superblock is never data (seed 2548: the last member of a
+	 * linear, all zeros past a damaged md 1.2 superblock, read from byte
+	 * 0 tied with its true start) */
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && h->off[r] < c->img[h->role_img[r]].md_floor)
+			return;
 	/* the data area is what the smallest image holding a role gives at its
 	 * start (stage 1 guessed it before the roles and starts were known) */
 	uint64_t ms = UINT64_MAX;
@@ -965,6 +982,13 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 	 * voted start (seed 2280: a linear of 2 at 1 MiB, its second member
 	 * then read from byte 0 at 0.89) */
 	int placed_only = h->g.level == RK_LEVEL_LINEAR;
+	/* linear: the first member's data fills its image from its start (the
+	 * volume's start anchors it); a later member's voted start is off by
+	 * as much as the size was, and its size would shrink the next guess
+	 * further (seed 2201: a linear of 3 at 64 KiB, 869 KiB and 128 KiB,
+	 * whose file tails voted the third member 128 KiB late) */
+	if (placed_only && h->role_img[0] >= 0 && c->img[h->role_img[0]].size > h->off[0])
+		return c->img[h->role_img[0]].size - h->off[0];
 	uint64_t m = UINT64_MAX, least = UINT64_MAX, half = decoy_below(c, h, img_role);
 	for (uint32_t i = 0; i < c->nimg; i++)
 		if (img_role[i] >= 0) {
@@ -1674,7 +1698,7 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 		if (a->img != i || a->voff == DT_NONE)
 			continue;
 		if (own && ((a->kind == DT_EXT_SB && a->tag == own) ||
-		            ((a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) && c->ext.learnt && c->ext.img == i))) {
+		            ((a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR || a->kind == DT_EXT_TAIL) && c->ext.learnt && c->ext.img == i))) {
 			held = 1;   /* that file system's own */
 			continue;
 		}
@@ -2689,6 +2713,9 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 		uint32_t r = 0;
 		if (getenv("DT_LAY"))
 			t.g.layout = atoi(getenv("DT_LAY"));
+		if (getenv("DT_CHUNK"))   /* the same volume in chunks of this size */
+			rk_geom_init(&t.g, t.g.level, t.g.layout, strtoull(getenv("DT_CHUNK"), NULL, 0), t.g.nroles,
+			             t.g.member_size);
 		for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
 			t.role_img[r++] = atoi(tok);
 		free(o);

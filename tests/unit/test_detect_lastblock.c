@@ -1,0 +1,114 @@
+/* test_detect_lastblock.c: the last blocks of ext4 files as anchors
+ * (detect_lastblock.c).  An ext4 made by mkfs.ext4 -d (SKIP without it)
+ * holding files of random bytes whose sizes end mid-block, split as a
+ * RAID-0 of two 64 KiB chunks: the scan finds files' last blocks on both
+ * members, and each resolves to the volume byte its member offset is
+ * under that RAID-0.  A file and its copy end at the same byte: neither
+ * is looked for (either place would be taken for the other's). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "detect_int.h"
+#include "helpers/rk_test.h"
+
+#define NFILES 40
+#define CHUNK 65536u
+#define VOL (16u << 20)
+
+static size_t file_size(int k) { return 3000 + (size_t)k * 5003; }
+
+static int run(const char *cmd)
+{
+	char full[2048];
+	snprintf(full, sizeof full, "%s >/dev/null 2>&1", cmd);
+	return system(full) == 0;
+}
+
+/* "vol": an ext4 of NFILES random files f0.. and "dup", a copy of f3. */
+static void make_volume(void)
+{
+	char tree[600], p[700], cmd[1500];
+	snprintf(tree, sizeof tree, "%s/tree", rk_test_tmpdir());
+	RK_REQUIRE(mkdir(tree, 0755) == 0);
+	for (int k = 0; k < NFILES; k++) {
+		snprintf(p, sizeof p, "%s/f%02d", tree, k);
+		uint8_t *b = rk_test_random_bytes(file_size(k), 700 + k);
+		rk_test_spit(p, b, file_size(k));
+		if (k == 3) {
+			snprintf(p, sizeof p, "%s/dup", tree);
+			rk_test_spit(p, b, file_size(k));
+		}
+		free(b);
+	}
+	const char *vol = rk_test_path("vol");
+	rk_test_make_file(vol, VOL);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -O metadata_csum -d '%s' '%s'", tree, vol);
+	RK_REQUIRE_MSG(run(cmd), "mkfs.ext4 failed");
+}
+
+/* The volume split into members 0 and 1 of a RAID-0 in CHUNK chunks. */
+static void split_raid0(void)
+{
+	size_t len;
+	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &len);
+	RK_REQUIRE(v && len == VOL);
+	uint8_t *m[2] = { malloc(VOL / 2), malloc(VOL / 2) };
+	RK_REQUIRE(m[0] && m[1]);
+	for (uint32_t c = 0; c < VOL / CHUNK; c++)
+		memcpy(m[c % 2] + (size_t)(c / 2) * CHUNK, v + (size_t)c * CHUNK, CHUNK);
+	for (int r = 0; r < 2; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], VOL / 2);
+		free(m[r]);
+	}
+	free(v);
+}
+
+/* The volume block holding file f3's last bytes (and its copy's). */
+static uint64_t block_of_f3_tail(void)
+{
+	size_t len;
+	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &len), *want = rk_test_random_bytes(file_size(3), 703);
+	RK_REQUIRE(v && want);
+	const uint8_t *at = memmem(v, len, want + file_size(3) - 64, 64);
+	RK_REQUIRE_MSG(at, "f3's last bytes are not in the volume");
+	uint64_t blk = (uint64_t)(at - v) / 4096;
+	free(v);
+	free(want);
+	return blk;
+}
+
+START_TEST(t_lastblock_raid0)
+{
+	if (!run("command -v mkfs.ext4")) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	make_volume();
+	split_raid0();
+	uint64_t f3 = block_of_f3_tail();
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), 2));
+	RK_REQUIRE(!dt_scan_all(&c));
+	uint32_t per[2] = { 0, 0 };
+	for (uint32_t k = 0; k < c.nanc; k++) {
+		const struct dt_anchor *a = &c.anc[k];
+		if (a->kind != DT_EXT_TAIL)
+			continue;
+		uint64_t chunk = a->ioff / CHUNK * 2 + a->img, want = chunk * CHUNK + a->ioff % CHUNK;
+		RK_REQUIRE_MSG(a->voff == want, "inode %u's last block on image %u byte %llu: volume byte %llu, not %llu",
+		               a->tag, a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff,
+		               (unsigned long long)want);
+		RK_REQUIRE_MSG(a->raw != f3, "f3's last block taken, though its copy ends at the same byte");
+		per[a->img]++;
+	}
+	RK_REQUIRE_MSG(per[0] >= 8 && per[1] >= 8, "last blocks found: %u on member 0, %u on member 1", per[0], per[1]);
+	dt_close(&c);
+}
+END_TEST
+
+RK_TEST_SUITE("detect_lastblock", { "lastblock", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
+	  RK_TESTS(RK_TEST(t_lastblock_raid0)) })

@@ -402,7 +402,7 @@ void dt_resolve(struct dt_ctx *c)
 			dt_ext_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_EXT_DIR)
 			;   /* below, once every inode is */
-		else if (c->anc[w].kind == DT_EXT_TAIL)
+		else if (c->anc[w].kind == DT_EXT_TAIL || c->anc[w].kind == DT_EXT_RMAP)
 			dt_ext_resolve_tail(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_BTRFS_NODE)
 			dt_btrfs_resolve(c, &c->anc[w]);

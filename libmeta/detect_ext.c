@@ -326,6 +326,10 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 	e->icount = icount;
 	e->isz = isz;
 	e->img = i;
+	e->fdb = fdb;
+	e->rgdt = rk_get_le16(sb + 0xCE);
+	e->gdtb = (uint32_t)((ngroups * dsz + bs - 1) / bs);
+	e->resize = (rk_get_le32(sb + 0x5C) & 0x10) != 0;
 	e->seed = seed;
 	e->jino = (rk_get_le32(sb + 0x5C) & 0x4) ? rk_get_le32(sb + 0xE0) : 0;   /* has_journal: s_journal_inum */
 	e->a = crc_zeros(seed, 8 + isz);
@@ -423,11 +427,13 @@ void dt_ext_settle(struct dt_ctx *c)
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->voff == DT_NONE || a->img == c->ext.img)
 			continue;
-		if (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR || (a->kind == DT_EXT_TAIL && ++tails >= 2))
+		if (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR ||
+		    ((a->kind == DT_EXT_TAIL || a->kind == DT_EXT_RMAP) && ++tails >= 2))
 			return;
 	}
 	for (uint32_t k = 0; k < c->nanc; k++)
-		if (c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR || c->anc[k].kind == DT_EXT_TAIL)
+		if (c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR || c->anc[k].kind == DT_EXT_TAIL ||
+		    c->anc[k].kind == DT_EXT_RMAP)
 			c->anc[k].voff = DT_NONE;
 }
 
@@ -458,6 +464,41 @@ void dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a)
 		a->voff = e->itable[g] + (uint64_t)idx * e->isz;
 		a->tag = ino;
 	}
+}
+
+/* See detect_int.h.  mke2fs (res_gdt.c) puts reserved GDT block r, at
+ * block first_data_block + 1 + GDT blocks + r, in entry (GDT blocks + r)
+ * modulo the entries per block. */
+int dt_ext_resize_map(struct dt_ctx *c, uint64_t *blk, uint8_t *want)
+{
+	const struct dt_ext *e = &c->ext;
+	uint8_t in[ISIZE];
+	if (!e->learnt || !e->resize || !e->rgdt || e->isz > ISIZE || !e->bs)
+		return 0;
+	/* inode 7 beside an anchored inode of its inode-table block (a
+	 * block never straddles members) */
+	uint64_t at = DT_NONE;
+	uint32_t img = 0;
+	for (uint32_t k = 0; k < c->nanc && at == DT_NONE; k++) {
+		const struct dt_anchor *q = &c->anc[k];
+		if (q->kind == DT_EXT_INO && q->tag && q->tag <= e->ipg && (q->tag - 1) * e->isz / e->bs == 6 * e->isz / e->bs &&
+		    q->ioff + 6ull * e->isz >= (uint64_t)(q->tag - 1) * e->isz) {
+			at = q->ioff + 6ull * e->isz - (uint64_t)(q->tag - 1) * e->isz;
+			img = q->img;
+		}
+	}
+	if (at == DT_NONE || dt_read(c, img, at, in, e->isz))
+		return 0;
+	struct dt_anchor a = { DT_EXT_INO, img, at, e->isz == ISIZE ? inode_raw(in) : inode_raw128(in), DT_NONE, DT_NONE, 0 };
+	dt_ext_resolve(c, &a);
+	uint32_t apb = e->bs / 4;
+	*blk = rk_get_le32(in + 0x28 + 13 * 4);   /* i_block[EXT2_DIND_BLOCK] */
+	if (a.tag != 7 || (rk_get_le32(in + 0x20) & 0x80000u) || !*blk || *blk >= e->blocks || e->rgdt > apb)
+		return 0;
+	memset(want, 0, e->bs);
+	for (uint32_t r = 0; r < e->rgdt; r++)
+		rk_put_le32(want + (size_t)((e->gdtb + r) % apb) * 4, e->fdb + 1 + e->gdtb + r);
+	return 1;
 }
 
 /* See detect_int.h. */
@@ -531,6 +572,8 @@ const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len)
 		snprintf(buf, len, "ext4 inode %u", a->tag);
 	else if (a->kind == DT_EXT_TAIL)
 		snprintf(buf, len, "ext4 last block of inode %u", a->tag);
+	else if (a->kind == DT_EXT_RMAP)
+		snprintf(buf, len, "ext4 resize inode's GDT map");
 	else
 		return NULL;
 	return buf;

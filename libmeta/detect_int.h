@@ -39,6 +39,7 @@ enum dt_kind {
 	DT_EXT_DIR,         /* ext4 directory's first block ("." then ".."), raw = the inode "." names;
 	                     * resolved through that inode's extent (detect_ext.c) */
 	DT_EXT_TAIL,        /* ext4 file's last block, raw = its block number, tag = the inode (detect_lastblock.c) */
+	DT_EXT_RMAP,        /* ext4 resize inode's map of the reserved GDT blocks, raw = its block number */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -100,6 +101,8 @@ struct dt_ext {
 	uint32_t bs;                          /* the learnt file system's block size and count */
 	uint64_t blocks;
 	uint64_t itable[DT_EXT_GROUPS];
+	uint32_t fdb, rgdt, gdtb;             /* first data block, reserved GDT blocks, GDT blocks */
+	int      resize;                      /* the superblock has resize_inode */
 	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
 	uint32_t ndir[DT_MAX_ROLES + 8];      /* directory anchors added per image (capped) */
 };
@@ -362,8 +365,15 @@ void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);
  * where it was found, says where its first block lies (depth-0 extents
  * only); DT_NONE otherwise.  Relative to the file system's start. */
 void   dt_ext_resolve_dir(struct dt_ctx *c, struct dt_anchor *a);
-/* Words for a DT_EXT_INO, DT_EXT_DIR or DT_EXT_TAIL anchor (NULL for other kinds). */
+/* Words for a DT_EXT_INO, DT_EXT_DIR, DT_EXT_TAIL or DT_EXT_RMAP anchor (NULL for other kinds). */
 const char *dt_ext_name(const struct dt_anchor *a, char *buf, size_t len);
+
+/* The block of the learnt ext4's resize inode (7) that maps its reserved
+ * GDT blocks, read beside an anchored inode of its inode-table block: its
+ * number into *BLK and its bytes (the learnt block size) into WANT, as
+ * mke2fs writes them; 0 when the file system has none, or inode 7 there
+ * does not carry its own checksum. */
+int    dt_ext_resize_map(struct dt_ctx *c, uint64_t *blk, uint8_t *want);
 
 /* detect_lastblock.c */
 /* Looks for the last blocks of the learnt ext4's files (their inodes

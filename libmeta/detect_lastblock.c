@@ -30,7 +30,15 @@
 #define TAIL_BUF (4u << 20)
 
 struct tail { uint64_t blk; uint32_t ino, end, hits, next; };
-struct tails { struct tail t[TAIL_MAX]; uint32_t n, head[512]; uint32_t bs; };
+struct tails {
+	struct tail t[TAIL_MAX];
+	uint32_t n, head[512];
+	uint32_t bs;
+	uint8_t *map;        /* the resize inode's map block as mke2fs writes it (NULL: none) */
+	uint64_t map_blk;
+	uint32_t map_first;  /* its first non-zero byte */
+	uint32_t map_hits;
+};
 
 /* Inode IN's (of number INO) last block and the bytes of it the file
  * fills, into *T: 0 when the file is not a live regular file with a
@@ -105,12 +113,24 @@ static int distinct_enough(const uint8_t *p, uint32_t len)
 	return n >= TAIL_DISTINCT;
 }
 
-/* Looks for the tails in BUF (LEN bytes of image I from image byte
- * BASE), pushing an anchor per place found. */
+/* Looks for the resize inode's map block in BUF at sector S. */
+static void match_map(struct dt_ctx *c, struct tails *ts, uint32_t i, uint64_t base, const uint8_t *buf, uint32_t s,
+                      uint32_t nsec)
+{
+	const uint8_t *b = buf + (size_t)s * 512;
+	if (!ts->map || s + ts->bs / 512 > nsec || b[ts->map_first] != ts->map[ts->map_first] || memcmp(b, ts->map, ts->bs))
+		return;
+	ts->map_hits++;
+	dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_RMAP, i, base + (uint64_t)s * 512, ts->map_blk, DT_NONE, DT_NONE, 7 });
+}
+
+/* Looks for the tails (and the resize inode's map) in BUF (LEN bytes of
+ * image I from image byte BASE), pushing an anchor per place found. */
 static void match_buf(struct dt_ctx *c, struct tails *ts, uint32_t i, uint64_t base, const uint8_t *buf, size_t len)
 {
 	uint32_t spb = ts->bs / 512, nsec = (uint32_t)(len / 512);
 	for (uint32_t s = 0; s < nsec; s++) {
+		match_map(c, ts, i, base, buf, s, nsec);
 		int e = last_nonzero(buf + (size_t)s * 512);
 		if (e < 0 || ts->head[e] == UINT32_MAX)
 			continue;
@@ -173,6 +193,22 @@ static int one_place(const struct dt_ctx *c, uint32_t n0, const struct tail *t)
 	return 1;
 }
 
+/* The same for the resize inode's map block, found HITS times. */
+static int map_one_place(const struct dt_ctx *c, uint32_t n0, uint32_t hits)
+{
+	uint64_t at = DT_NONE;
+	if (hits > TAIL_HITS)
+		return 0;
+	for (uint32_t k = n0; k < c->nanc; k++) {
+		if (c->anc[k].kind != DT_EXT_RMAP)
+			continue;
+		if (at != DT_NONE && c->anc[k].ioff != at)
+			return 0;
+		at = c->anc[k].ioff;
+	}
+	return 1;
+}
+
 /* See detect_int.h. */
 void dt_ext_tails(struct dt_ctx *c)
 {
@@ -188,8 +224,16 @@ void dt_ext_tails(struct dt_ctx *c)
 	}
 	ts->bs = e->bs;
 	collect(c, ts);
+	ts->map = malloc(e->bs);
+	ts->map_hits = 0;
+	if (ts->map && !dt_ext_resize_map(c, &ts->map_blk, ts->map)) {
+		free(ts->map);
+		ts->map = NULL;
+	}
+	for (ts->map_first = 0; ts->map && !ts->map[ts->map_first]; ts->map_first++)
+		;   /* dt_ext_resize_map wrote at least one entry */
 	uint32_t n0 = c->nanc;
-	for (uint32_t i = 0; i < c->nimg && ts->n; i++) {
+	for (uint32_t i = 0; i < c->nimg && (ts->n || ts->map); i++) {
 		uint64_t size = c->img[i].size;
 		match_range(c, ts, i, 0, DT_HEAD, buf);
 		if (size > DT_HEAD + DT_WIN)
@@ -204,6 +248,11 @@ void dt_ext_tails(struct dt_ctx *c)
 #endif
 	uint32_t w = n0;
 	for (uint32_t k = n0; k < c->nanc; k++) {
+		if (c->anc[k].kind == DT_EXT_RMAP) {   /* copies of one block: kept where they share a place */
+			if (map_one_place(c, n0, ts->map_hits))
+				c->anc[w++] = c->anc[k];
+			continue;
+		}
 		uint32_t q = 0;
 		while (q < ts->n && ts->t[q].ino != c->anc[k].tag)
 			q++;
@@ -211,6 +260,7 @@ void dt_ext_tails(struct dt_ctx *c)
 			c->anc[w++] = c->anc[k];
 	}
 	c->nanc = w;
+	free(ts->map);
 	free(ts);
 	free(buf);
 }

@@ -84,6 +84,19 @@ static int vote_cnt_cmp(const void *a, const void *b)
 static int dbg_ancbad;   /* DT_ORDER's hypothesis: its anchors against it, each */
 #endif
 
+/* Whether anchor A was found by bytes another file system may hold too
+ * (detect_lastblock.c): a file's last block, found by its end alone, may
+ * be another file's; the resize inode's map is the same in every ext4 of
+ * the same size.  Evidence for a reading that places it, none against
+ * one, none that an image left out is a member (seed 2909: a plain ext4
+ * image beside a RAID-10 of 6 with a member gone held ten blocks ending
+ * where files of the array's end; seed 2280: one beside a linear of 2
+ * held the same map as the array's, where the array held it). */
+static int weak_anchor(const struct dt_anchor *a)
+{
+	return a->kind == DT_EXT_TAIL || a->kind == DT_EXT_RMAP;
+}
+
 /* Whether H reads anchor A (ext metadata) at volume byte V inside the
  * learnt ext4's journal, where copies of metadata blocks are logged: no
  * evidence against H (dt_ext_journal). */
@@ -129,7 +142,7 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 		 * ending at the same byte (a file whose inode was not anchored,
 		 * or whose own last bytes are zeros: seed 2314, 17 of 494): it
 		 * counts for a reading, never against one */
-		int against = a->kind != DT_EXT_TAIL;
+		int against = !weak_anchor(a);
 		if (a->ioff < h->off[r]) {
 			h->anc_bad += against;   /* before the data: the start is too late */
 			continue;
@@ -270,7 +283,7 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 				if (q < ns || ns == 16)
 					continue;
 				seen[ns++] = o;
-				vs[nv++] = (struct vote){ a->img, 0, o, 1, a->kind == DT_EXT_TAIL };
+				vs[nv++] = (struct vote){ a->img, 0, o, 1, (uint32_t)weak_anchor(a) };
 			}
 		}
 	}
@@ -407,7 +420,7 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 				uint64_t o = a->ioff - locs[j].member_off;
 				if ((o & 511) || (c->hints.have_offset && o != c->hints.offset) || (near_only && o >= h->g.r10_stride / 2))
 					continue;
-				vs[nv++] = (struct vote){ a->img, locs[j].role, o, 1, a->kind == DT_EXT_TAIL };
+				vs[nv++] = (struct vote){ a->img, locs[j].role, o, 1, (uint32_t)weak_anchor(a) };
 			}
 		}
 	}
@@ -1695,7 +1708,7 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 	uint32_t own = whole_ok ? own_whole_ext(c, h, i) : 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
-		if (a->img != i || a->voff == DT_NONE)
+		if (a->img != i || a->voff == DT_NONE || weak_anchor(a))
 			continue;
 		if (own && ((a->kind == DT_EXT_SB && a->tag == own) ||
 		            ((a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR || a->kind == DT_EXT_TAIL || a->kind == DT_EXT_RMAP) &&
@@ -1711,7 +1724,8 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 	return held;
 }
 
-/* Anchors on images H leaves out, but for those of unrelated slices. */
+/* Anchors on images H leaves out, but for those of unrelated slices and
+ * files' last blocks. */
 static uint32_t unexplained(struct dt_ctx *c, const struct dt_hyp *h)
 {
 	uint32_t n = 0;
@@ -1720,7 +1734,7 @@ static uint32_t unexplained(struct dt_ctx *c, const struct dt_hyp *h)
 		if (uses_image(h, i))
 			continue;
 		for (uint32_t k = 0; k < c->nanc; k++)
-			on += c->anc[k].img == i && c->anc[k].voff != DT_NONE;
+			on += c->anc[k].img == i && c->anc[k].voff != DT_NONE && !weak_anchor(&c->anc[k]);
 		n += on && !foreign_slice(c, h, i, 0) ? on : 0;
 	}
 	return n;
@@ -1763,7 +1777,7 @@ static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 		struct offs o = { { 0 }, 0 };
 		for (uint32_t k = 0; k < c->nanc && !used; k++) {
 			const struct dt_anchor *a = &c->anc[k];
-			if (a->img != i || a->voff == DT_NONE)
+			if (a->img != i || a->voff == DT_NONE || weak_anchor(a))
 				continue;
 			held = 1;
 			struct rk_loc locs[8];
@@ -2176,13 +2190,18 @@ static int anchor_copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		uint8_t v[512], w[512];
-		if (a->voff == DT_NONE || uses_image(h, a->img) || a->voff >= h->g.volume_size)
+		if (a->voff == DT_NONE || uses_image(h, a->img) || a->voff >= h->g.volume_size || weak_anchor(a))
 			continue;
 		if (dt_vread(c, h, a->voff & ~(uint64_t)511, v, sizeof v) ||
 		    dt_read(c, a->img, a->ioff & ~(uint64_t)511, w, sizeof w))
 			continue;
-		if (!memcmp(v, w, sizeof v) && !rk_buf_is_zero(v, sizeof v))
+		if (!memcmp(v, w, sizeof v) && !rk_buf_is_zero(v, sizeof v)) {
+#ifdef DT_DEBUG
+			fprintf(stderr, "COPYLEFT img %u kind %d ioff %llu voff %llu\n", a->img, (int)a->kind, (unsigned long long)a->ioff,
+			        (unsigned long long)a->voff);
+#endif
 			return 1;
+		}
 	}
 	return 0;
 }

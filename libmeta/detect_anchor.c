@@ -216,6 +216,7 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 		dt_self_scan(c, i, at, p, len - o);
 		dt_btrfs_scan(c, i, at, p, len - o);
 		dt_ext_scan(c, i, at, p, len - o);
+		dt_exfat_scan(c, p, len - o);
 		if (o + 1024 <= len && dt_fs_ext(fs, p))
 			add_ext_sb(c, i, at, p);
 		else if (gpt_hdr(fs, p)) {
@@ -402,8 +403,8 @@ void dt_resolve(struct dt_ctx *c)
 			dt_ext_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_EXT_DIR)
 			;   /* below, once every inode is */
-		else if (c->anc[w].kind == DT_EXT_TAIL || c->anc[w].kind == DT_EXT_RMAP)
-			dt_ext_resolve_tail(c, &c->anc[w]);
+		else if (c->anc[w].kind == DT_EXT_TAIL || c->anc[w].kind == DT_EXT_RMAP || c->anc[w].kind == DT_EXFAT_TAIL)
+			dt_resolve_lastblock(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_BTRFS_NODE)
 			dt_btrfs_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind >= DT_XFS_INO)
@@ -437,6 +438,7 @@ const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 	case DT_XFS_AGI: snprintf(buf, len, "XFS AGI of AG %llu", (unsigned long long)a->raw); break;
 	case DT_BTRFS_SB: snprintf(buf, len, "btrfs superblock at %llu", (unsigned long long)a->raw); break;
 	case DT_MBR: snprintf(buf, len, "MBR partition table"); break;
+	case DT_EXFAT_TAIL: snprintf(buf, len, "exFAT last cluster %llu", (unsigned long long)a->raw); break;
 	default: snprintf(buf, len, "anchor"); break;
 	}
 	return buf;

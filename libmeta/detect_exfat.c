@@ -204,6 +204,50 @@ static void probe_tails(struct exq *q)
 	dt_tails_count(q->h, ok, n);
 }
 
+/* See detect_int.h.  Only a sector's first 32-byte steps are looked at
+ * whole: an entry set crossing into the next sector is seen from it. */
+void dt_exfat_scan(struct dt_ctx *c, const uint8_t *p, size_t left)
+{
+	struct dt_exf *x = &c->exf;
+	for (uint32_t o = 0; o < 512 && x->nfiles < DT_EXFILES; o += EX_ENT) {
+		const uint8_t *e = p + o, *st = e + EX_ENT;
+		uint32_t sc = e[0] == 0x85 ? e[1] : 0;
+		if (sc < 2 || sc > 18 || o + (sc + 1) * EX_ENT > left || st[0] != 0xC0 || (st[1] & 3) != 3 ||
+		    (rk_get_le16(e + 4) & 0x10) || rk_get_le16(e + 2) != set_sum(e, sc + 1))
+			continue;   /* not a contiguous file's entry set, or its checksum fails */
+		uint32_t first = rk_get_le32(st + 20);
+		uint64_t len = rk_get_le64(st + 24);
+		if (first < 2 || !len || rk_get_le64(st + 8) != len)
+			continue;
+		uint32_t k = 0;
+		while (k < x->nfiles && !(x->files[k].first == first && x->files[k].len == len))
+			k++;
+		if (k < x->nfiles)
+			continue;
+		if (!x->files && !(x->files = malloc(DT_EXFILES * sizeof *x->files)))
+			return;
+		x->files[x->nfiles++] = (struct dt_exfile){ first, len };
+	}
+}
+
+/* See detect_int.h. */
+void dt_exfat_learn(struct dt_ctx *c)
+{
+	struct dt_exf *x = &c->exf;
+	for (uint32_t k = 0; k < c->nanc && !x->learnt; k++) {
+		uint8_t b[512];
+		if (c->anc[k].kind != DT_EXFAT_BOOT || dt_read(c, c->anc[k].img, c->anc[k].ioff, b, sizeof b))
+			continue;
+		uint32_t bps_sh = b[0x6C], spc_sh = b[0x6D];
+		if (bps_sh < 9 || bps_sh > 12 || spc_sh > 25 - bps_sh || !rk_get_le32(b + 0x5C))
+			continue;
+		x->heap = (uint64_t)rk_get_le32(b + 0x58) << bps_sh;
+		x->csize = 1ull << (bps_sh + spc_sh);
+		x->nclus = rk_get_le32(b + 0x5C);
+		x->learnt = 1;
+	}
+}
+
 /* See detect_int.h. */
 void dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *boot)
 {

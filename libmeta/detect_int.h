@@ -40,6 +40,7 @@ enum dt_kind {
 	                     * resolved through that inode's extent (detect_ext.c) */
 	DT_EXT_TAIL,        /* ext4 file's last block, raw = its block number, tag = the inode (detect_lastblock.c) */
 	DT_EXT_RMAP,        /* ext4 resize inode's map of the reserved GDT blocks, raw = its block number */
+	DT_EXFAT_TAIL,      /* exFAT contiguous file's last cluster, raw = its number (detect_lastblock.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -107,6 +108,17 @@ struct dt_ext {
 	uint32_t ndir[DT_MAX_ROLES + 8];      /* directory anchors added per image (capped) */
 };
 
+/* exFAT's contiguous files the scan met (their entry sets' checksums
+ * held), and the cluster heap of the boot sector learnt (dt_exfat_learn). */
+struct dt_exfile { uint32_t first; uint64_t len; };
+#define DT_EXFILES 2048u
+struct dt_exf {
+	struct dt_exfile *files;
+	uint32_t nfiles;
+	int      learnt;
+	uint64_t heap, csize, nclus;   /* bytes from the file system's start; bytes; clusters */
+};
+
 /* File-system kinds told apart by the partition they live in, and a
  * partition of the volume's table (bytes; cls: what its type allows). */
 enum { DT_FSK_EXT, DT_FSK_NTFS, DT_FSK_FAT, DT_FSK_EXFAT, DT_FSK_XFS, DT_FSK_BTRFS, DT_FSK_N };
@@ -165,6 +177,7 @@ struct dt_ctx {
 	struct dt_self self;
 	struct dt_btrfs btrfs;
 	struct dt_ext ext;
+	struct dt_exf exf;
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
 	uint64_t hyps;
@@ -308,6 +321,13 @@ void   dt_btrfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_
  * probe_ok or probe_bad of H (empty ones neither).  LIMIT as
  * dt_btrfs_probe. */
 void   dt_exfat_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *boot);
+/* The scan's look at P (LEFT bytes from it on): the file entry sets it
+ * starts, their checksums holding, of contiguous files written to their
+ * end go to c->exf (each once, DT_EXFILES at most). */
+void   dt_exfat_scan(struct dt_ctx *c, const uint8_t *p, size_t left);
+/* Learns the cluster heap (c->exf) from the first exFAT boot sector
+ * anchored whose fields hold. */
+void   dt_exfat_learn(struct dt_ctx *c);
 /* detect_ntfs.c: the runs of an NTFS attribute (lcn UINT64_MAX: sparse),
  * with its flags, size and valid (initialized) size. */
 #define DT_RUNS 64u
@@ -377,12 +397,14 @@ int    dt_ext_resize_map(struct dt_ctx *c, uint64_t *blk, uint8_t *want);
 
 /* detect_lastblock.c */
 /* Looks for the last blocks of the learnt ext4's files (their inodes
- * anchored) over the scanned parts of every image, adding a DT_EXT_TAIL
- * anchor per place found (resolved).  Reads. */
-void   dt_ext_tails(struct dt_ctx *c);
-/* A DT_EXT_TAIL hit's volume byte, relative to the file system's start
+ * anchored) and of the exFAT files the scan met, and for the ext4 resize
+ * inode's map, over the scanned parts of every image, adding a
+ * DT_EXT_TAIL, DT_EXFAT_TAIL or DT_EXT_RMAP anchor per place found (to be
+ * resolved).  Reads. */
+void   dt_lastblocks(struct dt_ctx *c);
+/* Such a hit's volume byte, relative to its file system's start
  * (DT_NONE when nothing is learnt). */
-void   dt_ext_resolve_tail(const struct dt_ctx *c, struct dt_anchor *a);
+void   dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a);
 
 /* detect_stripe.c */
 /* The data start of a linear array's first member that most anchors sure

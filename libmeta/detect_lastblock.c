@@ -1,7 +1,8 @@
-/* detect_lastblock.c: the last blocks of the learnt ext4's files, found
- * on the images, as anchors.  Linux and the mkfs populators zero what
- * follows a file's last byte in its last block, so that block ends in a
- * pattern the inode predicts: its last non-zero byte is the file's last,
+/* detect_lastblock.c: the last blocks of files, found on the images, as
+ * anchors: the learnt ext4's (their inodes anchored) and exFAT's (the
+ * contiguous files whose entry sets the scan met).  Linux and the mkfs
+ * populators zero what follows a file's last byte in its last block, so
+ * that block ends in a pattern the inode (or stream extension) predicts: its last non-zero byte is the file's last,
  * at size % block size, zeros to the block's end.  Found at one place, it
  * ties that image offset to the volume byte the inode's extent names, as
  * any anchor does.  Inodes and directories sit where the file system
@@ -29,12 +30,16 @@
 #define TAIL_DISTINCT 8u
 #define TAIL_BUF (4u << 20)
 
-struct tail { uint64_t blk; uint32_t ino, end, hits, next; };
+/* A file's last block (ext4) or cluster (exFAT): RAW its number (the
+ * anchor's), TAG the inode (ext4; 0 exFAT), END the bytes of it the file
+ * fills, BS its size. */
+struct tail { uint64_t raw; uint32_t tag, end, bs, hits, next; uint8_t kind; };
 struct tails {
 	struct tail t[TAIL_MAX];
 	uint32_t n, head[512];
-	uint32_t bs;
+	uint32_t bs;         /* the largest block of a tail or the map */
 	uint8_t *map;        /* the resize inode's map block as mke2fs writes it (NULL: none) */
+	uint32_t map_bs;     /* its size: the ext4's block */
 	uint64_t map_blk;
 	uint32_t map_first;  /* its first non-zero byte */
 	uint32_t map_hits;
@@ -54,15 +59,17 @@ static int tail_of(const struct dt_ext *e, const uint8_t *in, uint32_t ino, stru
 	uint64_t blk = dt_ext_extent_block(in, (size - 1) / e->bs);
 	if (blk == DT_NONE || blk >= e->blocks)
 		return 0;
-	*t = (struct tail){ blk, ino, end, 0, UINT32_MAX };
+	*t = (struct tail){ blk, ino, end, e->bs, 0, UINT32_MAX, DT_EXT_TAIL };
 	return 1;
 }
 
-/* The tails of the files whose inodes were anchored (each number once),
- * those ending at a byte another shares left out. */
-static void collect(struct dt_ctx *c, struct tails *ts)
+/* The tails of the learnt ext4's files whose inodes were anchored (each
+ * number once). */
+static void collect_ext(struct dt_ctx *c, struct tails *ts)
 {
-	ts->n = 0;
+	const struct dt_ext *e = &c->ext;
+	if (!e->learnt || e->bs < 1024 || e->bs > 65536 || (e->bs & (e->bs - 1)))
+		return;
 	for (uint32_t k = 0; k < c->nanc && ts->n < TAIL_MAX; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		uint8_t in[128];
@@ -70,12 +77,39 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 		uint32_t q = 0;
 		if (a->kind != DT_EXT_INO || !a->tag)
 			continue;
-		while (q < ts->n && ts->t[q].ino != a->tag)
+		while (q < ts->n && !(ts->t[q].kind == DT_EXT_TAIL && ts->t[q].tag == a->tag))
 			q++;
-		if (q < ts->n || dt_read(c, a->img, a->ioff, in, sizeof in) || !tail_of(&c->ext, in, a->tag, &t))
+		if (q < ts->n || dt_read(c, a->img, a->ioff, in, sizeof in) || !tail_of(e, in, a->tag, &t))
 			continue;
 		ts->t[ts->n++] = t;
 	}
+}
+
+/* The tails of the contiguous exFAT files whose entry sets the scan met
+ * (dt_exfat_scan), in the cluster heap the learnt boot sector says. */
+static void collect_exfat(struct dt_ctx *c, struct tails *ts)
+{
+	const struct dt_exf *x = &c->exf;
+	if (!x->learnt || x->csize > 65536)
+		return;
+	for (uint32_t k = 0; k < x->nfiles && ts->n < TAIL_MAX; k++) {
+		uint64_t len = x->files[k].len, last = x->files[k].first + (len - 1) / x->csize;
+		uint32_t end = (uint32_t)(len % x->csize);
+		if (last < 2 || last - 2 >= x->nclus || end < TAIL_MIN || x->csize - end < DT_TAIL_SLACK)
+			continue;
+		ts->t[ts->n++] = (struct tail){ last, 0, end, x->csize, 0, UINT32_MAX, DT_EXFAT_TAIL };
+	}
+}
+
+/* The tails to look for, those ending at a byte another shares left out,
+ * indexed by their last byte within its sector. */
+static void collect(struct dt_ctx *c, struct tails *ts)
+{
+	ts->n = 0;
+	collect_ext(c, ts);
+	collect_exfat(c, ts);
+	for (uint32_t k = 0; k < ts->n; k++)
+		ts->bs = ts->t[k].bs > ts->bs ? ts->t[k].bs : ts->bs;
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < ts->n; k++) {
 		uint32_t same = 0;
@@ -87,7 +121,7 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 	ts->n = w;
 	for (uint32_t k = 0; k < 512; k++)
 		ts->head[k] = UINT32_MAX;
-	for (uint32_t k = 0; k < ts->n; k++) {   /* indexed by the tail's last byte within its sector */
+	for (uint32_t k = 0; k < ts->n; k++) {
 		uint32_t e = (ts->t[k].end - 1) % 512;
 		ts->t[k].next = ts->head[e];
 		ts->head[e] = k;
@@ -118,7 +152,8 @@ static void match_map(struct dt_ctx *c, struct tails *ts, uint32_t i, uint64_t b
                       uint32_t nsec)
 {
 	const uint8_t *b = buf + (size_t)s * 512;
-	if (!ts->map || s + ts->bs / 512 > nsec || b[ts->map_first] != ts->map[ts->map_first] || memcmp(b, ts->map, ts->bs))
+	if (!ts->map || s + ts->map_bs / 512 > nsec || b[ts->map_first] != ts->map[ts->map_first] ||
+	    memcmp(b, ts->map, ts->map_bs))
 		return;
 	ts->map_hits++;
 	dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_RMAP, i, base + (uint64_t)s * 512, ts->map_blk, DT_NONE, DT_NONE, 7 });
@@ -128,7 +163,7 @@ static void match_map(struct dt_ctx *c, struct tails *ts, uint32_t i, uint64_t b
  * image I from image byte BASE), pushing an anchor per place found. */
 static void match_buf(struct dt_ctx *c, struct tails *ts, uint32_t i, uint64_t base, const uint8_t *buf, size_t len)
 {
-	uint32_t spb = ts->bs / 512, nsec = (uint32_t)(len / 512);
+	uint32_t nsec = (uint32_t)(len / 512);
 	for (uint32_t s = 0; s < nsec; s++) {
 		match_map(c, ts, i, base, buf, s, nsec);
 		int e = last_nonzero(buf + (size_t)s * 512);
@@ -137,15 +172,15 @@ static void match_buf(struct dt_ctx *c, struct tails *ts, uint32_t i, uint64_t b
 		for (uint32_t q = ts->head[e]; q != UINT32_MAX; q = ts->t[q].next) {
 			struct tail *t = &ts->t[q];
 			uint32_t j = (t->end - 1) / 512;   /* the tail's sector within its block */
-			if (s < j || s - j + spb > nsec)
+			if (s < j || s - j + t->bs / 512 > nsec)
 				continue;
 			const uint8_t *blk = buf + (size_t)(s - j) * 512;
-			if (!rk_buf_is_zero(blk + t->end, ts->bs - t->end) ||
+			if (!rk_buf_is_zero(blk + t->end, t->bs - t->end) ||
 			    !distinct_enough(blk + t->end - TAIL_MIN, TAIL_MIN))
 				continue;
 			t->hits++;
-			dt_anchor_push(c, &(struct dt_anchor){ DT_EXT_TAIL, i, base + (uint64_t)(s - j) * 512, t->blk,
-			                                        DT_NONE, DT_NONE, t->ino });
+			dt_anchor_push(c, &(struct dt_anchor){ t->kind, i, base + (uint64_t)(s - j) * 512, t->raw,
+			                                        DT_NONE, DT_NONE, t->tag });
 		}
 	}
 }
@@ -184,7 +219,7 @@ static int one_place(const struct dt_ctx *c, uint32_t n0, const struct tail *t)
 	if (t->hits > TAIL_HITS)
 		return 0;
 	for (uint32_t k = n0; k < c->nanc; k++) {
-		if (c->anc[k].tag != t->ino)
+		if (c->anc[k].kind != t->kind || c->anc[k].raw != t->raw)
 			continue;
 		if (at != DT_NONE && c->anc[k].ioff != at)
 			return 0;
@@ -210,11 +245,10 @@ static int map_one_place(const struct dt_ctx *c, uint32_t n0, uint32_t hits)
 }
 
 /* See detect_int.h. */
-void dt_ext_tails(struct dt_ctx *c)
+void dt_lastblocks(struct dt_ctx *c)
 {
 	const struct dt_ext *e = &c->ext;
-	if (!e->learnt || e->bs < 1024 || e->bs > 65536 || (e->bs & (e->bs - 1)))
-		return;
+	dt_exfat_learn(c);
 	struct tails *ts = malloc(sizeof *ts);
 	uint8_t *buf = malloc(TAIL_BUF);
 	if (!ts || !buf) {
@@ -222,14 +256,17 @@ void dt_ext_tails(struct dt_ctx *c)
 		free(buf);
 		return;
 	}
-	ts->bs = e->bs;
+	ts->bs = 0;
 	collect(c, ts);
-	ts->map = malloc(e->bs);
+	ts->map_bs = e->bs;
+	ts->map = e->learnt && e->bs >= 1024 && e->bs <= 65536 ? malloc(e->bs) : NULL;
 	ts->map_hits = 0;
 	if (ts->map && !dt_ext_resize_map(c, &ts->map_blk, ts->map)) {
 		free(ts->map);
 		ts->map = NULL;
 	}
+	if (ts->map && ts->map_bs > ts->bs)
+		ts->bs = ts->map_bs;
 	for (ts->map_first = 0; ts->map && !ts->map[ts->map_first]; ts->map_first++)
 		;   /* dt_ext_resize_map wrote at least one entry */
 	uint32_t n0 = c->nanc;
@@ -254,7 +291,7 @@ void dt_ext_tails(struct dt_ctx *c)
 			continue;
 		}
 		uint32_t q = 0;
-		while (q < ts->n && ts->t[q].ino != c->anc[k].tag)
+		while (q < ts->n && !(ts->t[q].kind == c->anc[k].kind && ts->t[q].raw == c->anc[k].raw))
 			q++;
 		if (q < ts->n && one_place(c, n0, &ts->t[q]))
 			c->anc[w++] = c->anc[k];
@@ -266,9 +303,13 @@ void dt_ext_tails(struct dt_ctx *c)
 }
 
 /* See detect_int.h. */
-void dt_ext_resolve_tail(const struct dt_ctx *c, struct dt_anchor *a)
+void dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a)
 {
+	const struct dt_exf *x = &c->exf;
 	a->voff = a->voff2 = DT_NONE;
-	if (c->ext.learnt && c->ext.bs && a->raw < c->ext.blocks && a->raw <= UINT64_MAX / c->ext.bs)
+	if (a->kind != DT_EXFAT_TAIL && c->ext.learnt && c->ext.bs && a->raw < c->ext.blocks &&
+	    a->raw <= UINT64_MAX / c->ext.bs)
 		a->voff = a->raw * c->ext.bs;
+	else if (a->kind == DT_EXFAT_TAIL && x->learnt && a->raw >= 2 && a->raw - 2 < x->nclus)
+		a->voff = x->heap + (a->raw - 2) * x->csize;
 }

@@ -55,6 +55,7 @@ void dt_close(struct dt_ctx *c)
 		rk_dev_close(c->img[i].dev);
 	free(c->img);
 	free(c->anc);
+	free(c->exf.files);
 	dt_zero_free(c);
 	memset(c, 0, sizeof *c);
 }
@@ -235,7 +236,7 @@ rk_err dt_scan_all(struct dt_ctx *c)
 	learn_rebuilt(c, buf, bufsz);
 	free(buf);
 	dt_resolve(c);
-	dt_ext_tails(c);
+	dt_lastblocks(c);
 	dt_resolve(c);   /* the tails count in dt_ext_settle */
 	return RK_OK;
 }

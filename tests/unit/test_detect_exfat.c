@@ -24,33 +24,6 @@
 
 static uint8_t *clus(uint8_t *img, uint32_t k) { return img + HEAP + (k - 2) * CL; }
 
-/* A file entry set (file, stream extension, one name entry) at E for NAME
- * (up to 15 characters), a directory when DIR, data at FIRST (contiguous,
- * LEN bytes); returns the entries used. */
-static uint32_t file_set(uint8_t *e, const char *name, int dir, uint32_t first, uint64_t len)
-{
-	memset(e, 0, 3 * 32);
-	e[0] = 0x85;
-	e[1] = 2;
-	rk_put_le16(e + 4, dir ? 0x10 : 0x20);
-	uint8_t *st = e + 32, *nm = e + 64;
-	st[0] = 0xC0;
-	st[1] = 0x03;   /* allocation possible, no FAT chain */
-	st[3] = (uint8_t)strlen(name);
-	rk_put_le64(st + 8, len);
-	rk_put_le32(st + 20, first);
-	rk_put_le64(st + 24, len);
-	nm[0] = 0xC1;
-	for (size_t i = 0; name[i] && i < 15; i++)
-		rk_put_le16(nm + 2 + 2 * i, (uint8_t)name[i]);
-	uint16_t s = 0;
-	for (uint32_t i = 0; i < 96; i++)
-		if (i != 2 && i != 3)
-			s = (uint16_t)(((s & 1) ? 0x8000u : 0) + (s >> 1) + e[i]);
-	rk_put_le16(e + 2, s);
-	return 3;
-}
-
 /* The image: boot sector, root directory at cluster 4 naming the bitmap
  * (cluster 2), the up-case table (cluster 3), directory d1 (cluster 10)
  * and a file; d1 holds directory d2 (cluster 30) and a file; d2 a file. */
@@ -85,11 +58,11 @@ static uint8_t *image(void)
 	rk_put_le32(r + 64 + 20, 3);
 	rk_put_le64(r + 64 + 24, UPLEN);
 	uint32_t n = 3;
-	n += file_set(r + 32 * n, "d1", 1, 10, CL);
-	file_set(r + 32 * n, "f", 0, 20, 5000);
-	n = file_set(clus(img, 10), "d2", 1, 30, CL);
-	file_set(clus(img, 10) + 32 * n, "g", 0, 40, 100);
-	file_set(clus(img, 30), "h", 0, 50, 100);
+	n += dt_test_exfat_set(r + 32 * n, "d1", 1, 10, CL);
+	dt_test_exfat_set(r + 32 * n, "f", 0, 20, 5000);
+	n = dt_test_exfat_set(clus(img, 10), "d2", 1, 30, CL);
+	dt_test_exfat_set(clus(img, 10) + 32 * n, "g", 0, 40, 100);
+	dt_test_exfat_set(clus(img, 30), "h", 0, 50, 100);
 	for (uint32_t k = 20; k < 22; k++)   /* file data: not directory entries */
 		memset(clus(img, k), 0x5A, CL);
 	return img;
@@ -148,7 +121,7 @@ START_TEST(t_tails)
 	for (uint32_t k = 0; k < 10; k++) {
 		char name[4] = { 't', (char)('0' + k), 0, 0 };
 		uint32_t len = 1000 + 100 * k;
-		n += file_set(clus(img, 30) + 32 * n, name, 0, 51 + k, len);
+		n += dt_test_exfat_set(clus(img, 30) + 32 * n, name, 0, 51 + k, len);
 		memset(clus(img, 51 + k), 0x33 + (int)k, len);
 	}
 	struct dt_hyp h;

@@ -7,7 +7,10 @@
  * is looked for (either place would be taken for the other's).  The
  * resize inode's map of the reserved GDT blocks, whose bytes mke2fs
  * writes from the superblock's counts, is found once, where that RAID-0
- * puts the block inode 7 names. */
+ * puts the block inode 7 names.  exFAT (made by hand): the contiguous
+ * files its directory lists, split the same way in 8 KiB chunks, have
+ * their last clusters found on both members where the RAID-0 puts them;
+ * one whose slack holds a byte is not found. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,8 @@
 #include <sys/stat.h>
 
 #include "detect_int.h"
+#include "rk_le.h"
+#include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
 
 #define NFILES 40
@@ -120,5 +125,81 @@ START_TEST(t_lastblock_raid0)
 }
 END_TEST
 
+#define XCL 4096u
+#define XHEAP (64u * 1024u)
+#define XNCL 256u
+#define XIMG (XHEAP + XNCL * XCL)
+#define XCHUNK 8192u
+#define XFILES 12
+#define SOILED 5
+
+static uint8_t *xclus(uint8_t *img, uint32_t k) { return img + XHEAP + (k - 2) * XCL; }
+
+/* An exFAT of XFILES contiguous files of random bytes, file k at cluster
+ * 10 + 12 k, 5000 + 1499 k bytes, listed in the root (cluster 4); file
+ * SOILED's slack holds a byte.  Split into members 0 and 1 of a RAID-0
+ * in XCHUNK chunks. */
+static void exfat_members(void)
+{
+	uint8_t *img = calloc(1, XIMG);
+	RK_REQUIRE(img);
+	memcpy(img, "\xEB\x76\x90" "EXFAT   ", 11);
+	rk_put_le32(img + 0x50, 32);
+	rk_put_le32(img + 0x54, 8);
+	rk_put_le32(img + 0x58, XHEAP / 512);
+	rk_put_le32(img + 0x5C, XNCL);
+	rk_put_le32(img + 0x60, 4);
+	img[0x6C] = 9;
+	img[0x6D] = 3;
+	img[510] = 0x55;
+	img[511] = 0xAA;
+	uint32_t n = 0;
+	for (int k = 0; k < XFILES; k++) {
+		char name[4] = { 'f', (char)('a' + k), 0, 0 };
+		uint32_t len = 5000 + 1499 * (uint32_t)k, first = 10 + 12 * (uint32_t)k;
+		n += dt_test_exfat_set(xclus(img, 4) + 32 * n, name, 0, first, len);
+		uint8_t *b = rk_test_random_bytes(len, 900 + (uint64_t)k);
+		memcpy(xclus(img, first), b, len);
+		free(b);
+		if (k == SOILED)
+			xclus(img, first)[len + 20] = 1;
+	}
+	uint8_t *m[2] = { calloc(1, XIMG / 2), calloc(1, XIMG / 2) };
+	RK_REQUIRE(m[0] && m[1]);
+	for (uint32_t c = 0; c < XIMG / XCHUNK; c++)
+		memcpy(m[c % 2] + (size_t)(c / 2) * XCHUNK, img + (size_t)c * XCHUNK, XCHUNK);
+	for (int r = 0; r < 2; r++) {
+		rk_test_spit(rk_test_members()[r], m[r], XIMG / 2);
+		free(m[r]);
+	}
+	free(img);
+}
+
+START_TEST(t_lastblock_exfat)
+{
+	exfat_members();
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), 2));
+	RK_REQUIRE(!dt_scan_all(&c));
+	uint32_t per[2] = { 0, 0 };
+	uint64_t soiled = 10 + 12 * SOILED + (5000 + 1499 * SOILED - 1) / XCL;
+	for (uint32_t k = 0; k < c.nanc; k++) {
+		const struct dt_anchor *a = &c.anc[k];
+		if (a->kind != DT_EXFAT_TAIL)
+			continue;
+		uint64_t chunk = a->ioff / XCHUNK * 2 + a->img, want = chunk * XCHUNK + a->ioff % XCHUNK;
+		RK_REQUIRE_MSG(a->voff == want && a->voff == XHEAP + (a->raw - 2) * XCL,
+		               "cluster %llu on image %u byte %llu: volume byte %llu, not %llu", (unsigned long long)a->raw,
+		               a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff, (unsigned long long)want);
+		RK_REQUIRE_MSG(a->raw != soiled, "the file whose slack holds a byte was found");
+		per[a->img]++;
+	}
+	RK_REQUIRE_MSG(per[0] + per[1] == XFILES - 1 && per[0] && per[1], "last clusters found: %u on member 0, %u on 1",
+	               per[0], per[1]);
+	dt_close(&c);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_lastblock", { "lastblock", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_lastblock_raid0)) })
+	  RK_TESTS(RK_TEST(t_lastblock_raid0), RK_TEST(t_lastblock_exfat)) })

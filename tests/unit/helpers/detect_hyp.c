@@ -59,3 +59,28 @@ void dt_test_fat16(uint8_t *v, uint32_t secs, uint32_t res, uint32_t fatsecs, ui
 		rk_put_le16(v + (res + f * fatsecs) * 512 + 2, 0xFFFF);
 	}
 }
+
+/* See detect_hyp.h. */
+uint32_t dt_test_exfat_set(uint8_t *e, const char *name, int dir, uint32_t first, uint64_t len)
+{
+	memset(e, 0, 3 * 32);
+	e[0] = 0x85;
+	e[1] = 2;
+	rk_put_le16(e + 4, dir ? 0x10 : 0x20);
+	uint8_t *st = e + 32, *nm = e + 64;
+	st[0] = 0xC0;
+	st[1] = 0x03;   /* allocation possible, no FAT chain */
+	st[3] = (uint8_t)strlen(name);
+	rk_put_le64(st + 8, len);
+	rk_put_le32(st + 20, first);
+	rk_put_le64(st + 24, len);
+	nm[0] = 0xC1;
+	for (size_t i = 0; name[i] && i < 15; i++)
+		rk_put_le16(nm + 2 + 2 * i, (uint8_t)name[i]);
+	uint16_t s = 0;
+	for (uint32_t i = 0; i < 96; i++)
+		if (i != 2 && i != 3)
+			s = (uint16_t)(((s & 1) ? 0x8000u : 0) + (s >> 1) + e[i]);
+	rk_put_le16(e + 2, s);
+	return 3;
+}

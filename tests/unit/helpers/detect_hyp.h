@@ -21,5 +21,9 @@ void dt_test_close_one(struct dt_ctx *c);
  * two FATs of FATSECS sectors after RES reserved ones, ROOTSECS of root
  * directory, SECS sectors in all) and the media entries of both FATs. */
 void dt_test_fat16(uint8_t *v, uint32_t secs, uint32_t res, uint32_t fatsecs, uint32_t rootsecs);
+/* An exFAT file entry set (file, stream extension, one name entry) at E
+ * for NAME (up to 15 characters), a directory when DIR, data at FIRST
+ * (contiguous, LEN bytes), its checksum set; returns the entries used. */
+uint32_t dt_test_exfat_set(uint8_t *e, const char *name, int dir, uint32_t first, uint64_t len);
 
 #endif

@@ -1,6 +1,6 @@
 /* fuzz_detect.c: raid-recover --detect's decoders of file-system bytes
- * (libmeta/detect_anchor.c, detect_self.c, detect_btrfs.c: the anchor
- * scan; detect_probe.c, detect_btrfs.c's, detect_xfs.c's, detect_ntfs.c's
+ * (libmeta/detect_anchor.c, detect_self.c, detect_btrfs.c, detect_exfat.c's
+ * entry sets and detect_lastblock.c: the anchor scan; detect_probe.c, detect_btrfs.c's, detect_xfs.c's, detect_ntfs.c's
  * probes and detect_fat.c's file tails: what a hypothesis reads) over
  * arbitrary bytes.
  *
@@ -58,6 +58,8 @@ static void one(const uint8_t *b)
 	c.img[0].size = IMG;
 	memcpy(rk_dev_mem_data(c.img[0].dev), b, IMG);
 	dt_scan_buf(&c, 0, 0, b, IMG);
+	dt_resolve(&c);
+	dt_lastblocks(&c);   /* files' last blocks, looked for as the scan plan does */
 	dt_resolve(&c);
 	for (uint32_t k = 0; k < c.nanc; k++) {
 		const struct dt_anchor *a = &c.anc[k];

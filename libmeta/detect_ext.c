@@ -481,7 +481,8 @@ int dt_ext_resize_map(struct dt_ctx *c, uint64_t *blk, uint8_t *want)
 	uint32_t img = 0;
 	for (uint32_t k = 0; k < c->nanc && at == DT_NONE; k++) {
 		const struct dt_anchor *q = &c->anc[k];
-		if (q->kind == DT_EXT_INO && q->tag && q->tag <= e->ipg && (q->tag - 1) * e->isz / e->bs == 6 * e->isz / e->bs &&
+		if (q->kind == DT_EXT_INO && q->tag && q->tag <= e->ipg &&
+		    (uint64_t)(q->tag - 1) * e->isz / e->bs == 6ull * e->isz / e->bs &&
 		    q->ioff + 6ull * e->isz >= (uint64_t)(q->tag - 1) * e->isz) {
 			at = q->ioff + 6ull * e->isz - (uint64_t)(q->tag - 1) * e->isz;
 			img = q->img;

@@ -41,6 +41,7 @@ enum dt_kind {
 	DT_EXT_TAIL,        /* ext4 file's last block, raw = its block number, tag = the inode (detect_lastblock.c) */
 	DT_EXT_RMAP,        /* ext4 resize inode's map of the reserved GDT blocks, raw = its block number */
 	DT_EXFAT_TAIL,      /* exFAT contiguous file's last cluster, raw = its number (detect_lastblock.c) */
+	DT_NTFS_TAIL,       /* NTFS file's last cluster, raw = its LCN, tag = its MFT record (detect_lastblock.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the

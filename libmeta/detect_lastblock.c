@@ -1,6 +1,7 @@
 /* detect_lastblock.c: the last blocks of files, found on the images, as
- * anchors: the learnt ext4's (their inodes anchored) and exFAT's (the
- * contiguous files whose entry sets the scan met).  Linux and the mkfs
+ * anchors: the learnt ext4's (their inodes anchored), exFAT's (the
+ * contiguous files whose entry sets the scan met) and NTFS's (their MFT
+ * records anchored).  Linux and the mkfs
  * populators zero what follows a file's last byte in its last block, so
  * that block ends in a pattern the inode (or stream extension) predicts: its last non-zero byte is the file's last,
  * at size % block size, zeros to the block's end.  Found at one place, it
@@ -101,6 +102,36 @@ static void collect_exfat(struct dt_ctx *c, struct tails *ts)
 	}
 }
 
+/* The tails of the NTFS files whose MFT records were anchored (each
+ * record once): the last cluster of their unnamed $DATA, neither
+ * compressed nor sparse there, written to its end. */
+static void collect_ntfs(struct dt_ctx *c, struct tails *ts)
+{
+	const struct dt_fs *fs = &c->fs;
+	uint64_t clus = fs->ntfs_clus;
+	if (!fs->ntfs || clus < 512 || clus > 65536 || fs->ntfs_rec < 512 || fs->ntfs_rec > 4096)
+		return;
+	uint8_t r[4096];
+	for (uint32_t k = 0; k < c->nanc && ts->n < TAIL_MAX; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		struct dt_runs m;
+		uint32_t q = 0;
+		if (a->kind != DT_NTFS_MFT || a->voff == DT_NONE || a->raw < 16 || a->raw > UINT32_MAX)
+			continue;   /* the system files' records are no one's data */
+		while (q < ts->n && !(ts->t[q].kind == DT_NTFS_TAIL && ts->t[q].tag == a->raw))
+			q++;
+		if (q < ts->n || dt_read(c, a->img, a->ioff, r, fs->ntfs_rec) || !dt_ntfs_fixup(r, fs->ntfs_rec) ||
+		    (rk_get_le16(r + 0x16) & 3) != 1 || !dt_ntfs_data_runs(&m, r, fs->ntfs_rec) || (m.flags & 0x00FF) ||
+		    !m.size || m.valid < m.size)
+			continue;
+		uint64_t lcn = dt_runs_lcn(&m, (m.size - 1) / clus);
+		uint32_t end = (uint32_t)(m.size % clus);
+		if (lcn == UINT64_MAX || lcn > UINT64_MAX / clus - 1 || end < TAIL_MIN || clus - end < DT_TAIL_SLACK)
+			continue;
+		ts->t[ts->n++] = (struct tail){ lcn, (uint32_t)a->raw, end, (uint32_t)clus, 0, UINT32_MAX, DT_NTFS_TAIL };
+	}
+}
+
 /* The tails to look for, those ending at a byte another shares left out,
  * indexed by their last byte within its sector. */
 static void collect(struct dt_ctx *c, struct tails *ts)
@@ -108,6 +139,7 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 	ts->n = 0;
 	collect_ext(c, ts);
 	collect_exfat(c, ts);
+	collect_ntfs(c, ts);
 	for (uint32_t k = 0; k < ts->n; k++)
 		ts->bs = ts->t[k].bs > ts->bs ? ts->t[k].bs : ts->bs;
 	uint32_t w = 0;
@@ -307,7 +339,10 @@ void dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a)
 {
 	const struct dt_exf *x = &c->exf;
 	a->voff = a->voff2 = DT_NONE;
-	if (a->kind != DT_EXFAT_TAIL && c->ext.learnt && c->ext.bs && a->raw < c->ext.blocks &&
+	if (a->kind == DT_NTFS_TAIL) {
+		if (c->fs.ntfs && c->fs.ntfs_clus && a->raw <= UINT64_MAX / c->fs.ntfs_clus)
+			a->voff = a->raw * c->fs.ntfs_clus;
+	} else if (a->kind != DT_EXFAT_TAIL && c->ext.learnt && c->ext.bs && a->raw < c->ext.blocks &&
 	    a->raw <= UINT64_MAX / c->ext.bs)
 		a->voff = a->raw * c->ext.bs;
 	else if (a->kind == DT_EXFAT_TAIL && x->learnt && a->raw >= 2 && a->raw - 2 < x->nclus)

@@ -4,7 +4,9 @@
  * RAID-0 of two 64 KiB chunks: the scan finds files' last blocks on both
  * members, and each resolves to the volume byte its member offset is
  * under that RAID-0.  A file and its copy end at the same byte: neither
- * is looked for (either place would be taken for the other's).  The
+ * is looked for (either place would be taken for the other's).  The same
+ * with an NTFS made by mkntfs and ntfscp (the runlists of the files' MFT
+ * records give their last clusters).  The
  * resize inode's map of the reserved GDT blocks, whose bytes mke2fs
  * writes from the superblock's counts, is found once, where that RAID-0
  * puts the block inode 7 names.  exFAT (made by hand): the contiguous
@@ -35,10 +37,11 @@ static int run(const char *cmd)
 	return system(full) == 0;
 }
 
-/* "vol": an ext4 of NFILES random files f0.. and "dup", a copy of f3. */
-static void make_volume(void)
+/* "tree": NFILES random files f0.. and "dup", a copy of f3. */
+static const char *make_tree(void)
 {
-	char tree[600], p[700], cmd[1500];
+	static char tree[600];
+	char p[700];
 	snprintf(tree, sizeof tree, "%s/tree", rk_test_tmpdir());
 	RK_REQUIRE(mkdir(tree, 0755) == 0);
 	for (int k = 0; k < NFILES; k++) {
@@ -51,10 +54,33 @@ static void make_volume(void)
 		}
 		free(b);
 	}
-	const char *vol = rk_test_path("vol");
+	return tree;
+}
+
+/* "vol": an ext4 of the tree. */
+static void make_ext4(void)
+{
+	char cmd[1500];
+	const char *tree = make_tree(), *vol = rk_test_path("vol");
 	rk_test_make_file(vol, VOL);
 	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -O metadata_csum -d '%s' '%s'", tree, vol);
 	RK_REQUIRE_MSG(run(cmd), "mkfs.ext4 failed");
+}
+
+/* "vol": an NTFS (4 KiB clusters) of the tree. */
+static void make_ntfs(void)
+{
+	char cmd[1500];
+	const char *tree = make_tree(), *vol = rk_test_path("vol");
+	rk_test_make_file(vol, VOL);
+	snprintf(cmd, sizeof cmd, "mkntfs -F -Q -q -c 4096 '%s'", vol);
+	RK_REQUIRE_MSG(run(cmd), "mkntfs failed");
+	for (int k = 0; k < NFILES; k++) {
+		snprintf(cmd, sizeof cmd, "ntfscp -f '%s' '%s/f%02d' f%02d", vol, tree, k, k);
+		RK_REQUIRE_MSG(run(cmd), "ntfscp failed");
+	}
+	snprintf(cmd, sizeof cmd, "ntfscp -f '%s' '%s/dup' dup", vol, tree);
+	RK_REQUIRE_MSG(run(cmd), "ntfscp failed");
 }
 
 /* The volume split into members 0 and 1 of a RAID-0 in CHUNK chunks. */
@@ -88,20 +114,19 @@ static uint64_t block_of_f3_tail(void)
 	return blk;
 }
 
-START_TEST(t_lastblock_raid0)
+/* The volume split as a RAID-0 and scanned: every anchor of KIND sits
+ * where that RAID-0 puts it, none is f3's, MIN or more on each member;
+ * *MAPS the resize inode's maps found, each where the RAID-0 puts it. */
+static void check_split(uint8_t kind, uint32_t min, uint32_t *maps)
 {
-	if (!run("command -v mkfs.ext4")) {
-		printf("SKIP: mkfs.ext4 not installed\n");
-		return;
-	}
-	make_volume();
 	split_raid0();
 	uint64_t f3 = block_of_f3_tail();
 	struct dt_ctx c;
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, rk_test_members(), 2));
 	RK_REQUIRE(!dt_scan_all(&c));
-	uint32_t per[2] = { 0, 0 }, maps = 0;
+	uint32_t per[2] = { 0, 0 };
+	*maps = 0;
 	for (uint32_t k = 0; k < c.nanc; k++) {
 		const struct dt_anchor *a = &c.anc[k];
 		uint64_t chunk = a->ioff / CHUNK * 2 + a->img, want = chunk * CHUNK + a->ioff % CHUNK;
@@ -109,19 +134,43 @@ START_TEST(t_lastblock_raid0)
 			RK_REQUIRE_MSG(a->voff == want && a->voff == a->raw * 4096, "the resize inode's map on image %u byte %llu: "
 			               "volume byte %llu (block %llu), not %llu", a->img, (unsigned long long)a->ioff,
 			               (unsigned long long)a->voff, (unsigned long long)a->raw, (unsigned long long)want);
-			maps++;
+			(*maps)++;
 		}
-		if (a->kind != DT_EXT_TAIL)
+		if (a->kind != kind)
 			continue;
-		RK_REQUIRE_MSG(a->voff == want, "inode %u's last block on image %u byte %llu: volume byte %llu, not %llu",
+		RK_REQUIRE_MSG(a->voff == want, "the last block of %u on image %u byte %llu: volume byte %llu, not %llu",
 		               a->tag, a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff,
 		               (unsigned long long)want);
 		RK_REQUIRE_MSG(a->raw != f3, "f3's last block taken, though its copy ends at the same byte");
 		per[a->img]++;
 	}
-	RK_REQUIRE_MSG(per[0] >= 8 && per[1] >= 8, "last blocks found: %u on member 0, %u on member 1", per[0], per[1]);
-	RK_REQUIRE_MSG(maps == 1, "the resize inode's map found %u times", maps);
+	RK_REQUIRE_MSG(per[0] >= min && per[1] >= min, "last blocks found: %u on member 0, %u on member 1", per[0], per[1]);
 	dt_close(&c);
+}
+
+START_TEST(t_lastblock_raid0)
+{
+	if (!run("command -v mkfs.ext4")) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	make_ext4();
+	uint32_t maps;
+	check_split(DT_EXT_TAIL, 8, &maps);
+	RK_REQUIRE_MSG(maps == 1, "the resize inode's map found %u times", maps);
+}
+END_TEST
+
+START_TEST(t_lastblock_ntfs)
+{
+	if (!run("command -v mkntfs") || !run("command -v ntfscp")) {
+		printf("SKIP: mkntfs or ntfscp (ntfs-3g) not installed\n");
+		return;
+	}
+	make_ntfs();
+	uint32_t maps;
+	check_split(DT_NTFS_TAIL, 8, &maps);
+	RK_REQUIRE(maps == 0);
 }
 END_TEST
 
@@ -202,4 +251,4 @@ START_TEST(t_lastblock_exfat)
 END_TEST
 
 RK_TEST_SUITE("detect_lastblock", { "lastblock", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_lastblock_raid0), RK_TEST(t_lastblock_exfat)) })
+	  RK_TESTS(RK_TEST(t_lastblock_raid0), RK_TEST(t_lastblock_ntfs), RK_TEST(t_lastblock_exfat)) })

@@ -403,8 +403,7 @@ void dt_resolve(struct dt_ctx *c)
 			dt_ext_resolve(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_EXT_DIR)
 			;   /* below, once every inode is */
-		else if (c->anc[w].kind == DT_EXT_TAIL || c->anc[w].kind == DT_EXT_RMAP || c->anc[w].kind == DT_EXFAT_TAIL ||
-		         c->anc[w].kind == DT_NTFS_TAIL)
+		else if (dt_lastblock_kind(c->anc[w].kind))
 			dt_resolve_lastblock(c, &c->anc[w]);
 		else if (c->anc[w].kind == DT_BTRFS_NODE)
 			dt_btrfs_resolve(c, &c->anc[w]);
@@ -441,6 +440,7 @@ const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 	case DT_MBR: snprintf(buf, len, "MBR partition table"); break;
 	case DT_EXFAT_TAIL: snprintf(buf, len, "exFAT last cluster %llu", (unsigned long long)a->raw); break;
 	case DT_NTFS_TAIL: snprintf(buf, len, "NTFS last cluster of record %u", a->tag); break;
+	case DT_XFS_TAIL: snprintf(buf, len, "XFS last block of inode %u", a->tag); break;
 	default: snprintf(buf, len, "anchor"); break;
 	}
 	return buf;

@@ -42,6 +42,7 @@ enum dt_kind {
 	DT_EXT_RMAP,        /* ext4 resize inode's map of the reserved GDT blocks, raw = its block number */
 	DT_EXFAT_TAIL,      /* exFAT contiguous file's last cluster, raw = its number (detect_lastblock.c) */
 	DT_NTFS_TAIL,       /* NTFS file's last cluster, raw = its LCN, tag = its MFT record (detect_lastblock.c) */
+	DT_XFS_TAIL,        /* XFS file's last block, raw = its block from the file system's start (detect_lastblock.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -358,6 +359,12 @@ void   dt_fat_tails(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, const uin
  * BASE (AGF headers; in full probes also inode chunks and file tails),
  * checked through H into probe_ok / probe_bad.  LIMIT as dt_btrfs_probe. */
 void   dt_xfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *sb);
+/* The last block of the regular file whose inode (ISZ bytes) is IN, its
+ * extents in the inode (block size BS, AG block bits AGBLKLOG): its AG
+ * and block in the AG, and the file's size; 0 when there is none to take
+ * (not such a file, beyond its extents, unwritten). */
+int    dt_xfs_last_block(const uint8_t *in, uint32_t isz, uint32_t bs, uint32_t agblklog, uint64_t *size, uint64_t *ag,
+                         uint64_t *agbno);
 /* Words for a DT_BTRFS_NODE anchor (NULL for other kinds). */
 const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len);
 
@@ -406,6 +413,9 @@ void   dt_lastblocks(struct dt_ctx *c);
 /* Such a hit's volume byte, relative to its file system's start
  * (DT_NONE when nothing is learnt). */
 void   dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a);
+/* Whether KIND is one of those hits (found by bytes another file system
+ * may hold too: evidence for a reading, never against one). */
+int    dt_lastblock_kind(uint8_t kind);
 
 /* detect_stripe.c */
 /* The data start of a linear array's first member that most anchors sure

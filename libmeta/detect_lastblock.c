@@ -1,7 +1,7 @@
 /* detect_lastblock.c: the last blocks of files, found on the images, as
  * anchors: the learnt ext4's (their inodes anchored), exFAT's (the
- * contiguous files whose entry sets the scan met) and NTFS's (their MFT
- * records anchored).  Linux and the mkfs
+ * contiguous files whose entry sets the scan met), NTFS's (their MFT
+ * records anchored) and XFS's (their inodes anchored).  Linux and the mkfs
  * populators zero what follows a file's last byte in its last block, so
  * that block ends in a pattern the inode (or stream extension) predicts: its last non-zero byte is the file's last,
  * at size % block size, zeros to the block's end.  Found at one place, it
@@ -132,6 +132,32 @@ static void collect_ntfs(struct dt_ctx *c, struct tails *ts)
 	}
 }
 
+/* The tails of the XFS v5 files whose inodes were anchored (the learnt
+ * file system's), their extents in the inode. */
+static void collect_xfs(struct dt_ctx *c, struct tails *ts)
+{
+	const struct dt_self *s = &c->self;
+	if (!s->xfs || s->xfs_bs < 1024 || s->xfs_bs > 65536 || s->xfs_isize < 256 || s->xfs_isize > 2048)
+		return;
+	uint8_t in[2048];
+	for (uint32_t k = 0; k < c->nanc && ts->n < TAIL_MAX; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint64_t size, ag, agbno;
+		uint32_t q = 0;
+		if (a->kind != DT_XFS_INO || a->voff == DT_NONE || dt_read(c, a->img, a->ioff, in, s->xfs_isize) ||
+		    !dt_xfs_last_block(in, s->xfs_isize, s->xfs_bs, s->xfs_agblklog, &size, &ag, &agbno) ||
+		    ag >= s->xfs_agcount || agbno >= s->xfs_agblocks)
+			continue;
+		uint64_t blk = ag * s->xfs_agblocks + agbno;
+		uint32_t end = (uint32_t)(size % s->xfs_bs);
+		while (q < ts->n && !(ts->t[q].kind == DT_XFS_TAIL && ts->t[q].raw == blk))
+			q++;
+		if (q < ts->n || end < TAIL_MIN || s->xfs_bs - end < DT_TAIL_SLACK)
+			continue;
+		ts->t[ts->n++] = (struct tail){ blk, (uint32_t)a->raw, end, s->xfs_bs, 0, UINT32_MAX, DT_XFS_TAIL };
+	}
+}
+
 /* The tails to look for, those ending at a byte another shares left out,
  * indexed by their last byte within its sector. */
 static void collect(struct dt_ctx *c, struct tails *ts)
@@ -140,6 +166,7 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 	collect_ext(c, ts);
 	collect_exfat(c, ts);
 	collect_ntfs(c, ts);
+	collect_xfs(c, ts);
 	for (uint32_t k = 0; k < ts->n; k++)
 		ts->bs = ts->t[k].bs > ts->bs ? ts->t[k].bs : ts->bs;
 	uint32_t w = 0;
@@ -335,6 +362,13 @@ void dt_lastblocks(struct dt_ctx *c)
 }
 
 /* See detect_int.h. */
+int dt_lastblock_kind(uint8_t kind)
+{
+	return kind == DT_EXT_TAIL || kind == DT_EXT_RMAP || kind == DT_EXFAT_TAIL || kind == DT_NTFS_TAIL ||
+	       kind == DT_XFS_TAIL;
+}
+
+/* See detect_int.h. */
 void dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a)
 {
 	const struct dt_exf *x = &c->exf;
@@ -342,6 +376,9 @@ void dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a)
 	if (a->kind == DT_NTFS_TAIL) {
 		if (c->fs.ntfs && c->fs.ntfs_clus && a->raw <= UINT64_MAX / c->fs.ntfs_clus)
 			a->voff = a->raw * c->fs.ntfs_clus;
+	} else if (a->kind == DT_XFS_TAIL) {
+		if (c->self.xfs && a->raw < (uint64_t)c->self.xfs_agcount * c->self.xfs_agblocks)
+			a->voff = a->raw * c->self.xfs_bs;
 	} else if (a->kind != DT_EXFAT_TAIL && c->ext.learnt && c->ext.bs && a->raw < c->ext.blocks &&
 	    a->raw <= UINT64_MAX / c->ext.bs)
 		a->voff = a->raw * c->ext.bs;

@@ -88,7 +88,7 @@ static int fs_kind(uint8_t kind)
 	case DT_NTFS_BOOT: case DT_NTFS_MFT: case DT_NTFS_TAIL: return DT_FSK_NTFS;
 	case DT_FAT_BOOT: case DT_FAT_DIR: case DT_FAT_TAB: return DT_FSK_FAT;
 	case DT_EXFAT_BOOT: case DT_EXFAT_TAIL: return DT_FSK_EXFAT;
-	case DT_XFS_AGF: case DT_XFS_AGI: case DT_XFS_INO: case DT_XFS_BLK: return DT_FSK_XFS;
+	case DT_XFS_AGF: case DT_XFS_AGI: case DT_XFS_INO: case DT_XFS_BLK: case DT_XFS_TAIL: return DT_FSK_XFS;
 	case DT_BTRFS_SB: case DT_BTRFS_NODE: return DT_FSK_BTRFS;
 	default: return -1;
 	}
@@ -170,7 +170,7 @@ void dt_part_assign(struct dt_ctx *c)
 	for (uint32_t n = 0; n < c->nanc; n++) {
 		const struct dt_anchor *a = &c->anc[n];
 		int k = fs_kind(a->kind);
-		if (k < 0 || a->kind == DT_EXT_TAIL || a->kind == DT_EXT_RMAP || a->kind == DT_EXFAT_TAIL || a->kind == DT_NTFS_TAIL)
+		if (k < 0 || dt_lastblock_kind(a->kind))
 			continue;   /* files' last blocks are looked for once the file system is placed */
 		seen[k] = 1;
 		if (a->ioff < any[k])

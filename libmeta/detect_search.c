@@ -94,7 +94,7 @@ static int dbg_ancbad;   /* DT_ORDER's hypothesis: its anchors against it, each 
  * held the same map as the array's, where the array held it). */
 static int weak_anchor(const struct dt_anchor *a)
 {
-	return a->kind == DT_EXT_TAIL || a->kind == DT_EXT_RMAP || a->kind == DT_EXFAT_TAIL || a->kind == DT_NTFS_TAIL;
+	return dt_lastblock_kind(a->kind);
 }
 
 /* Whether H reads anchor A (ext metadata) at volume byte V inside the

@@ -69,35 +69,47 @@ static int xq_geometry(struct xq *q, const uint8_t *sb)
 	       (q->bs / q->isz) == (1u << q->inopblog);
 }
 
-/* The last block of the regular file inode IN maps (extents in the inode). */
-static void xfs_tail(struct xq *q, const uint8_t *in)
+/* See detect_int.h. */
+int dt_xfs_last_block(const uint8_t *in, uint32_t isz, uint32_t bs, uint32_t agblklog, uint64_t *size, uint64_t *ag,
+                      uint64_t *agbno)
 {
 	uint32_t fork = in[4] >= 3 ? 176 : 100;
-	if ((rk_get_be16(in + 2) >> 12) != 8 || in[5] != 2 || !rk_get_be32(in + 16))
-		return;   /* not a regular file with its extents in the inode */
-	uint64_t size = rk_get_be64(in + 56);
-	uint32_t n = rk_get_be32(in + 76), room = (q->isz - fork) / 16;
-	if (!size || size > (1ull << 56))
-		return;
-	uint64_t last = (size - 1) / q->bs;
+	if ((rk_get_be16(in + 2) >> 12) != 8 || in[5] != 2 || !rk_get_be32(in + 16) || isz <= fork || !bs || agblklog >= 32)
+		return 0;   /* not a regular file with its extents in the inode */
+	*size = rk_get_be64(in + 56);
+	uint32_t n = rk_get_be32(in + 76), room = (isz - fork) / 16;
+	if (!*size || *size > (1ull << 56))
+		return 0;
+	uint64_t last = (*size - 1) / bs;
 	for (uint32_t k = 0; k < n && k < room && k < XF_EXTENTS; k++) {
 		uint64_t l0 = rk_get_be64(in + fork + 16 * k), l1 = rk_get_be64(in + fork + 16 * k + 8);
 		uint64_t off = (l0 & ~(1ull << 63)) >> 9, fsb = (l0 & 0x1FF) << 43 | l1 >> 21, len = l1 & 0x1FFFFF;
 		if (last < off || last - off >= len)
 			continue;
 		if (l0 >> 63)
-			return;   /* unwritten: reads as zeros whatever the disk holds */
-		uint64_t at = ag_byte(q, fsb >> q->agblklog, (fsb & ((1ull << q->agblklog) - 1)) + (last - off));
-		if (at == UINT64_MAX || at > UINT64_MAX - q->base)
-			return;
-		int r = dt_tail_check(q->c, q->h, q->base + at, q->bs, size, q->blk);
-		if (r >= 0) {
-			tally(q, r);
-			q->tails++;
-		}
-		q->h->tail_bad += r == 0;
-		return;
+			return 0;   /* unwritten: reads as zeros whatever the disk holds */
+		*ag = fsb >> agblklog;
+		*agbno = (fsb & ((1ull << agblklog) - 1)) + (last - off);
+		return 1;
 	}
+	return 0;
+}
+
+/* The last block of the regular file inode IN maps (extents in the inode). */
+static void xfs_tail(struct xq *q, const uint8_t *in)
+{
+	uint64_t size, ag, agbno;
+	if (!dt_xfs_last_block(in, q->isz, q->bs, q->agblklog, &size, &ag, &agbno))
+		return;
+	uint64_t at = ag_byte(q, ag, agbno);
+	if (at == UINT64_MAX || at > UINT64_MAX - q->base)
+		return;
+	int r = dt_tail_check(q->c, q->h, q->base + at, q->bs, size, q->blk);
+	if (r >= 0) {
+		tally(q, r);
+		q->tails++;
+	}
+	q->h->tail_bad += r == 0;
 }
 
 /* The 64 inodes of the chunk starting at AG inode AGINO of AG AG: each

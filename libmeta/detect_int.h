@@ -43,6 +43,7 @@ enum dt_kind {
 	DT_EXFAT_TAIL,      /* exFAT contiguous file's last cluster, raw = its number (detect_lastblock.c) */
 	DT_NTFS_TAIL,       /* NTFS file's last cluster, raw = its LCN, tag = its MFT record (detect_lastblock.c) */
 	DT_XFS_TAIL,        /* XFS file's last block, raw = its block from the file system's start (detect_lastblock.c) */
+	DT_FAT_TAIL,        /* FAT16/32 file's last cluster if contiguous, raw = its number (detect_lastblock.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the

@@ -1,7 +1,8 @@
 /* detect_lastblock.c: the last blocks of files, found on the images, as
  * anchors: the learnt ext4's (their inodes anchored), exFAT's (the
  * contiguous files whose entry sets the scan met), NTFS's (their MFT
- * records anchored) and XFS's (their inodes anchored).  Linux and the mkfs
+ * records anchored), XFS's (their inodes anchored) and FAT's (listed in
+ * its root and anchored subdirectories).  Linux and the mkfs
  * populators zero what follows a file's last byte in its last block, so
  * that block ends in a pattern the inode (or stream extension) predicts: its last non-zero byte is the file's last,
  * at size % block size, zeros to the block's end.  Found at one place, it
@@ -158,6 +159,54 @@ static void collect_xfs(struct dt_ctx *c, struct tails *ts)
 	}
 }
 
+/* The files LEN bytes of FAT directory entries at B list, as tails: a
+ * file written in one go sits in consecutive clusters (mtools and
+ * Windows on a fresh volume); one that does not is looked for at a place
+ * its bytes are not, and found nowhere. */
+static void fat_dir_tails(const struct dt_self *s, const uint8_t *b, size_t len, struct tails *ts)
+{
+	for (size_t o = 0; o + 32 <= len && ts->n < TAIL_MAX && b[o]; o += 32) {
+		const uint8_t *e = b + o;
+		if (e[0] == 0xE5 || e[0] < 0x20 || e[0] == '.' || e[11] == 0x0F || (e[11] & 0xD8))
+			continue;   /* deleted, ".", "..", a long name, the label, a directory, not a name */
+		uint64_t first = rk_get_le16(e + 26) | (s->fat_32 ? (uint32_t)rk_get_le16(e + 20) << 16 : 0);
+		uint64_t size = rk_get_le32(e + 28), last = size ? first + (size - 1) / s->fat_clus : 0;
+		uint32_t end = (uint32_t)(size % s->fat_clus);
+		if (first < 2 || !size || last - 2 >= s->fat_nclus || end < TAIL_MIN || s->fat_clus - end < DT_TAIL_SLACK)
+			continue;
+		uint32_t q = 0;
+		while (q < ts->n && !(ts->t[q].kind == DT_FAT_TAIL && ts->t[q].raw == last))
+			q++;
+		if (q == ts->n)
+			ts->t[ts->n++] = (struct tail){ last, (uint32_t)first, end, s->fat_clus, 0, UINT32_MAX, DT_FAT_TAIL };
+	}
+}
+
+/* The tails of the FAT16/32 files listed in the subdirectories anchored
+ * (their "." entries) and in a FAT16 root directory, read where the
+ * boot sector's image holds it (the first chunk: right behind the FATs). */
+static void collect_fat(struct dt_ctx *c, struct tails *ts)
+{
+	const struct dt_self *s = &c->self;
+	if (!s->fat || s->fat_clus > 65536 || !s->fat_bps)
+		return;
+	uint8_t *b = malloc(s->fat_clus > 16384 ? s->fat_clus : 16384);
+	if (!b)
+		return;
+	uint64_t root = ((uint64_t)s->fat_res + (uint64_t)s->fat_nfats * s->fat_sz) * s->fat_bps;
+	for (uint32_t k = 0; k < c->nanc && ts->n < TAIL_MAX; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->kind == DT_FAT_DIR && a->voff != DT_NONE && !dt_read(c, a->img, a->ioff, b, s->fat_clus))
+			fat_dir_tails(s, b, s->fat_clus, ts);
+		else if (a->kind == DT_FAT_BOOT && a->voff != DT_NONE && !s->fat_32 && s->fat_data > root) {
+			size_t len = s->fat_data - root < 16384 ? (size_t)(s->fat_data - root) : 16384;
+			if (!dt_read(c, a->img, a->ioff + root, b, len))
+				fat_dir_tails(s, b, len, ts);
+		}
+	}
+	free(b);
+}
+
 /* The tails to look for, those ending at a byte another shares left out,
  * indexed by their last byte within its sector. */
 static void collect(struct dt_ctx *c, struct tails *ts)
@@ -167,16 +216,18 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 	collect_exfat(c, ts);
 	collect_ntfs(c, ts);
 	collect_xfs(c, ts);
+	collect_fat(c, ts);
 	for (uint32_t k = 0; k < ts->n; k++)
 		ts->bs = ts->t[k].bs > ts->bs ? ts->t[k].bs : ts->bs;
-	uint32_t w = 0;
-	for (uint32_t k = 0; k < ts->n; k++) {
-		uint32_t same = 0;
+	for (uint32_t k = 0; k < ts->n; k++) {   /* marked first: the list is compacted after */
+		ts->t[k].hits = 0;
 		for (uint32_t q = 0; q < ts->n; q++)
-			same += ts->t[q].end == ts->t[k].end;
-		if (same == 1)
-			ts->t[w++] = ts->t[k];
+			ts->t[k].hits += q != k && ts->t[q].end == ts->t[k].end;
 	}
+	uint32_t w = 0;
+	for (uint32_t k = 0; k < ts->n; k++)
+		if (!ts->t[k].hits)
+			ts->t[w++] = ts->t[k];
 	ts->n = w;
 	for (uint32_t k = 0; k < 512; k++)
 		ts->head[k] = UINT32_MAX;
@@ -341,6 +392,10 @@ void dt_lastblocks(struct dt_ctx *c)
 	for (uint32_t q = 0; q < ts->n; q++)
 		hist[ts->t[q].hits < 5 ? ts->t[q].hits : 5]++;
 	fprintf(stderr, "TAILS %u looked for, found 0:%u 1:%u 2:%u 3:%u 4:%u more:%u\n", ts->n, hist[0], hist[1], hist[2], hist[3], hist[4], hist[5]);
+	if (getenv("DT_TAILS"))
+		for (uint32_t q = 0; q < ts->n; q++)
+			fprintf(stderr, "TAIL kind %u raw %llu tag %u end %u bs %u hits %u\n", ts->t[q].kind, (unsigned long long)ts->t[q].raw,
+			        ts->t[q].tag, ts->t[q].end, ts->t[q].bs, ts->t[q].hits);
 #endif
 	uint32_t w = n0;
 	for (uint32_t k = n0; k < c->nanc; k++) {
@@ -365,7 +420,7 @@ void dt_lastblocks(struct dt_ctx *c)
 int dt_lastblock_kind(uint8_t kind)
 {
 	return kind == DT_EXT_TAIL || kind == DT_EXT_RMAP || kind == DT_EXFAT_TAIL || kind == DT_NTFS_TAIL ||
-	       kind == DT_XFS_TAIL;
+	       kind == DT_XFS_TAIL || kind == DT_FAT_TAIL;
 }
 
 /* See detect_int.h. */
@@ -379,6 +434,9 @@ void dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a)
 	} else if (a->kind == DT_XFS_TAIL) {
 		if (c->self.xfs && a->raw < (uint64_t)c->self.xfs_agcount * c->self.xfs_agblocks)
 			a->voff = a->raw * c->self.xfs_bs;
+	} else if (a->kind == DT_FAT_TAIL) {
+		if (c->self.fat && a->raw >= 2 && a->raw - 2 < c->self.fat_nclus)
+			a->voff = c->self.fat_data + (a->raw - 2) * c->self.fat_clus;
 	} else if (a->kind != DT_EXFAT_TAIL && c->ext.learnt && c->ext.bs && a->raw < c->ext.blocks &&
 	    a->raw <= UINT64_MAX / c->ext.bs)
 		a->voff = a->raw * c->ext.bs;

@@ -86,7 +86,7 @@ static int fs_kind(uint8_t kind)
 	switch (kind) {
 	case DT_EXT_SB: case DT_EXT_INO: case DT_EXT_DIR: case DT_EXT_TAIL: case DT_EXT_RMAP: return DT_FSK_EXT;
 	case DT_NTFS_BOOT: case DT_NTFS_MFT: case DT_NTFS_TAIL: return DT_FSK_NTFS;
-	case DT_FAT_BOOT: case DT_FAT_DIR: case DT_FAT_TAB: return DT_FSK_FAT;
+	case DT_FAT_BOOT: case DT_FAT_DIR: case DT_FAT_TAB: case DT_FAT_TAIL: return DT_FSK_FAT;
 	case DT_EXFAT_BOOT: case DT_EXFAT_TAIL: return DT_FSK_EXFAT;
 	case DT_XFS_AGF: case DT_XFS_AGI: case DT_XFS_INO: case DT_XFS_BLK: case DT_XFS_TAIL: return DT_FSK_XFS;
 	case DT_BTRFS_SB: case DT_BTRFS_NODE: return DT_FSK_BTRFS;

@@ -442,6 +442,7 @@ const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len)
 	case DT_NTFS_TAIL: snprintf(buf, len, "NTFS last cluster of record %u", a->tag); break;
 	case DT_XFS_TAIL: snprintf(buf, len, "XFS last block of inode %u", a->tag); break;
 	case DT_FAT_TAIL: snprintf(buf, len, "FAT last cluster of a file at %u", a->tag); break;
+	case DT_BTRFS_TAIL: snprintf(buf, len, "btrfs last block at logical %llu", (unsigned long long)a->raw); break;
 	default: snprintf(buf, len, "anchor"); break;
 	}
 	return buf;

@@ -33,6 +33,10 @@
 #define BT_CHUNK_ITEM 228u      /* key type of a chunk */
 #define BT_CHUNK_TREE 3u        /* owner of chunk-tree blocks */
 #define BT_META 6ull            /* block-group types SYSTEM | METADATA */
+#define BT_DATA 1ull            /* block-group type DATA */
+#define BT_FS_TREE 5u           /* owner of the first file-system tree */
+#define BT_INODE_ITEM 1u
+#define BT_EXTENT_DATA 108u
 #define BT_DUP (1ull << 5)      /* block-group profile bits */
 #define BT_PROFILES 0x7F8ull    /* RAID0 RAID1 DUP RAID10 RAID5 RAID6 RAID1C3 RAID1C4 */
 #define BT_CAP 384u             /* anchors per image */
@@ -96,8 +100,19 @@ static void map_add(struct dt_btrfs *b, uint32_t tag, uint64_t logical, const ui
 	uint64_t length = rk_get_le64(ch), type = rk_get_le64(ch + 24);
 	uint32_t ns = rk_get_le16(ch + 44);
 	if (!length || (length & 4095) || (logical & 4095) || logical + length < logical || ns < 1 || ns > 2 ||
-	    len < BT_CHUNK + (size_t)ns * BT_STRIPE || (type & BT_PROFILES) != (ns == 2 ? BT_DUP : 0) ||
-	    !(type & BT_META))
+	    len < BT_CHUNK + (size_t)ns * BT_STRIPE || (type & BT_PROFILES) != (ns == 2 ? BT_DUP : 0))
+		return;
+	if (type == BT_DATA && ns == 1) {   /* files' data: only their last blocks are looked for */
+		uint64_t ph = rk_get_le64(ch + BT_CHUNK + 8);
+		if ((ph & 511) || ph + length < ph || ph + length > (1ull << 50) || b->ndmap == DT_BT_MAPS)
+			return;
+		for (uint32_t k = 0; k < b->ndmap; k++)
+			if (b->dmap[k].tag == tag && b->dmap[k].logical == logical)
+				return;
+		b->dmap[b->ndmap++] = (struct dt_bmap){ tag, logical, length, { ph, DT_NONE }, gen };
+		return;
+	}
+	if (!(type & BT_META))
 		return;   /* tree blocks live in system and metadata chunks only */
 	uint64_t ph[2] = { rk_get_le64(ch + BT_CHUNK + 8), ns == 2 ? rk_get_le64(ch + BT_CHUNK + BT_STRIPE + 8) : DT_NONE };
 	if (rk_get_le64(ch + BT_CHUNK) != (ns == 2 ? rk_get_le64(ch + BT_CHUNK + BT_STRIPE) : rk_get_le64(ch + BT_CHUNK)))
@@ -136,7 +151,7 @@ static void sb_learn(struct dt_btrfs *b, const uint8_t *p)
 	if (fs_of(b, tag) < 0) {
 		if (b->nfs == DT_BT_FS)
 			return;
-		b->fs[b->nfs++] = (struct dt_bfs){ tag, node, rk_get_le64(p + 0x70) };
+		b->fs[b->nfs++] = (struct dt_bfs){ tag, node, sect, rk_get_le64(p + 0x70) };
 	}
 	/* sys_chunk_array: (key, chunk) pairs */
 	const uint8_t *a = p + BT_SYS_ARRAY;
@@ -246,6 +261,84 @@ const char *dt_btrfs_name(const struct dt_anchor *a, char *buf, size_t len)
 		return NULL;
 	snprintf(buf, len, "btrfs tree block at logical %llu", (unsigned long long)a->raw);
 	return buf;
+}
+
+/* The files' last blocks leaf P (NODE bytes, checked) lists, into OUT
+ * from *N on (MAX at most): per item, the sizes of the inodes seen so
+ * far in the leaf (an INODE_ITEM precedes its inode's extents). */
+static void leaf_file_ends(const uint8_t *p, uint32_t node, uint32_t sect, struct dt_bend *out, uint32_t *n,
+                           uint32_t max)
+{
+	uint64_t ino[64], size[64];
+	uint32_t nino = 0, items = rk_get_le32(p + 0x60), tag = rk_get_le32(p + 0x20);
+	for (uint32_t k = 0; k < items && k < (node - BT_HDR) / BT_ITEM && *n < max; k++) {
+		const uint8_t *it = p + BT_HDR + k * BT_ITEM, *d;
+		uint32_t off = rk_get_le32(it + 17), sz = rk_get_le32(it + 21);
+		uint64_t obj = rk_get_le64(it), key = rk_get_le64(it + 9);
+		if (off > node - BT_HDR || sz > node - BT_HDR - off)
+			continue;
+		d = p + BT_HDR + off;
+		if (it[8] == BT_INODE_ITEM && sz >= 24 && nino < 64) {
+			ino[nino] = obj;
+			size[nino++] = rk_get_le64(d + 16);
+			continue;
+		}
+		if (it[8] != BT_EXTENT_DATA || sz < 53 || d[16] || d[20] != 1 || !rk_get_le64(d + 21))
+			continue;   /* compressed, inline, preallocated, or a hole */
+		uint32_t q = 0;
+		while (q < nino && ino[q] != obj)
+			q++;
+		uint64_t len = rk_get_le64(d + 45), at = rk_get_le64(d + 21), eoff = rk_get_le64(d + 37);
+		if (q == nino || !size[q] || size[q] - 1 < key || size[q] - 1 - key >= len ||
+		    at > UINT64_MAX - eoff - (size[q] - 1 - key))
+			continue;   /* not the extent over the file's last byte */
+		uint64_t l = at + eoff + (size[q] - 1 - key);
+		out[(*n)++] = (struct dt_bend){ l - l % sect, obj, tag, (uint32_t)(size[q] % sect), sect };
+	}
+}
+
+/* See detect_int.h. */
+uint32_t dt_btrfs_file_ends(struct dt_ctx *c, struct dt_bend *out, uint32_t max)
+{
+	const struct dt_btrfs *b = &c->btrfs;
+	uint8_t *p = malloc(65536);
+	uint32_t n = 0;
+	for (uint32_t k = 0; p && k < c->nanc && n < max; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		int f = a->kind == DT_BTRFS_NODE && a->voff != DT_NONE ? fs_of(b, a->tag) : -1;
+		if (f < 0 || b->fs[f].nodesize > 65536 || dt_read(c, a->img, a->ioff, p, b->fs[f].nodesize) ||
+		    p[0x64] != 0 || (rk_get_le64(p + 0x58) != BT_FS_TREE && rk_get_le64(p + 0x58) < 256) ||
+		    rk_get_le64(p + 0x58) > (1ull << 48) || !csum_ok(p, b->fs[f].nodesize))
+			continue;   /* not a file-system tree's leaf, or torn */
+		leaf_file_ends(p, b->fs[f].nodesize, b->fs[f].sect, out, &n, max);
+	}
+	free(p);
+	/* seed 2234's kind: mkfs.btrfs --rootdir leaves earlier copies of
+	 * leaves whose inodes held a part of the file */
+	uint8_t *bad = calloc(n ? n : 1, 1);
+	for (uint32_t k = 0; bad && k < n; k++)
+		for (uint32_t q = 0; q < n; q++)
+			bad[k] |= out[q].obj == out[k].obj && out[q].tag == out[k].tag &&
+			          (out[q].logical != out[k].logical || out[q].end != out[k].end);
+	uint32_t w = 0;
+	for (uint32_t k = 0; bad && k < n; k++)
+		if (!bad[k])
+			out[w++] = out[k];
+	free(bad);
+	return w;
+}
+
+/* See detect_int.h. */
+uint64_t dt_btrfs_data_voff(const struct dt_ctx *c, uint32_t tag, uint64_t l)
+{
+	const struct dt_btrfs *b = &c->btrfs;
+	int f = fs_of(b, tag);
+	for (uint32_t k = 0; f >= 0 && k < b->ndmap; k++) {
+		const struct dt_bmap *m = &b->dmap[k];
+		if (m->tag == tag && l >= m->logical && l - m->logical < m->length && m->phys[0] + (l - m->logical) < b->fs[f].total_bytes)
+			return m->phys[0] + (l - m->logical);
+	}
+	return DT_NONE;
 }
 
 /* Probing one hypothesis: the superblock at BASE + 64 KiB read through it,

@@ -44,6 +44,7 @@ enum dt_kind {
 	DT_NTFS_TAIL,       /* NTFS file's last cluster, raw = its LCN, tag = its MFT record (detect_lastblock.c) */
 	DT_XFS_TAIL,        /* XFS file's last block, raw = its block from the file system's start (detect_lastblock.c) */
 	DT_FAT_TAIL,        /* FAT16/32 file's last cluster if contiguous, raw = its number (detect_lastblock.c) */
+	DT_BTRFS_TAIL,      /* btrfs file's last block, raw = its logical bytenr, tag = fsid (detect_lastblock.c) */
 };
 
 /* A hit of the scan, resolved to volume offsets (voff2: another place the
@@ -72,13 +73,15 @@ struct dt_self {
  * single or DUP: phys[1] the second copy or DT_NONE). */
 #define DT_BT_FS 4u
 #define DT_BT_MAPS 64u
-struct dt_bfs { uint32_t tag, nodesize; uint64_t total_bytes; };
+struct dt_bfs { uint32_t tag, nodesize, sect; uint64_t total_bytes; };
 struct dt_bmap { uint32_t tag; uint64_t logical, length, phys[2], gen; };
 struct dt_btrfs {
 	struct dt_bfs fs[DT_BT_FS];
 	uint32_t nfs;
 	struct dt_bmap map[DT_BT_MAPS];
 	uint32_t nmap;
+	struct dt_bmap dmap[DT_BT_MAPS];      /* data chunks, profile single (phys[1] DT_NONE) */
+	uint32_t ndmap;
 	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
 };
 
@@ -317,6 +320,17 @@ void   dt_btrfs_far(const struct dt_ctx *c, uint64_t *v, uint32_t *n, uint32_t m
  * through H itself; each block read is a probe_ok or probe_bad of H.
  * LIMIT > 0: stop after LIMIT predictions (dt_probe's quick look). */
 void   dt_btrfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit);
+/* The last blocks of the files the anchored file-system-tree leaves list
+ * (an INODE_ITEM's size and the uncompressed regular EXTENT_DATA over its
+ * last byte, in one leaf whose crc32c holds): into OUT (MAX at most) the
+ * block's logical bytenr, the bytes of it the file fills, the sector
+ * size and the file system's tag; returns how many.  A file that leaves
+ * say differently (a stale copy of a leaf, COW left behind) is left out. */
+struct dt_bend { uint64_t logical, obj; uint32_t tag, end, sect; };
+uint32_t dt_btrfs_file_ends(struct dt_ctx *c, struct dt_bend *out, uint32_t max);
+/* The volume byte of logical bytenr L of file system TAG through its data
+ * chunks (DT_NONE when not mapped). */
+uint64_t dt_btrfs_data_voff(const struct dt_ctx *c, uint32_t tag, uint64_t l);
 /* detect_exfat.c */
 /* Checks the exFAT whose boot sector BOOT (512 bytes) H puts at volume
  * byte BASE: the root directory, the up-case table's checksum and the

@@ -1,8 +1,9 @@
 /* detect_lastblock.c: the last blocks of files, found on the images, as
  * anchors: the learnt ext4's (their inodes anchored), exFAT's (the
  * contiguous files whose entry sets the scan met), NTFS's (their MFT
- * records anchored), XFS's (their inodes anchored) and FAT's (listed in
- * its root and anchored subdirectories).  Linux and the mkfs
+ * records anchored), XFS's (their inodes anchored), FAT's (listed in
+ * its root and anchored subdirectories) and btrfs's (listed in anchored
+ * leaves).  Linux and the mkfs
  * populators zero what follows a file's last byte in its last block, so
  * that block ends in a pattern the inode (or stream extension) predicts: its last non-zero byte is the file's last,
  * at size % block size, zeros to the block's end.  Found at one place, it
@@ -15,7 +16,7 @@
  * explained them alike, and the true one was never tried).
  *
  * A tail is looked for only when no other known tail ends at the same
- * byte of its block and its last 64 bytes hold 8 distinct values or more
+ * byte of its sector and its last 64 bytes hold 8 distinct values or more
  * (a bitmap's run of ones, an inode table's last inode, do not); it is
  * kept when found at one image offset only (one_place). */
 #include <stdio.h>
@@ -207,6 +208,21 @@ static void collect_fat(struct dt_ctx *c, struct tails *ts)
 	free(b);
 }
 
+/* The tails of the btrfs files the anchored file-system-tree leaves list. */
+static void collect_btrfs(struct dt_ctx *c, struct tails *ts)
+{
+	struct dt_bend *e = malloc(TAIL_MAX * sizeof *e);
+	uint32_t n = e ? dt_btrfs_file_ends(c, e, TAIL_MAX) : 0;
+	for (uint32_t k = 0; k < n && ts->n < TAIL_MAX; k++) {
+		uint32_t q = 0;
+		while (q < ts->n && !(ts->t[q].kind == DT_BTRFS_TAIL && ts->t[q].raw == e[k].logical))
+			q++;
+		if (q == ts->n && e[k].sect <= 65536 && e[k].end >= TAIL_MIN && e[k].sect - e[k].end >= DT_TAIL_SLACK)
+			ts->t[ts->n++] = (struct tail){ e[k].logical, e[k].tag, e[k].end, e[k].sect, 0, UINT32_MAX, DT_BTRFS_TAIL };
+	}
+	free(e);
+}
+
 /* The tails to look for, those ending at a byte another shares left out,
  * indexed by their last byte within its sector. */
 static void collect(struct dt_ctx *c, struct tails *ts)
@@ -217,12 +233,17 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 	collect_ntfs(c, ts);
 	collect_xfs(c, ts);
 	collect_fat(c, ts);
+	collect_btrfs(c, ts);
 	for (uint32_t k = 0; k < ts->n; k++)
 		ts->bs = ts->t[k].bs > ts->bs ? ts->t[k].bs : ts->bs;
+	/* ends alike within their sectors clash too: a block read 512 bytes
+	 * off shows another file's tail at the other's place in the block
+	 * (a btrfs of t_lastblock_btrfs: a tail ending 324 bytes into its
+	 * block, zeros after, read as one ending 2884 bytes in) */
 	for (uint32_t k = 0; k < ts->n; k++) {   /* marked first: the list is compacted after */
 		ts->t[k].hits = 0;
 		for (uint32_t q = 0; q < ts->n; q++)
-			ts->t[k].hits += q != k && ts->t[q].end == ts->t[k].end;
+			ts->t[k].hits += q != k && (ts->t[q].end - 1) % 512 == (ts->t[k].end - 1) % 512;
 	}
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < ts->n; k++)
@@ -397,20 +418,24 @@ void dt_lastblocks(struct dt_ctx *c)
 			fprintf(stderr, "TAIL kind %u raw %llu tag %u end %u bs %u hits %u\n", ts->t[q].kind, (unsigned long long)ts->t[q].raw,
 			        ts->t[q].tag, ts->t[q].end, ts->t[q].bs, ts->t[q].hits);
 #endif
-	uint32_t w = n0;
-	for (uint32_t k = n0; k < c->nanc; k++) {
+	/* which to keep, decided over the whole list before it is compacted */
+	uint8_t *keep = calloc(c->nanc - n0 + 1, 1);
+	for (uint32_t k = n0; keep && k < c->nanc; k++) {
+		uint32_t q = 0;
 		if (c->anc[k].kind == DT_EXT_RMAP) {   /* copies of one block: kept where they share a place */
-			if (map_one_place(c, n0, ts->map_hits))
-				c->anc[w++] = c->anc[k];
+			keep[k - n0] = (uint8_t)map_one_place(c, n0, ts->map_hits);
 			continue;
 		}
-		uint32_t q = 0;
 		while (q < ts->n && !(ts->t[q].kind == c->anc[k].kind && ts->t[q].raw == c->anc[k].raw))
 			q++;
-		if (q < ts->n && one_place(c, n0, &ts->t[q]))
-			c->anc[w++] = c->anc[k];
+		keep[k - n0] = q < ts->n && one_place(c, n0, &ts->t[q]);
 	}
+	uint32_t w = n0;
+	for (uint32_t k = n0; k < c->nanc; k++)
+		if (keep && keep[k - n0])
+			c->anc[w++] = c->anc[k];
 	c->nanc = w;
+	free(keep);
 	free(ts->map);
 	free(ts);
 	free(buf);
@@ -420,7 +445,7 @@ void dt_lastblocks(struct dt_ctx *c)
 int dt_lastblock_kind(uint8_t kind)
 {
 	return kind == DT_EXT_TAIL || kind == DT_EXT_RMAP || kind == DT_EXFAT_TAIL || kind == DT_NTFS_TAIL ||
-	       kind == DT_XFS_TAIL || kind == DT_FAT_TAIL;
+	       kind == DT_XFS_TAIL || kind == DT_FAT_TAIL || kind == DT_BTRFS_TAIL;
 }
 
 /* See detect_int.h. */
@@ -434,6 +459,8 @@ void dt_resolve_lastblock(const struct dt_ctx *c, struct dt_anchor *a)
 	} else if (a->kind == DT_XFS_TAIL) {
 		if (c->self.xfs && a->raw < (uint64_t)c->self.xfs_agcount * c->self.xfs_agblocks)
 			a->voff = a->raw * c->self.xfs_bs;
+	} else if (a->kind == DT_BTRFS_TAIL) {
+		a->voff = dt_btrfs_data_voff(c, a->tag, a->raw);
 	} else if (a->kind == DT_FAT_TAIL) {
 		if (c->self.fat && a->raw >= 2 && a->raw - 2 < c->self.fat_nclus)
 			a->voff = c->self.fat_data + (a->raw - 2) * c->self.fat_clus;

@@ -89,7 +89,7 @@ static int fs_kind(uint8_t kind)
 	case DT_FAT_BOOT: case DT_FAT_DIR: case DT_FAT_TAB: case DT_FAT_TAIL: return DT_FSK_FAT;
 	case DT_EXFAT_BOOT: case DT_EXFAT_TAIL: return DT_FSK_EXFAT;
 	case DT_XFS_AGF: case DT_XFS_AGI: case DT_XFS_INO: case DT_XFS_BLK: case DT_XFS_TAIL: return DT_FSK_XFS;
-	case DT_BTRFS_SB: case DT_BTRFS_NODE: return DT_FSK_BTRFS;
+	case DT_BTRFS_SB: case DT_BTRFS_NODE: case DT_BTRFS_TAIL: return DT_FSK_BTRFS;
 	default: return -1;
 	}
 }

@@ -7,7 +7,9 @@
  * is looked for (either place would be taken for the other's).  The same
  * with an NTFS made by mkntfs and ntfscp (the runlists of the files' MFT
  * records give their last clusters) and a FAT16 made by mkfs.fat and
- * mcopy (its root and an anchored subdirectory list the files).  The
+ * mcopy (its root and an anchored subdirectory list the files) and a
+ * btrfs made by mkfs.btrfs --rootdir (its file-system tree's leaves give
+ * the sizes and extents, its data chunk their places).  The
  * resize inode's map of the reserved GDT blocks, whose bytes mke2fs
  * writes from the superblock's counts, is found once, where that RAID-0
  * puts the block inode 7 names.  exFAT (made by hand): the contiguous
@@ -87,6 +89,17 @@ static void make_fat(void)
 	RK_REQUIRE_MSG(run(cmd), "mcopy failed");
 }
 
+/* "vol": a btrfs of 128 MiB (mkfs.btrfs's least is near 114) holding the
+ * tree. */
+static void make_btrfs(void)
+{
+	char cmd[1500];
+	const char *tree = make_tree(), *vol = rk_test_path("vol");
+	rk_test_make_file(vol, 128u << 20);
+	snprintf(cmd, sizeof cmd, "mkfs.btrfs -q -f --rootdir '%s' '%s'", tree, vol);
+	RK_REQUIRE_MSG(run(cmd), "mkfs.btrfs failed");
+}
+
 /* "vol": an NTFS (4 KiB clusters) of the tree. */
 static void make_ntfs(void)
 {
@@ -108,13 +121,13 @@ static void split_raid0(void)
 {
 	size_t len;
 	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &len);
-	RK_REQUIRE(v && len == VOL);
-	uint8_t *m[2] = { malloc(VOL / 2), malloc(VOL / 2) };
+	RK_REQUIRE(v && len % (2 * CHUNK) == 0);
+	uint8_t *m[2] = { malloc(len / 2), malloc(len / 2) };
 	RK_REQUIRE(m[0] && m[1]);
-	for (uint32_t c = 0; c < VOL / CHUNK; c++)
+	for (uint32_t c = 0; c < len / CHUNK; c++)
 		memcpy(m[c % 2] + (size_t)(c / 2) * CHUNK, v + (size_t)c * CHUNK, CHUNK);
 	for (int r = 0; r < 2; r++) {
-		rk_test_spit(rk_test_members()[r], m[r], VOL / 2);
+		rk_test_spit(rk_test_members()[r], m[r], len / 2);
 		free(m[r]);
 	}
 	free(v);
@@ -191,6 +204,19 @@ START_TEST(t_lastblock_fat)
 	make_fat();
 	uint32_t maps;
 	check_split(DT_FAT_TAIL, 2048, 6, &maps);
+	RK_REQUIRE(maps == 0);
+}
+END_TEST
+
+START_TEST(t_lastblock_btrfs)
+{
+	if (!run("command -v mkfs.btrfs")) {
+		printf("SKIP: mkfs.btrfs (btrfs-progs) not installed\n");
+		return;
+	}
+	make_btrfs();
+	uint32_t maps;
+	check_split(DT_BTRFS_TAIL, 4096, 8, &maps);
 	RK_REQUIRE(maps == 0);
 }
 END_TEST
@@ -285,4 +311,5 @@ START_TEST(t_lastblock_exfat)
 END_TEST
 
 RK_TEST_SUITE("detect_lastblock", { "lastblock", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_lastblock_raid0), RK_TEST(t_lastblock_ntfs), RK_TEST(t_lastblock_fat), RK_TEST(t_lastblock_exfat)) })
+	  RK_TESTS(RK_TEST(t_lastblock_raid0), RK_TEST(t_lastblock_ntfs), RK_TEST(t_lastblock_fat), RK_TEST(t_lastblock_btrfs),
+	           RK_TEST(t_lastblock_exfat)) })

@@ -2387,6 +2387,40 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
 		finish_placed(c, &t, l);
 }
 
+/* L's hypothesis BI, a RAID-0 of K members, as the RAID-4 of K+1 roles
+ * (parity last) that holds one of its members as the parity and misses
+ * that member's data role: where the row's other data blocks are zero,
+ * the parity is that data, and both read the same bytes; where they are
+ * not, only one reads the file system's.  Each is added to L, so that a
+ * reading the evidence cannot tell from the RAID-0 is a rival, not left
+ * untried (seed 2902: a RAID-4 of 5 in 1 MiB chunks with its first data
+ * member gone, a 28 % full NTFS, named as the RAID-0 of the other four
+ * with the parity for that member, at 0.96 -- a wrong answer). */
+static void parity_in_place(struct dt_ctx *c, struct hlist *l, uint32_t bi)
+{
+	const struct dt_hyp b = l->h[bi];
+	uint32_t k = b.g.nroles;
+	if (b.g.level != 0 || b.missing || k < 2 || k + 1 > DT_MAX_ROLES)
+		return;
+	for (uint32_t j = 0; j < k; j++) {
+		struct dt_hyp u = { 0 };
+		rk_clearerr();
+		if (rk_geom_init(&u.g, 4, RK_ALG_PARITY_N, b.g.chunk, k + 1, b.g.member_size))
+			return;
+		for (uint32_t r = 0; r < DT_MAX_ROLES; r++)
+			u.role_img[r] = -1;
+		for (uint32_t r = 0; r < k; r++)
+			if (r != j) {
+				u.role_img[r] = b.role_img[r];
+				u.off[r] = b.off[r];
+			}
+		u.role_img[k] = b.role_img[j];
+		u.off[k] = b.off[j];
+		u.size_fixed = b.size_fixed;
+		finish_placed(c, &u, l);
+	}
+}
+
 /* L's hypothesis BI, a RAID-0 of K members leaving out an image whose rows
  * with them XOR to zero, as the RAID-4 of K+1 roles that reads the same
  * volume with that image as its parity, last or first: md's RAID-4 keeps
@@ -2662,6 +2696,46 @@ static int swapped(struct dt_ctx *c, const struct dt_hyp *b, uint32_t r1, uint32
 	return t->rows_bad <= b->rows_bad && t->place_bad <= b->place_bad;
 }
 
+/* The best parity reading with a role missing, each image it places
+ * moved into that role instead (its own left missing), scored in full
+ * and added to L when it comes within SWAP_TIE: which member is gone is a
+ * guess the search makes once, and a row-0 Q block that copies the first
+ * data block (the other data zeros) reads as that data one role on
+ * (seed 2933: a RAID-6 of 7 in 1 MiB chunks with its second member gone,
+ * named with its first gone and the Q member read as data, one row of
+ * 353 failing, at 0.93 -- a wrong answer; the true reading holds every
+ * row and one anchor more, and the stage never tried it). */
+static void missing_moves(struct dt_ctx *c, struct hlist *l)
+{
+	if (!l->n)
+		return;
+	struct dt_hyp b = l->h[0];
+	if (!b.missing || !b.g.nparity || b.anc_bad)
+		return;
+	uint32_t n0 = l->n;
+	for (uint32_t rm = 0; rm < b.g.nroles; rm++) {
+		if (b.role_img[rm] >= 0)
+			continue;
+		for (uint32_t r = 0; r < b.g.nroles; r++) {
+			if (b.role_img[r] < 0)
+				continue;
+			struct dt_hyp t = b;
+			t.role_img[rm] = b.role_img[r];
+			t.off[rm] = b.off[r];
+			t.role_img[r] = -1;
+			dt_cache_trim(c);
+			anchors_again(c, &t);
+			dt_probe(c, &t, 0);
+			dt_check_redundancy(c, &t, FULL_ROWS, 0);
+			t.score = score_of(&t);
+			if (t.score >= b.score - SWAP_TIE)
+				hl_add(l, &t);
+		}
+	}
+	if (l->n > n0)
+		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
+}
+
 /* A plateau: no swap of *B gains, but a swap of one of the N readings
  * that tie with it (TIES) may (seed 2314: a RAID-5 of 12 whose true order
  * is a cycle of three images away from the best, one swap from its tie;
@@ -2852,9 +2926,12 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 				parity_of_left_out(c, &l, k);
 				tried++;
 			}
+		if (n0 && l.h[0].g.level == 0)
+			parity_in_place(c, &l, 0);
 		check_added(c, &l, n0);
 	}
 	swap_search(c, &l);
+	missing_moves(c, &l);
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
 	uint32_t bi = 0;

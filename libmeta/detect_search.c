@@ -283,20 +283,26 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 				if (q < ns || ns == 16)
 					continue;
 				seen[ns++] = o;
-				vs[nv++] = (struct vote){ a->img, 0, o, 1, (uint32_t)weak_anchor(a) };
+				vs[nv++] = (struct vote){ a->img, 0, o, 1, (uint32_t)weak_anchor(a) };   /* one each: tails 0 or 1 */
 			}
 		}
 	}
 	qsort(vs, nv, sizeof *vs, vote_cmp);
-	uint32_t key = 0, best = 0, run = 0;
+	/* files' last blocks count where two or more agree: one alone is as
+	 * likely another file's (seed 3006: one such block on a RAID-10 o2 of
+	 * exFAT raised RAID-0 readings a point over the true geometry's key,
+	 * which stage 2 then never took) */
+	uint32_t key = 0, best = 0, run = 0, weak = 0;
 	for (uint32_t k = 0; k < nv; k++) {
-		run = k && vs[k].img == vs[k - 1].img && vs[k].off == vs[k - 1].off ? run + 1 : 1;
+		int same = k && vs[k].img == vs[k - 1].img && vs[k].off == vs[k - 1].off;
+		run = same ? run + !vs[k].tails : !vs[k].tails;
+		weak = same ? weak + vs[k].tails : vs[k].tails;
 		if (k && vs[k].img != vs[k - 1].img) {
 			key += best;
 			best = 0;
 		}
-		if (run > best)
-			best = run;
+		if (run + (weak >= 2 ? weak : 0) > best)
+			best = run + (weak >= 2 ? weak : 0);
 	}
 	return key + best;
 }

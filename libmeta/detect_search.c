@@ -2401,12 +2401,29 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
  * reading the evidence cannot tell from the RAID-0 is a rival, not left
  * untried (seed 2902: a RAID-4 of 5 in 1 MiB chunks with its first data
  * member gone, a 28 % full NTFS, named as the RAID-0 of the other four
- * with the parity for that member, at 0.96 -- a wrong answer). */
+ * with the parity for that member, at 0.96 -- a wrong answer).  Only
+ * when some of the RAID-0's rows with data on two members or more XOR to
+ * zero: where the missing member's data is zero, a RAID-4's remaining
+ * members do; a RAID-0's never do (seed 2710: a RAID-0 of 7 holding the
+ * forensics ext4 sample, whose rival of that kind lost one anchor only,
+ * was held back). */
 static void parity_in_place(struct dt_ctx *c, struct hlist *l, uint32_t bi)
 {
 	const struct dt_hyp b = l->h[bi];
 	uint32_t k = b.g.nroles;
 	if (b.g.level != 0 || b.missing || k < 2 || k + 1 > DT_MAX_ROLES)
+		return;
+	struct dt_hyp x = b;   /* the RAID-0's members as a RAID-4 of K: its rows that vanish */
+	rk_clearerr();
+	if (k < 3 || rk_geom_init(&x.g, 4, RK_ALG_PARITY_N, b.g.chunk, k, b.g.member_size))
+		return;
+	dt_cache_trim(c);
+	dt_check_redundancy(c, &x, FULL_ROWS, 0);
+#ifdef DT_DEBUG
+	fprintf(stderr, "INPLACE checked %d nz %llu ok %llu\n", x.checked, (unsigned long long)x.rows_nz,
+	        (unsigned long long)x.rows_ok);
+#endif
+	if (!x.checked || x.rows_ok < 2 || x.rows_ok * 20 < x.rows_nz)
 		return;
 	for (uint32_t j = 0; j < k; j++) {
 		struct dt_hyp u = { 0 };

@@ -2393,6 +2393,61 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
 		finish_placed(c, &t, l);
 }
 
+/* Whether RAID-0 B's rows (at equal member offsets, data on two members
+ * or more) sometimes XOR to zero, as a RAID-4's remaining members do
+ * where its missing member's data is zero: 1 yes (2 rows or more, 1 in
+ * 20 or more), 0 none of 32 or more, -1 not known (fewer rows, fewer
+ * than 3 members, not a full RAID-0). */
+static int raid0_rows_vanish(struct dt_ctx *c, const struct dt_hyp *b)
+{
+	struct dt_hyp x = *b;
+	rk_clearerr();
+	if (b->g.level != 0 || b->missing || b->g.nroles < 3 ||
+	    rk_geom_init(&x.g, 4, RK_ALG_PARITY_N, b->g.chunk, b->g.nroles, b->g.member_size))
+		return -1;
+	dt_cache_trim(c);
+	dt_check_redundancy(c, &x, FULL_ROWS, 0);
+#ifdef DT_DEBUG
+	fprintf(stderr, "VANISH checked %d nz %llu ok %llu\n", x.checked, (unsigned long long)x.rows_nz,
+	        (unsigned long long)x.rows_ok);
+#endif
+	if (!x.checked)
+		return -1;
+	if (x.rows_ok >= 2 && x.rows_ok * 20 >= x.rows_nz)
+		return 1;
+	return x.rows_ok == 0 && x.rows_nz >= 32 ? 0 : -1;
+}
+
+/* Marks in SAME the rivals of L's best BI, a full RAID-0, that read its
+ * very images as a parity array with roles missing and no more evidence:
+ * one of them parity, a data role missing.  Where that missing member's
+ * data is zero, the others would XOR to zero; when none of the RAID-0's
+ * rows with data on two members does, no such reading is the volume's
+ * (recover_detect_order: a RAID-0 of 12 holding a sparse XFS tied with
+ * RAID-4 and RAID-6 readings of its images, each a member as parity,
+ * once the files' last blocks gave every reading the same anchors). */
+static void parity_rivals_refuted(struct dt_ctx *c, const struct hlist *l, uint32_t bi, uint8_t *same)
+{
+	const struct dt_hyp *b = &l->h[bi];
+	int vanish = -2;
+	for (uint32_t k = 0; k < l->n; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k == bi || same[k] || !h->g.nparity || !h->missing || h->score > b->score ||
+		    h->g.nroles - h->missing != b->g.nroles)
+			continue;
+		int all = 1;
+		for (uint32_t r = 0; r < b->g.nroles && all; r++)
+			all = uses_image(h, (uint32_t)b->role_img[r]);
+		if (!all)
+			continue;
+		if (vanish == -2)
+			vanish = raid0_rows_vanish(c, b);
+		if (vanish)
+			return;
+		same[k] = 1;
+	}
+}
+
 /* L's hypothesis BI, a RAID-0 of K members, as the RAID-4 of K+1 roles
  * (parity last) that holds one of its members as the parity and misses
  * that member's data role: where the row's other data blocks are zero,
@@ -2413,17 +2468,7 @@ static void parity_in_place(struct dt_ctx *c, struct hlist *l, uint32_t bi)
 	uint32_t k = b.g.nroles;
 	if (b.g.level != 0 || b.missing || k < 2 || k + 1 > DT_MAX_ROLES)
 		return;
-	struct dt_hyp x = b;   /* the RAID-0's members as a RAID-4 of K: its rows that vanish */
-	rk_clearerr();
-	if (k < 3 || rk_geom_init(&x.g, 4, RK_ALG_PARITY_N, b.g.chunk, k, b.g.member_size))
-		return;
-	dt_cache_trim(c);
-	dt_check_redundancy(c, &x, FULL_ROWS, 0);
-#ifdef DT_DEBUG
-	fprintf(stderr, "INPLACE checked %d nz %llu ok %llu\n", x.checked, (unsigned long long)x.rows_nz,
-	        (unsigned long long)x.rows_ok);
-#endif
-	if (!x.checked || x.rows_ok < 2 || x.rows_ok * 20 < x.rows_nz)
+	if (raid0_rows_vanish(c, &b) <= 0)
 		return;
 	for (uint32_t j = 0; j < k; j++) {
 		struct dt_hyp u = { 0 };
@@ -3001,6 +3046,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		return rk_fail(RK_E_NOMEM, "out of memory");
 	}
 	same_set(c, &l, &bi, same);
+	parity_rivals_refuted(c, &l, bi, same);
 	struct dt_hyp best = l.h[bi];
 #ifdef DT_DEBUG
 	debug_top(&l, bi, same);

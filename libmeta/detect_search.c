@@ -2766,13 +2766,16 @@ static int swapped(struct dt_ctx *c, const struct dt_hyp *b, uint32_t r1, uint32
 
 /* The best parity reading with a role missing, each image it places
  * moved into that role instead (its own left missing), scored in full
- * and added to L when it comes within SWAP_TIE: which member is gone is a
- * guess the search makes once, and a row-0 Q block that copies the first
- * data block (the other data zeros) reads as that data one role on
- * (seed 2933: a RAID-6 of 7 in 1 MiB chunks with its second member gone,
- * named with its first gone and the Q member read as data, one row of
- * 353 failing, at 0.93 -- a wrong answer; the true reading holds every
- * row and one anchor more, and the stage never tried it). */
+ * and added to L as a rival when it comes within SWAP_TIE, its score no
+ * higher than the best's: which member is gone is a guess the search
+ * makes once, and a row-0 Q block that copies the first data block (the
+ * other data zeros) reads as that data one role on (seed 2933: a RAID-6
+ * of 7 in 1 MiB chunks with its second member gone, named with its first
+ * gone and the Q member read as data, one row of 353 failing, at 0.93 --
+ * a wrong answer; the true reading holds every row and one anchor more,
+ * and the stage never tried it).  A rival, never the answer: moving an
+ * image into a missing role gains rows where parity is read as data
+ * (seed 2488, a RAID-4 named a RAID-5 at 0.90 by such a move). */
 static void missing_moves(struct dt_ctx *c, struct hlist *l)
 {
 	if (!l->n)
@@ -2796,8 +2799,10 @@ static void missing_moves(struct dt_ctx *c, struct hlist *l)
 			dt_probe(c, &t, 0);
 			dt_check_redundancy(c, &t, FULL_ROWS, 0);
 			t.score = score_of(&t);
-			if (t.score >= b.score - SWAP_TIE)
+			if (t.score >= b.score - SWAP_TIE) {
+				t.score = t.score < b.score ? t.score : b.score;
 				hl_add(l, &t);
+			}
 		}
 	}
 	if (l->n > n0)

@@ -171,6 +171,8 @@ static uint32_t tails_spread(struct pr *p, const struct icsum *ck, const uint8_t
 static void probe_bitmaps(struct pr *p, uint64_t ngroups, uint32_t bpg, uint32_t fdb, uint32_t bs, uint32_t dsz,
                           uint64_t blocks, uint8_t *blk)
 {
+	if (!ngroups)
+		return;   /* a superblock of 0 blocks (fuzz_detect) */
 	uint64_t gstep = ngroups > 16 ? ngroups / 16 : 1;
 	/* 1024 blocks in all, however few the groups: a small file system's
 	 * one group says as much as a large one's sixteen (seed 2832: a

@@ -375,23 +375,13 @@ static int map_one_place(const struct dt_ctx *c, uint32_t n0, uint32_t hits)
 	return 1;
 }
 
-/* See detect_int.h. */
-void dt_lastblocks(struct dt_ctx *c)
+/* The resize inode's map of the learnt ext4 into TS (map NULL: none). */
+static void load_map(struct dt_ctx *c, struct tails *ts)
 {
 	const struct dt_ext *e = &c->ext;
-	dt_exfat_learn(c);
-	struct tails *ts = malloc(sizeof *ts);
-	uint8_t *buf = malloc(TAIL_BUF);
-	if (!ts || !buf) {
-		free(ts);
-		free(buf);
-		return;
-	}
-	ts->bs = 0;
-	collect(c, ts);
 	ts->map_bs = e->bs;
-	ts->map = e->learnt && e->bs >= 1024 && e->bs <= 65536 ? malloc(e->bs) : NULL;
 	ts->map_hits = 0;
+	ts->map = e->learnt && e->bs >= 1024 && e->bs <= 65536 ? malloc(e->bs) : NULL;
 	if (ts->map && !dt_ext_resize_map(c, &ts->map_blk, ts->map)) {
 		free(ts->map);
 		ts->map = NULL;
@@ -400,25 +390,26 @@ void dt_lastblocks(struct dt_ctx *c)
 		ts->bs = ts->map_bs;
 	for (ts->map_first = 0; ts->map && !ts->map[ts->map_first]; ts->map_first++)
 		;   /* dt_ext_resize_map wrote at least one entry */
-	uint32_t n0 = c->nanc;
-	for (uint32_t i = 0; i < c->nimg && (ts->n || ts->map); i++) {
-		uint64_t size = c->img[i].size;
-		match_range(c, ts, i, 0, DT_HEAD, buf);
-		if (size > DT_HEAD + DT_WIN)
-			for (uint32_t w = 1; w <= DT_NSPREAD; w++)
-				match_range(c, ts, i, DT_HEAD + (size - DT_HEAD - DT_WIN) / DT_NSPREAD * w, DT_WIN, buf);
-	}
+}
+
 #ifdef DT_DEBUG
+static void debug_tails(const struct tails *ts)
+{
 	uint32_t hist[6] = { 0 };
 	for (uint32_t q = 0; q < ts->n; q++)
 		hist[ts->t[q].hits < 5 ? ts->t[q].hits : 5]++;
-	fprintf(stderr, "TAILS %u looked for, found 0:%u 1:%u 2:%u 3:%u 4:%u more:%u\n", ts->n, hist[0], hist[1], hist[2], hist[3], hist[4], hist[5]);
-	if (getenv("DT_TAILS"))
-		for (uint32_t q = 0; q < ts->n; q++)
-			fprintf(stderr, "TAIL kind %u raw %llu tag %u end %u bs %u hits %u\n", ts->t[q].kind, (unsigned long long)ts->t[q].raw,
-			        ts->t[q].tag, ts->t[q].end, ts->t[q].bs, ts->t[q].hits);
+	fprintf(stderr, "TAILS %u looked for, found 0:%u 1:%u 2:%u 3:%u 4:%u more:%u\n", ts->n, hist[0], hist[1], hist[2],
+	        hist[3], hist[4], hist[5]);
+	for (uint32_t q = 0; getenv("DT_TAILS") && q < ts->n; q++)
+		fprintf(stderr, "TAIL kind %u raw %llu tag %u end %u bs %u hits %u\n", ts->t[q].kind,
+		        (unsigned long long)ts->t[q].raw, ts->t[q].tag, ts->t[q].end, ts->t[q].bs, ts->t[q].hits);
+}
 #endif
-	/* which to keep, decided over the whole list before it is compacted */
+
+/* Keeps of the anchors from N0 on those found at one place (one_place,
+ * map_one_place), decided over the whole list before it is compacted. */
+static void keep_one_place(struct dt_ctx *c, const struct tails *ts, uint32_t n0)
+{
 	uint8_t *keep = calloc(c->nanc - n0 + 1, 1);
 	for (uint32_t k = n0; keep && k < c->nanc; k++) {
 		uint32_t q = 0;
@@ -436,6 +427,35 @@ void dt_lastblocks(struct dt_ctx *c)
 			c->anc[w++] = c->anc[k];
 	c->nanc = w;
 	free(keep);
+}
+
+/* See detect_int.h.  The parts of each image the scan plan's first two
+ * steps read (detect_sample.c). */
+void dt_lastblocks(struct dt_ctx *c)
+{
+	dt_exfat_learn(c);
+	struct tails *ts = malloc(sizeof *ts);
+	uint8_t *buf = malloc(TAIL_BUF);
+	if (!ts || !buf) {
+		free(ts);
+		free(buf);
+		return;
+	}
+	ts->bs = 0;
+	collect(c, ts);
+	load_map(c, ts);
+	uint32_t n0 = c->nanc;
+	for (uint32_t i = 0; i < c->nimg && (ts->n || ts->map); i++) {
+		uint64_t size = c->img[i].size;
+		match_range(c, ts, i, 0, DT_HEAD, buf);
+		if (size > DT_HEAD + DT_WIN)
+			for (uint32_t w = 1; w <= DT_NSPREAD; w++)
+				match_range(c, ts, i, DT_HEAD + (size - DT_HEAD - DT_WIN) / DT_NSPREAD * w, DT_WIN, buf);
+	}
+#ifdef DT_DEBUG
+	debug_tails(ts);
+#endif
+	keep_one_place(c, ts, n0);
 	free(ts->map);
 	free(ts);
 	free(buf);

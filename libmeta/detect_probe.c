@@ -247,7 +247,7 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 		probe_bitmaps(p, ngroups, bpg, fdb, bs, dsz, blocks, blk);
 	uint8_t *tail = p->limit ? NULL : malloc(bs);   /* full probes only */
 	uint32_t tails = 0;
-	uint32_t step = ngroups > PROBE_MAX ? (uint32_t)(ngroups / PROBE_MAX) : 1;
+	uint64_t step = ngroups > PROBE_MAX ? ngroups / PROBE_MAX : 1;   /* 64 bits: a hostile count of groups (fuzz_detect) */
 	for (uint64_t g = 0; g < ngroups; g += step) {
 		uint8_t d[64];
 		if (vr(p, (uint64_t)(fdb + 1) * bs + g * dsz, d, dsz < 64 ? 32 : 64))

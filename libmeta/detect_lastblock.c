@@ -1,19 +1,19 @@
 /* detect_lastblock.c: the last blocks of files, found on the images, as
  * anchors: the learnt ext4's (their inodes anchored), exFAT's (the
  * contiguous files whose entry sets the scan met), NTFS's (their MFT
- * records anchored), XFS's (their inodes anchored), FAT's (listed in
- * its root and anchored subdirectories) and btrfs's (listed in anchored
- * leaves).  Linux and the mkfs
- * populators zero what follows a file's last byte in its last block, so
- * that block ends in a pattern the inode (or stream extension) predicts: its last non-zero byte is the file's last,
- * at size % block size, zeros to the block's end.  Found at one place, it
- * ties that image offset to the volume byte the inode's extent names, as
- * any anchor does.  Inodes and directories sit where the file system
- * keeps its metadata, often all on one member; files spread over every
- * member (seed 2280: a linear of 2 whose second member holds only files;
- * seed 2311: a RAID-5 of 10 in 1 MiB chunks whose every other anchor lay
- * in one image's first chunk, so that every member count and chunk
- * explained them alike, and the true one was never tried).
+ * records anchored), XFS's (their inodes anchored), FAT's (listed in its
+ * root and anchored subdirectories) and btrfs's (listed in anchored
+ * leaves).  Linux and the mkfs populators zero what follows a file's last
+ * byte in its last block, so that block ends in a pattern the metadata
+ * predicts: its last non-zero byte is the file's last, at size % block
+ * size, zeros to the block's end.  Found at one place, it ties that image
+ * offset to the volume byte the metadata names, as any anchor does.
+ * Inodes and directories sit where the file system keeps its metadata,
+ * often all on one member; files spread over every member (seed 2280: a
+ * linear of 2 whose second member holds only files; seed 2311: a RAID-5
+ * of 10 in 1 MiB chunks whose every other anchor lay in one image's first
+ * chunk, so that every member count and chunk explained them alike, and
+ * the true one was never tried).
  *
  * A tail is looked for only when no other known tail ends at the same
  * byte of its sector and its last 64 bytes hold 8 distinct values or more
@@ -33,9 +33,10 @@
 #define TAIL_DISTINCT 8u
 #define TAIL_BUF (4u << 20)
 
-/* A file's last block (ext4) or cluster (exFAT): RAW its number (the
- * anchor's), TAG the inode (ext4; 0 exFAT), END the bytes of it the file
- * fills, BS its size. */
+/* A file's last block or cluster: KIND and RAW the anchor's (its number,
+ * or btrfs's logical bytenr), TAG the anchor's words (the inode, the MFT
+ * record, the first cluster; btrfs's fsid), END the bytes of it the file
+ * fills, BS its size; HITS the places found, NEXT the index chain. */
 struct tail { uint64_t raw; uint32_t tag, end, bs, hits, next; uint8_t kind; };
 struct tails {
 	struct tail t[TAIL_MAX];
@@ -48,21 +49,35 @@ struct tails {
 	uint32_t map_hits;
 };
 
+/* Adds T (its HITS and NEXT set here) to TS, once per (kind, raw), when
+ * its end leaves room to tell: TAIL_MIN bytes before it, DT_TAIL_SLACK
+ * after it in a block of 64 KiB at most. */
+static void add_tail(struct tails *ts, struct tail t)
+{
+	if (ts->n == TAIL_MAX || t.bs > 65536 || t.end < TAIL_MIN || t.end > t.bs || t.bs - t.end < DT_TAIL_SLACK)
+		return;
+	for (uint32_t q = 0; q < ts->n; q++)
+		if (ts->t[q].kind == t.kind && ts->t[q].raw == t.raw)
+			return;
+	t.hits = 0;
+	t.next = UINT32_MAX;
+	ts->t[ts->n++] = t;
+}
+
 /* Inode IN's (of number INO) last block and the bytes of it the file
  * fills, into *T: 0 when the file is not a live regular file with a
- * depth-0 extent there, or its tail leaves no room to tell. */
+ * depth-0 extent there. */
 static int tail_of(const struct dt_ext *e, const uint8_t *in, uint32_t ino, struct tail *t)
 {
 	if ((rk_get_le16(in) >> 12) != 8 || !rk_get_le16(in + 0x1A) || rk_get_le32(in + 0x14))
 		return 0;
 	uint64_t size = rk_get_le32(in + 4) | (uint64_t)rk_get_le32(in + 0x6C) << 32;
-	uint32_t end = (uint32_t)(size % e->bs);
-	if (!size || end < TAIL_MIN || e->bs - end < DT_TAIL_SLACK)
+	if (!size)
 		return 0;
 	uint64_t blk = dt_ext_extent_block(in, (size - 1) / e->bs);
 	if (blk == DT_NONE || blk >= e->blocks)
 		return 0;
-	*t = (struct tail){ blk, ino, end, e->bs, 0, UINT32_MAX, DT_EXT_TAIL };
+	*t = (struct tail){ blk, ino, (uint32_t)(size % e->bs), e->bs, 0, UINT32_MAX, DT_EXT_TAIL };
 	return 1;
 }
 
@@ -77,14 +92,8 @@ static void collect_ext(struct dt_ctx *c, struct tails *ts)
 		const struct dt_anchor *a = &c->anc[k];
 		uint8_t in[128];
 		struct tail t;
-		uint32_t q = 0;
-		if (a->kind != DT_EXT_INO || !a->tag)
-			continue;
-		while (q < ts->n && !(ts->t[q].kind == DT_EXT_TAIL && ts->t[q].tag == a->tag))
-			q++;
-		if (q < ts->n || dt_read(c, a->img, a->ioff, in, sizeof in) || !tail_of(e, in, a->tag, &t))
-			continue;
-		ts->t[ts->n++] = t;
+		if (a->kind == DT_EXT_INO && a->tag && !dt_read(c, a->img, a->ioff, in, sizeof in) && tail_of(e, in, a->tag, &t))
+			add_tail(ts, t);
 	}
 }
 
@@ -97,10 +106,8 @@ static void collect_exfat(struct dt_ctx *c, struct tails *ts)
 		return;
 	for (uint32_t k = 0; k < x->nfiles && ts->n < TAIL_MAX; k++) {
 		uint64_t len = x->files[k].len, last = x->files[k].first + (len - 1) / x->csize;
-		uint32_t end = (uint32_t)(len % x->csize);
-		if (last < 2 || last - 2 >= x->nclus || end < TAIL_MIN || x->csize - end < DT_TAIL_SLACK)
-			continue;
-		ts->t[ts->n++] = (struct tail){ last, 0, end, x->csize, 0, UINT32_MAX, DT_EXFAT_TAIL };
+		if (last >= 2 && last - 2 < x->nclus)
+			add_tail(ts, (struct tail){ last, 0, (uint32_t)(len % x->csize), (uint32_t)x->csize, 0, 0, DT_EXFAT_TAIL });
 	}
 }
 
@@ -117,20 +124,15 @@ static void collect_ntfs(struct dt_ctx *c, struct tails *ts)
 	for (uint32_t k = 0; k < c->nanc && ts->n < TAIL_MAX; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		struct dt_runs m;
-		uint32_t q = 0;
 		if (a->kind != DT_NTFS_MFT || a->voff == DT_NONE || a->raw < 16 || a->raw > UINT32_MAX)
 			continue;   /* the system files' records are no one's data */
-		while (q < ts->n && !(ts->t[q].kind == DT_NTFS_TAIL && ts->t[q].tag == a->raw))
-			q++;
-		if (q < ts->n || dt_read(c, a->img, a->ioff, r, fs->ntfs_rec) || !dt_ntfs_fixup(r, fs->ntfs_rec) ||
+		if (dt_read(c, a->img, a->ioff, r, fs->ntfs_rec) || !dt_ntfs_fixup(r, fs->ntfs_rec) ||
 		    (rk_get_le16(r + 0x16) & 3) != 1 || !dt_ntfs_data_runs(&m, r, fs->ntfs_rec) || (m.flags & 0x00FF) ||
 		    !m.size || m.valid < m.size)
 			continue;
 		uint64_t lcn = dt_runs_lcn(&m, (m.size - 1) / clus);
-		uint32_t end = (uint32_t)(m.size % clus);
-		if (lcn == UINT64_MAX || lcn > UINT64_MAX / clus - 1 || end < TAIL_MIN || clus - end < DT_TAIL_SLACK)
-			continue;
-		ts->t[ts->n++] = (struct tail){ lcn, (uint32_t)a->raw, end, (uint32_t)clus, 0, UINT32_MAX, DT_NTFS_TAIL };
+		if (lcn != UINT64_MAX && lcn <= UINT64_MAX / clus - 1)
+			add_tail(ts, (struct tail){ lcn, (uint32_t)a->raw, (uint32_t)(m.size % clus), (uint32_t)clus, 0, 0, DT_NTFS_TAIL });
 	}
 }
 
@@ -145,18 +147,12 @@ static void collect_xfs(struct dt_ctx *c, struct tails *ts)
 	for (uint32_t k = 0; k < c->nanc && ts->n < TAIL_MAX; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		uint64_t size, ag, agbno;
-		uint32_t q = 0;
 		if (a->kind != DT_XFS_INO || a->voff == DT_NONE || dt_read(c, a->img, a->ioff, in, s->xfs_isize) ||
 		    !dt_xfs_last_block(in, s->xfs_isize, s->xfs_bs, s->xfs_agblklog, &size, &ag, &agbno) ||
 		    ag >= s->xfs_agcount || agbno >= s->xfs_agblocks)
 			continue;
-		uint64_t blk = ag * s->xfs_agblocks + agbno;
-		uint32_t end = (uint32_t)(size % s->xfs_bs);
-		while (q < ts->n && !(ts->t[q].kind == DT_XFS_TAIL && ts->t[q].raw == blk))
-			q++;
-		if (q < ts->n || end < TAIL_MIN || s->xfs_bs - end < DT_TAIL_SLACK)
-			continue;
-		ts->t[ts->n++] = (struct tail){ blk, (uint32_t)a->raw, end, s->xfs_bs, 0, UINT32_MAX, DT_XFS_TAIL };
+		add_tail(ts, (struct tail){ ag * s->xfs_agblocks + agbno, (uint32_t)a->raw, (uint32_t)(size % s->xfs_bs), s->xfs_bs,
+		                            0, 0, DT_XFS_TAIL });
 	}
 }
 
@@ -166,20 +162,14 @@ static void collect_xfs(struct dt_ctx *c, struct tails *ts)
  * its bytes are not, and found nowhere. */
 static void fat_dir_tails(const struct dt_self *s, const uint8_t *b, size_t len, struct tails *ts)
 {
-	for (size_t o = 0; o + 32 <= len && ts->n < TAIL_MAX && b[o]; o += 32) {
+	for (size_t o = 0; o + 32 <= len && b[o]; o += 32) {
 		const uint8_t *e = b + o;
 		if (e[0] == 0xE5 || e[0] < 0x20 || e[0] == '.' || e[11] == 0x0F || (e[11] & 0xD8))
 			continue;   /* deleted, ".", "..", a long name, the label, a directory, not a name */
 		uint64_t first = rk_get_le16(e + 26) | (s->fat_32 ? (uint32_t)rk_get_le16(e + 20) << 16 : 0);
 		uint64_t size = rk_get_le32(e + 28), last = size ? first + (size - 1) / s->fat_clus : 0;
-		uint32_t end = (uint32_t)(size % s->fat_clus);
-		if (first < 2 || !size || last - 2 >= s->fat_nclus || end < TAIL_MIN || s->fat_clus - end < DT_TAIL_SLACK)
-			continue;
-		uint32_t q = 0;
-		while (q < ts->n && !(ts->t[q].kind == DT_FAT_TAIL && ts->t[q].raw == last))
-			q++;
-		if (q == ts->n)
-			ts->t[ts->n++] = (struct tail){ last, (uint32_t)first, end, s->fat_clus, 0, UINT32_MAX, DT_FAT_TAIL };
+		if (first >= 2 && size && last - 2 < s->fat_nclus)
+			add_tail(ts, (struct tail){ last, (uint32_t)first, (uint32_t)(size % s->fat_clus), s->fat_clus, 0, 0, DT_FAT_TAIL });
 	}
 }
 
@@ -213,13 +203,8 @@ static void collect_btrfs(struct dt_ctx *c, struct tails *ts)
 {
 	struct dt_bend *e = malloc(TAIL_MAX * sizeof *e);
 	uint32_t n = e ? dt_btrfs_file_ends(c, e, TAIL_MAX) : 0;
-	for (uint32_t k = 0; k < n && ts->n < TAIL_MAX; k++) {
-		uint32_t q = 0;
-		while (q < ts->n && !(ts->t[q].kind == DT_BTRFS_TAIL && ts->t[q].raw == e[k].logical))
-			q++;
-		if (q == ts->n && e[k].sect <= 65536 && e[k].end >= TAIL_MIN && e[k].sect - e[k].end >= DT_TAIL_SLACK)
-			ts->t[ts->n++] = (struct tail){ e[k].logical, e[k].tag, e[k].end, e[k].sect, 0, UINT32_MAX, DT_BTRFS_TAIL };
-	}
+	for (uint32_t k = 0; k < n; k++)
+		add_tail(ts, (struct tail){ e[k].logical, e[k].tag, e[k].end, e[k].sect, 0, 0, DT_BTRFS_TAIL });
 	free(e);
 }
 
@@ -240,14 +225,13 @@ static void collect(struct dt_ctx *c, struct tails *ts)
 	 * off shows another file's tail at the other's place in the block
 	 * (a btrfs of t_lastblock_btrfs: a tail ending 324 bytes into its
 	 * block, zeros after, read as one ending 2884 bytes in) */
-	for (uint32_t k = 0; k < ts->n; k++) {   /* marked first: the list is compacted after */
-		ts->t[k].hits = 0;
-		for (uint32_t q = 0; q < ts->n; q++)
-			ts->t[k].hits += q != k && (ts->t[q].end - 1) % 512 == (ts->t[k].end - 1) % 512;
-	}
+	for (uint32_t k = 0; k < 512; k++)
+		ts->head[k] = 0;   /* first the tails per byte of a sector */
+	for (uint32_t k = 0; k < ts->n; k++)
+		ts->head[(ts->t[k].end - 1) % 512]++;
 	uint32_t w = 0;
 	for (uint32_t k = 0; k < ts->n; k++)
-		if (!ts->t[k].hits)
+		if (ts->head[(ts->t[k].end - 1) % 512] == 1)
 			ts->t[w++] = ts->t[k];
 	ts->n = w;
 	for (uint32_t k = 0; k < 512; k++)

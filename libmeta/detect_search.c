@@ -1717,8 +1717,7 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 		if (a->img != i || a->voff == DT_NONE || weak_anchor(a))
 			continue;
 		if (own && ((a->kind == DT_EXT_SB && a->tag == own) ||
-		            ((a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR || a->kind == DT_EXT_TAIL || a->kind == DT_EXT_RMAP) &&
-		             c->ext.learnt && c->ext.img == i))) {
+		            ((a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) && c->ext.learnt && c->ext.img == i))) {
 			held = 1;   /* that file system's own */
 			continue;
 		}

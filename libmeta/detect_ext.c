@@ -354,14 +354,84 @@ void dt_ext_learn(struct dt_ctx *c)
 	for (uint32_t k = 0; k < e->nsb; k++) {
 		struct dt_ext t = *e;
 		uint64_t bytes = 0, at = e->sb[k].ioff - 1024, size = c->img[e->sb[k].img].size;
-		if (e->sb[k].ioff < 1024 || e->sb[k].whole || !learn_from(c, e->sb[k].img, e->sb[k].ioff, &t, &bytes) ||
-		    bytes <= size - at || bytes <= most)
+		int from = e->sb[k].ioff >= 1024 && !e->sb[k].whole && learn_from(c, e->sb[k].img, e->sb[k].ioff, &t, &bytes);
+#ifdef DT_DEBUG
+		fprintf(stderr, "EXTLEARN img %u ioff %llu learnt %d bytes %llu\n", e->sb[k].img,
+		        (unsigned long long)e->sb[k].ioff, from, (unsigned long long)bytes);
+#endif
+		if (!from || bytes <= size - at || bytes <= most)
 			continue;
 		most = bytes;
 		best = t;
 	}
 	if (most)
 		*e = best;
+}
+
+/* Whether ext inodes or directory blocks were seen (any file system's). */
+static int ext_seen(const struct dt_ctx *c)
+{
+	for (uint32_t k = 0; k < c->nanc; k++)
+		if (c->anc[k].kind == DT_EXT_INO || c->anc[k].kind == DT_EXT_DIR)
+			return 1;
+	return 0;
+}
+
+/* Whether the 512-byte sector P may start a group-0 superblock. */
+static int sb_like(const uint8_t *p)
+{
+	return rk_get_le16(p + 0x38) == 0xEF53 && rk_get_le16(p + 0x5A) == 0 && rk_get_le32(p + 0x18) <= 6 &&
+	       rk_get_le32(p + 0x20) && rk_get_le32(p + 0x28);
+}
+
+/* Whether one of the images' blocks B holds X (512 bytes) at Q. */
+static int held_by_image(const struct dt_ctx *c, const uint8_t *b, uint32_t q, const uint8_t *x)
+{
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if (!memcmp(b + (size_t)i * DT_BLK + q, x, 512))
+			return 1;
+	return 0;
+}
+
+/* See detect_int.h.  A small file system has no backup superblock, so a
+ * member gone with the first one takes every anchor of it along (seed
+ * 3311: a RAID-5 of 10 with its first member missing, a 49 MiB ext4 whose
+ * inodes placed nothing).  The XOR over the head, block by block: of
+ * every image, then of every image but one (an unrelated one). */
+void dt_ext_learn_rebuilt(struct dt_ctx *c)
+{
+	struct dt_ext *e = &c->ext;
+	uint64_t all = c->nimg >= 64 ? ~0ull : (1ull << c->nimg) - 1;
+	if (e->learnt || c->nimg < 2 || c->nimg > 16 || !ext_seen(c))
+		return;
+	uint8_t *b = malloc((size_t)(c->nimg + 1) * DT_BLK), x[512];
+	for (uint64_t off = 0; b && off < (4ull << 20); off += DT_BLK) {
+		uint8_t *acc = b + (size_t)c->nimg * DT_BLK;
+		memset(acc, 0, DT_BLK);
+		for (uint32_t i = 0; i < c->nimg; i++) {
+			if (dt_read(c, i, off, b + (size_t)i * DT_BLK, DT_BLK))
+				memset(b + (size_t)i * DT_BLK, 0, DT_BLK);
+			for (uint32_t k = 0; k < DT_BLK; k++)
+				acc[k] ^= b[(size_t)i * DT_BLK + k];
+		}
+		for (uint32_t j = 0; j <= c->nimg; j++)   /* j == nimg: every image */
+			for (uint32_t q = 0; q < DT_BLK; q += 512) {
+				for (uint32_t k = 0; k < 512; k++)
+					x[k] = acc[q + k] ^ (j < c->nimg ? b[(size_t)j * DT_BLK + q + k] : 0);
+				if (off + q < 1024 || !sb_like(x) || held_by_image(c, b, q, x))
+					continue;   /* an image holds it: no member is rebuilt (an odd count of mirrors' copies) */
+				struct dt_ext t = *e;
+				uint64_t bytes = 0;
+				c->xmask = j < c->nimg ? all & ~(1ull << j) : all;
+				if (learn_from(c, DT_XIMG, off + q, &t, &bytes)) {
+					*e = t;
+					free(b);
+					return;
+				}
+			}
+	}
+	c->xmask = 0;
+	free(b);
 }
 
 /* The first 128 bytes of inode INO of the learnt file system into Q, read

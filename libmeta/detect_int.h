@@ -90,7 +90,7 @@ struct dt_btrfs {
  * hold: the inode tables' volume bytes, inodes per group and in all, the
  * checksum's seed term A and the inverse of its linear part in the inode
  * number (32 columns). */
-#define DT_EXT_SBS 4u
+#define DT_EXT_SBS 32u   /* a decoy's superblocks and parity copies may come first (seed 2837: 4 kept, the member's was not) */
 #define DT_EXT_GROUPS 64u
 struct dt_ext_sb { uint32_t img; uint64_t ioff; int whole; };   /* whole: starts a partition of its image's MBR */
 struct dt_ext {
@@ -186,6 +186,7 @@ struct dt_ctx {
 	struct dt_exf exf;
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
+	uint64_t xmask;          /* the images DT_XIMG reads the XOR of */
 	uint64_t hyps;
 	/* the parity scan (detect_pscan.c): images at equal offsets whose XOR
 	 * vanishes (RAID-4/5 of ps5_lo..ps5_hi members) or equals one of them
@@ -234,7 +235,10 @@ struct dt_hyp {
 rk_err dt_open(struct dt_ctx *c, char *const *paths, uint32_t n);
 void   dt_close(struct dt_ctx *c);
 /* Reads LEN bytes at OFF of image I into BUF, counting them against the
- * image's budget; -1 when out of range, over budget or failing. */
+ * image's budget; -1 when out of range, over budget or failing.  I ==
+ * DT_XIMG reads the XOR of the images in c->xmask: a missing member of a
+ * RAID-5 whose members share one start, rebuilt. */
+#define DT_XIMG 0xFFFFFFF0u
 int    dt_read(struct dt_ctx *c, uint32_t i, uint64_t off, void *buf, size_t len);
 /* The cached DT_BLK bytes at OFF of image I (OFF + DT_BLK within the image),
  * NULL when unreadable. */
@@ -391,6 +395,10 @@ void   dt_ext_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, 
 /* Learns the seed, counts and inode tables from the first superblock
  * noted whose group descriptors' checksums hold (reads; once). */
 void   dt_ext_learn(struct dt_ctx *c);
+/* With nothing learnt while inodes or directories were seen: looks for
+ * the group-0 superblock in the XOR of the images' heads (every image, or
+ * every image but one) and learns from it read there (DT_XIMG). */
+void   dt_ext_learn_rebuilt(struct dt_ctx *c);
 /* Once the inode and directory anchors are resolved: when every one lies
  * on the image the superblock was learnt from, they are dropped (an
  * unrelated slice of a file system, or a member they would only pin

@@ -161,6 +161,29 @@ static int verdict(struct dt_ctx *c, uint64_t t, uint64_t span, uint8_t *acc, ui
 	return 0;
 }
 
+/* T6, all the images but one whose rows hold RAID-6's algebra, when
+ * leaving out another one holds it as well: the image equal to the XOR
+ * in every row is then one of two, a Q that stays on one member (the "-6"
+ * layouts) or an unrelated image beside the members of P and data, whose
+ * XOR vanishes (seed 3351: a sample slice taken for a RAID-6's Q, the true
+ * Q left out of every reading).  Returns the images both sets share (the
+ * members of P and data, one start proven), else T6. */
+static uint64_t other_q(struct dt_ctx *c, uint64_t all, uint64_t t6, uint64_t span, uint8_t *acc)
+{
+	uint64_t out = t6;
+	uint32_t seen = c->ps_rows_seen;
+	for (uint32_t j = 0; j < c->nimg; j++) {
+		uint64_t t = all & ~(1ull << j), nz = 0;
+		double sh = 0;
+		if (t == t6 || !(t6 >> j & 1))
+			continue;
+		if (verdict(c, t, span, acc, &nz, &sh, NULL, NULL) == 6)
+			out &= t;
+	}
+	c->ps_rows_seen = seen;
+	return out;
+}
+
 /* The 512 bytes at head offset X of each image in T into S: 0 when an
  * image is too short to hold them. */
 static int head_sectors(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t (*s)[512])
@@ -516,6 +539,8 @@ void dt_pscan(struct dt_ctx *c)
 		} else if (k == 1 && sh > best1 * 1.25)   /* an unrelated image among them dilutes the share */
 			t1 = t, nz1 = nz, best1 = sh;
 	}
+	if (t6 && t6 != all && !t5)
+		t6 = other_q(c, all, t6, span, acc);
 	if (!t5 && !t6 && t1 && c->nimg <= 12) {
 		/* junk before the data (the same length on every image, or not)
 		 * fails the rows there: past it they may all vanish (seed 2311:

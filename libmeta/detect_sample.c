@@ -60,9 +60,27 @@ void dt_close(struct dt_ctx *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* The XOR of the images in c->xmask over [OFF, OFF+LEN) into BUF. */
+static int xor_read(struct dt_ctx *c, uint64_t off, uint8_t *buf, size_t len)
+{
+	uint8_t t[DT_BLK];
+	memset(buf, 0, len);
+	for (uint32_t j = 0; j < c->nimg && j < 64; j++)
+		for (size_t p = 0; (c->xmask >> j & 1) && p < len; p += sizeof t) {
+			size_t n = len - p < sizeof t ? len - p : sizeof t;
+			if (dt_read(c, j, off + p, t, n))
+				return -1;
+			for (size_t k = 0; k < n; k++)
+				buf[p + k] ^= t[k];
+		}
+	return c->xmask ? 0 : -1;
+}
+
 /* Budgeted read (see detect_int.h). */
 int dt_read(struct dt_ctx *c, uint32_t i, uint64_t off, void *buf, size_t len)
 {
+	if (i == DT_XIMG)
+		return xor_read(c, off, buf, len);
 	struct dt_img *m = &c->img[i];
 	if (off > m->size || len > m->size - off)
 		return -1;
@@ -234,6 +252,7 @@ rk_err dt_scan_all(struct dt_ctx *c)
 				scan_range(c, i, m, DT_TWIN, buf, bufsz);
 			}
 	learn_rebuilt(c, buf, bufsz);
+	dt_ext_learn_rebuilt(c);
 	free(buf);
 	dt_resolve(c);
 	dt_lastblocks(c);

@@ -794,6 +794,10 @@ static int copies_placed(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
 	return 0;
 }
 
+/* md's usual data starts, most common first (tried for the last images
+ * of stage 2, and what tells md's varied starts from a wrong geometry's). */
+static const uint64_t md_starts[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
+
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
@@ -864,6 +868,22 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint64_t need = eq ? DT_BLK : h->g.member_size;
 	if (!eq && h->size_guessed)
 		need = h->g.member_size - h->g.member_size / 4;
+	if (mask && !eq && c->img[u[k]].size < pf->off[u[k]][0] + need) {
+		/* its anchors voted a start it cannot hold a member from: copies
+		 * of blocks (a journal's), not its own (seed 2850) */
+		mask = 0;
+		for (uint32_t q = 0; q < off->n; q++)
+			offs_add(&mine, off->v[q]);
+		for (size_t q = 0; q < sizeof md_starts / sizeof md_starts[0]; q++)
+			offs_add(&mine, md_starts[q]);
+	}
+#ifdef DT_DEBUG
+	if (dbg_geo(&h->g)) {
+		fprintf(stderr, "COMPL k %u img %u mask %x eq %d need %llu size %llu mine:", k, u[k], mask, eq, (unsigned long long)need, (unsigned long long)c->img[u[k]].size);
+		for (uint32_t o = 0; o < mine.n; o++) fprintf(stderr, " %llu", (unsigned long long)mine.v[o]);
+		fprintf(stderr, "\n");
+	}
+#endif
 	for (uint32_t q = 0; q < no; q++) {
 		uint32_t r = order[q];
 		if (h->role_img[r] >= 0)
@@ -1307,10 +1327,6 @@ static uint32_t keep_count(struct s1 *keep, uint32_t nk)
 	return lim;
 }
 
-/* md's usual data starts, most common first (tried for the last images
- * of stage 2, and what tells md's varied starts from a wrong geometry's). */
-static const uint64_t md_starts[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
-
 /* Whether O is a data start md gives: one of md_starts, 0 or 4 KiB. */
 static int md_start(uint64_t o)
 {
@@ -1351,9 +1367,15 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 	uint32_t u[DT_MAX_ROLES + 8], nu = 0, budget = MAX_LEAVES / lim;
 	if (budget > MAX_COMPL)
 		budget = MAX_COMPL;
-	for (uint32_t i = 0; i < c->nimg; i++)
-		if (s->img_role[i] < 0)
-			u[nu++] = i;
+	/* images whose anchors narrow their roles first, the others after:
+	 * the search spends its budget on the last ones' choices, and an image
+	 * of no anchors tried in every role at the root leaves the rest no
+	 * budget (seed 3351: a RAID-6 of 7 whose first image, no anchors,
+	 * took role 0, where another's anchors put it) */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < c->nimg; i++)
+			if (s->img_role[i] < 0 && (i >= DT_MAX_ROLES + 8 || !s->pf.mask[i]) == pass)
+				u[nu++] = i;
 	/* the placed roles' common start first; with none placed, the
 	 * starts most anchors vote for come before 0 (seed 2871: a
 	 * RAID-10 n2 of 5 whose members all start at 128 KiB had its
@@ -1416,8 +1438,21 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 			fprintf(stderr, "S1 %u lv %d lay %u ch %llu n %u key %.2f prior %d\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, keep[k].prior);
 #endif
 	uint32_t lim = keep_count(keep, nk);
-	for (uint32_t k = 0; k < lim; k++)
+	for (uint32_t k = 0; k < lim; k++) {
+#ifdef DT_DEBUG
+		if (getenv("DT_KEPT"))
+			fprintf(stderr, "KEPT %u lv %d lay %u ch %llu n %u key %.2f hyps %u\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, l->n);
+#endif
 		stage2(c, &keep[k], lim, l);
+	}
+	/* nothing completed: the mirror, whose whole file system on each
+	 * image places no anchor (seed 3257: a RAID-1 of 9, eight copies
+	 * beside a sample slice, under readings that placed the slice) */
+	for (uint32_t k = lim; !l->n && k < nk; k++)
+		if (keep[k].h.g.level == 1) {
+			stage2(c, &keep[k], lim, l);
+			break;
+		}
 	free(gs); free(vs); free(keep);
 	return RK_OK;
 }
@@ -1770,6 +1805,29 @@ static int fits_at(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, uint32_
 	return !t.checked || t.rows_nz < 8 || t.rows_bad * 50 <= t.rows_nz;
 }
 
+/* Whether image I, were it a member of the mirror H, contradicts the
+ * copies H reads: each of its anchors the volume can read differs
+ * from its own sector (a missing member's blocks are copies of the ones
+ * beside it; seed 2892: a RAID-1 of 4 with a member gone, held back for
+ * a sample disk whose ext superblocks sat where the volume holds exFAT).
+ * 0 when no anchor can be compared. */
+static int copy_refuted(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
+{
+	uint32_t compared = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint8_t v[512], w[512];
+		if (a->img != i || a->voff == DT_NONE || weak_anchor(a) || a->voff >= h->g.volume_size)
+			continue;
+		if (dt_vread(c, h, a->voff & ~(uint64_t)511, v, sizeof v) || dt_read(c, i, a->ioff & ~(uint64_t)511, w, sizeof w))
+			continue;
+		if (!memcmp(v, w, sizeof v))
+			return 0;
+		compared++;
+	}
+	return compared > 0;
+}
+
 /* Whether an image H leaves out that holds anchors may be one of its
  * missing members: in a missing role, at a start one of its anchors says
  * (under any role) or one of H's members has, parity holds or cannot be
@@ -1793,8 +1851,10 @@ static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 		}
 		if (!held)
 			continue;
-		if (!h->g.nparity)
+		if (!h->g.nparity && (h->g.copies < 2 || !copy_refuted(c, h, i)))
 			return 1;
+		if (!h->g.nparity)
+			continue;
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			if (h->role_img[r] >= 0)
 				offs_add(&o, h->off[r]);
@@ -2396,12 +2456,13 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
  * or more) sometimes XOR to zero, as a RAID-4's remaining members do
  * where its missing member's data is zero: 1 yes (2 rows or more, 1 in
  * 20 or more), 0 none of 32 or more, -1 not known (fewer rows, fewer
- * than 3 members, not a full RAID-0). */
+ * than 2 members, not a full RAID-0; of 2, rows where both blocks are
+ * equal: parity copying the data beside a missing member of zeros). */
 static int raid0_rows_vanish(struct dt_ctx *c, const struct dt_hyp *b)
 {
 	struct dt_hyp x = *b;
 	rk_clearerr();
-	if (b->g.level != 0 || b->missing || b->g.nroles < 3 ||
+	if (b->g.level != 0 || b->missing || b->g.nroles < 2 ||
 	    rk_geom_init(&x.g, 4, RK_ALG_PARITY_N, b->g.chunk, b->g.nroles, b->g.member_size))
 		return -1;
 	dt_cache_trim(c);
@@ -2444,6 +2505,44 @@ static void parity_rivals_refuted(struct dt_ctx *c, const struct hlist *l, uint3
 		if (vanish)
 			return;
 		same[k] = 1;
+	}
+}
+
+/* Marks in SAME the rivals of L's best BI that leave out an image BI's
+ * redundancy proves a member: BI's rows hold with it (DT_SURE_ROWS or
+ * more, none failing), while in every role the rival leaves missing its
+ * rows fail.  The rival then claims an unrelated image that satisfies
+ * BI's parity equations all over, which chance does not give (seed 3351:
+ * a RAID-6 of 7 tied with the reading that swaps two data members of no
+ * anchors and leaves out its Q, which fails that order's rows). */
+static void redundancy_rivals_refuted(struct dt_ctx *c, const struct hlist *l, uint32_t bi, uint8_t *same)
+{
+	const struct dt_hyp *b = &l->h[bi];
+	if (!b->checked || b->rows_nz < DT_SURE_ROWS || b->rows_bad || b->missing)
+		return;
+	for (uint32_t k = 0; k < l->n && k < FULL_PROBE; k++) {
+		const struct dt_hyp *h = &l->h[k];
+		if (k == bi || same[k] || !h->missing || h->score < b->score - 1 || h->score > b->score)
+			continue;
+		int refuted = 0;
+		for (uint32_t rb = 0; rb < b->g.nroles && !refuted; rb++) {
+			uint32_t x = (uint32_t)b->role_img[rb];
+			if (uses_image(h, x))
+				continue;
+			int fits = 0, tried = 0;
+			for (uint32_t r = 0; r < h->g.nroles && !fits; r++) {
+				struct dt_hyp t;
+				if (h->role_img[r] >= 0 || !placed_at(c, h, x, r, b->off[rb], &t))
+					continue;
+				dt_cache_trim(c);
+				dt_check_redundancy(c, &t, FULL_ROWS, 0);
+				tried = 1;
+				fits = !t.checked || t.rows_nz < DT_SURE_ROWS || t.rows_bad * 50 <= t.rows_nz;
+			}
+			refuted = tried && !fits;
+		}
+		if (refuted)
+			same[k] = 1;
 	}
 }
 
@@ -3094,6 +3193,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	}
 	same_set(c, &l, &bi, same);
 	parity_rivals_refuted(c, &l, bi, same);
+	redundancy_rivals_refuted(c, &l, bi, same);
 	struct dt_hyp best = l.h[bi];
 #ifdef DT_DEBUG
 	debug_top(&l, bi, same);

@@ -782,6 +782,17 @@ static void twins_find(struct dt_ctx *c)
 	}
 }
 
+/* Whether some images copy each other at equal offsets (twins_find). */
+static int twins_any(struct dt_ctx *c)
+{
+	if (!c->twins_known)
+		twins_find(c);
+	for (uint32_t i = 0; i < c->nimg && i < DT_MAX_ROLES + 8; i++)
+		if (c->twins[i])
+			return 1;
+	return 0;
+}
+
 /* Whether image I copies a member H placed at the same start as I would
  * take (twins_find). */
 static int copies_placed(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
@@ -1445,12 +1456,18 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 #endif
 		stage2(c, &keep[k], lim, l);
 	}
-	/* nothing completed: the mirror, whose whole file system on each
-	 * image places no anchor (seed 3257: a RAID-1 of 9, eight copies
-	 * beside a sample slice, under readings that placed the slice) */
-	for (uint32_t k = lim; !l->n && k < nk; k++)
+	/* the mirror, whose whole file system on each image places no
+	 * anchor, when nothing completed (seed 3257: a RAID-1 of 9, eight
+	 * copies beside a sample slice, under readings that placed the slice)
+	 * or images copy each other at equal offsets (seed 3345: a RAID-1 of
+	 * 5 with a member gone, read as a RAID-4 of its copies) */
+	int kept1 = 0;
+	for (uint32_t k = 0; k < lim; k++)
+		kept1 |= keep[k].h.g.level == 1;
+	for (uint32_t k = lim; !kept1 && k < nk; k++)
 		if (keep[k].h.g.level == 1) {
-			stage2(c, &keep[k], lim, l);
+			if (!l->n || twins_any(c))
+				stage2(c, &keep[k], lim, l);
 			break;
 		}
 	free(gs); free(vs); free(keep);
@@ -2587,6 +2604,58 @@ static void parity_in_place(struct dt_ctx *c, struct hlist *l, uint32_t bi)
 	}
 }
 
+/* The RAID-6 layout that is RAID-5 layout LAY (RAID-4 when LEVEL is 4)
+ * over its first roles with Q on one more, last; -1 when none is. */
+static int32_t q_layout(int32_t level, uint32_t lay)
+{
+	if (level == 4)
+		return RK_ALG_PARITY_N;   /* RAID-6 parity-last: P then Q, last */
+	if (lay <= RK_ALG_RIGHT_SYMMETRIC)
+		return (int32_t)(RK_ALG_LEFT_ASYMMETRIC_6 + lay);
+	return lay == RK_ALG_PARITY_0 ? RK_ALG_PARITY_0_6 : -1;
+}
+
+/* The best of L, a RAID-4/5 with a role missing, as the RAID-6 that keeps
+ * its Q on one more member, last (the "-6" layouts), with each image it
+ * leaves out as that Q at the starts left_out_starts gives: added to L
+ * where the rows hold (DT_SURE_ROWS non-zero or more, at most 1 in 50
+ * failing).  A RAID-6 "-6" reads its data as the RAID-5 of its first
+ * members does; with a member gone that RAID-5 is the best reading, and
+ * the Q member it leaves out holds anchors (Q copies the first data
+ * block where the rest are zero), so it was held back (seed 3347: a
+ * RAID-6 right-asymmetric-6 of 6 with its fifth member gone). */
+static void q_of_left_out(struct dt_ctx *c, struct hlist *l)
+{
+	const struct dt_hyp b = l->h[0];
+	int32_t lay = q_layout(b.g.level, b.g.layout);
+	uint32_t k = b.g.nroles;
+	if (lay < 0 || k + 1 > DT_MAX_ROLES || k + 1 < 4)
+		return;
+	struct dt_hyp t = b;
+	rk_clearerr();
+	if (rk_geom_init(&t.g, 6, (uint32_t)lay, b.g.chunk, k + 1, b.g.member_size))
+		return;
+	t.role_img[k] = -1;
+	t.missing = b.missing + 1;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		struct offs o;
+		if (uses_image(&b, i))
+			continue;
+		left_out_starts(c, &b, i, &o);
+		for (uint32_t q = 0; q < o.n; q++) {
+			struct dt_hyp u;
+			if (!placed_at(c, &t, i, k, o.v[q], &u))
+				continue;
+			dt_cache_trim(c);
+			dt_check_redundancy(c, &u, FULL_ROWS, 0);
+			if (u.checked && u.rows_nz >= DT_SURE_ROWS && u.rows_bad * 50 <= u.rows_nz) {
+				finish_placed(c, &u, l);
+				break;
+			}
+		}
+	}
+}
+
 /* L's hypothesis BI, a RAID-0 of K members leaving out an image whose rows
  * with them XOR to zero, as the RAID-4 of K+1 roles that reads the same
  * volume with that image as its parity, last or first: md's RAID-4 keeps
@@ -3142,6 +3211,11 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 			}
 		if (n0 && l.h[0].g.level == 0)
 			parity_in_place(c, &l, 0);
+		check_added(c, &l, n0);
+	}
+	if (l.n && l.h[0].missing && (l.h[0].g.level == 4 || l.h[0].g.level == 5)) {
+		uint32_t n0 = l.n;
+		q_of_left_out(c, &l);
 		check_added(c, &l, n0);
 	}
 	swap_search(c, &l);

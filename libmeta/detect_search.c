@@ -497,10 +497,10 @@ static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
 
 /* ---- the scored list ---- */
 
-struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; int relax; };
+struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; int relax, unfit; };
 /* relax: stage 2's second pass over a geometry none of whose branches
  * completed (images whose voted start cannot hold a member tried
- * elsewhere) */
+ * elsewhere); unfit: the first pass met such an image */
 
 static void hl_add(struct hlist *l, const struct dt_hyp *h)
 {
@@ -882,7 +882,9 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint64_t need = eq ? DT_BLK : h->g.member_size;
 	if (!eq && h->size_guessed)
 		need = h->g.member_size - h->g.member_size / 4;
-	if (l->relax && mask && !eq && c->img[u[k]].size < pf->off[u[k]][0] + need) {
+	int unfit = mask && !eq && c->img[u[k]].size < pf->off[u[k]][0] + need;
+	l->unfit |= unfit;
+	if (l->relax && unfit) {
 		/* its anchors voted a start it cannot hold a member from: copies
 		 * of blocks (a journal's), not its own (seed 2850); only where
 		 * nothing completed otherwise, for it costs a branch per role */
@@ -1422,8 +1424,9 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 #endif
 	l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 	uint64_t leaves = l->leaves;
+	l->unfit = 0;
 	complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
-	if (l->leaves == leaves && l->checks < MAX_CHECKS) {
+	if (l->leaves == leaves && l->unfit && l->checks < MAX_CHECKS) {
 		l->relax = 1;
 		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);

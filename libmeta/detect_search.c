@@ -2559,10 +2559,16 @@ static void redundancy_rivals_refuted(struct dt_ctx *c, const struct hlist *l, u
 	const struct dt_hyp *b = &l->h[bi];
 	if (!b->checked || b->rows_nz < DT_SURE_ROWS || b->rows_bad || b->missing)
 		return;
+	/* in list order, as list_alts takes the runner-up: up to the first
+	 * rival that stands (seed 3075: a RAID-10 o2 of 5 whose runner-up, 1.5
+	 * points behind, moved a member into another's role and left its
+	 * own out; confidence 0.59) */
 	for (uint32_t k = 0; k < l->n && k < FULL_PROBE; k++) {
 		const struct dt_hyp *h = &l->h[k];
-		if (k == bi || same[k] || !h->missing || h->score < b->score - 1 || h->score > b->score)
+		if (k == bi || same[k] || h->score <= -1e8 || h->score > b->score || equivalent(b, h))
 			continue;
+		if (!h->missing || h->score < b->score - SAME_NEAR)
+			return;
 		int refuted = 0;
 		for (uint32_t rb = 0; rb < b->g.nroles && !refuted; rb++) {
 			uint32_t x = (uint32_t)b->role_img[rb];
@@ -2580,8 +2586,9 @@ static void redundancy_rivals_refuted(struct dt_ctx *c, const struct hlist *l, u
 			}
 			refuted = tried && !fits;
 		}
-		if (refuted)
-			same[k] = 1;
+		if (!refuted)
+			return;
+		same[k] = 1;
 	}
 }
 

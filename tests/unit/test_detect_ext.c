@@ -50,6 +50,15 @@ static int make_ext4_isz(uint32_t isz)
 
 static int make_ext4(void) { return make_ext4_isz(256); }
 
+/* "vol" (made by make_ext4) read whole. */
+static uint8_t *ext4_volume(void)
+{
+	size_t len;
+	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &len);
+	RK_REQUIRE(v && len == VOL);
+	return v;
+}
+
 /* Opens and scans the test folder's m0 and m1 into C (PATHS: their
  * names, to free after dt_close). */
 static void open_pair(struct dt_ctx *c, char **paths)
@@ -154,9 +163,7 @@ START_TEST(t_ext_gdt_gone)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	size_t len;
-	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &len);
-	RK_REQUIRE(v && len == VOL);
+	uint8_t *v = ext4_volume();
 	const uint64_t it = (uint64_t)rk_get_le32(v + 4096 + 8) * 4096, split = it + 4096;
 	RK_REQUIRE(rk_get_le32(v + 1024 + 0x60) & 0x200);   /* flex_bg, as mkfs.ext4 makes it */
 	memset(v + 4096, 0, 4096);
@@ -225,9 +232,7 @@ START_TEST(t_ext_gdt_elsewhere)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	size_t vl;
-	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &vl);
-	RK_REQUIRE(v && vl == VOL);
+	uint8_t *v = ext4_volume();
 	spit_pair(v);
 	free(v);
 	char *paths[2];
@@ -302,9 +307,7 @@ START_TEST(t_ext_journal_copies)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	size_t vl;
-	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &vl);
-	RK_REQUIRE(v && vl == VOL);
+	uint8_t *v = ext4_volume();
 	uint64_t it = (uint64_t)rk_get_le32(v + 4096 + 8) * 4096;
 	const uint8_t *eh = v + it + 7 * 256 + 0x28;   /* inode 8: the journal */
 	RK_REQUIRE_MSG(rk_get_le16(eh) == 0xF30A && rk_get_le16(eh + 6) == 0, "the journal inode has no extent root");
@@ -386,39 +389,6 @@ END_TEST
 
 enum { R5N = 4, R5CH = 65536 };   /* t_ext_rebuilt's RAID-5: members, chunk */
 
-/* Writes volume V (VOL bytes) as a RAID-5 (left-symmetric) of R5N members
- * m0..m3 and returns the role holding the volume's first chunk. */
-static uint32_t spit_raid5(const uint8_t *v)
-{
-	struct rk_geom g;
-	const uint64_t ms = VOL / (R5N - 1);
-	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, R5CH, R5N, ms));
-	uint8_t *m[R5N];
-	for (uint32_t r = 0; r < R5N; r++)
-		RK_REQUIRE((m[r] = calloc(1, ms)) != NULL);
-	uint32_t first = R5N;
-	for (uint64_t st = 0; st < g.nstripes; st++) {
-		uint32_t vr[R5N], slot[R5N];
-		struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
-		RK_REQUIRE(!rk_geom_stripe_map(&g, st, &sm));
-		for (uint32_t j = 0; j < g.ndata; j++) {
-			const uint8_t *d = v + (st * g.ndata + j) * R5CH;
-			memcpy(m[vr[j]] + sm.member_off, d, R5CH);
-			for (uint32_t k = 0; k < R5CH; k++)
-				m[sm.p_role][sm.member_off + k] ^= d[k];
-		}
-		if (!st)
-			first = vr[0];
-	}
-	for (uint32_t r = 0; r < R5N; r++) {
-		char name[8];
-		snprintf(name, sizeof name, "m%u", r);
-		rk_test_spit(rk_test_path(name), m[r], ms);
-		free(m[r]);
-	}
-	return first;
-}
-
 /* Opens and scans the N images PATHS into C. */
 static void open_scan(struct dt_ctx *c, char **paths, uint32_t n)
 {
@@ -440,23 +410,22 @@ START_TEST(t_ext_rebuilt)
 		printf("SKIP: mkfs.ext4 not installed\n");
 		return;
 	}
-	size_t len;
-	uint8_t *v = rk_test_slurp(rk_test_path("vol"), &len);
-	RK_REQUIRE(v && len == VOL);
+	uint8_t *v = ext4_volume();
 	for (uint64_t o = 4096; o < VOL; o += 4096)   /* the journal's copies of block 0: none but the first */
 		if (!memcmp(v + o + 1024, v + 1024, 0x60))
 			memset(v + o, 0, 4096);
 	/* the parity of the first stripe copies the superblock where the
 	 * second chunk is zero there: not so (a fuller file system) */
 	v[R5CH + 1024 + 0x38] ^= 0x5A;
-	uint32_t first = spit_raid5(v);
-	char *paths[R5N], name[8];
-	uint32_t n = 0;
+	char *all[R5N], *paths[R5N], name[8];
 	for (uint32_t r = 0; r < R5N; r++) {
 		snprintf(name, sizeof name, "m%u", r);
-		if (r != first)
-			RK_REQUIRE((paths[n++] = strdup(rk_test_path(name))) != NULL);
+		RK_REQUIRE((all[r] = strdup(rk_test_path(name))) != NULL);
 	}
+	uint32_t first = dt_test_raid5_write(v, VOL, R5N, R5CH, all), n = 0;
+	for (uint32_t r = 0; r < R5N; r++)
+		if (r != first)
+			paths[n++] = all[r];
 	struct dt_ctx c;
 	open_scan(&c, paths, n);
 	RK_REQUIRE_MSG(c.ext.learnt && c.ext.img == DT_XIMG && c.ext.ngroups == 1, "learnt %d from image %u", c.ext.learnt,
@@ -472,8 +441,8 @@ START_TEST(t_ext_rebuilt)
 	open_scan(&c, paths, n);
 	RK_REQUIRE_MSG(!c.ext.learnt || c.ext.img != DT_XIMG, "learnt from the XOR of three copies");
 	dt_close(&c);
-	for (uint32_t k = 0; k < n; k++)
-		free(paths[k]);
+	for (uint32_t r = 0; r < R5N; r++)
+		free(all[r]);
 	free(v);
 }
 END_TEST

@@ -45,30 +45,7 @@ static uint8_t *make_volume(void)
  * chunk. */
 static uint32_t write_members(const uint8_t *v)
 {
-	struct rk_geom g;
-	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, CH, NM, VOL / (NM - 1)));
-	uint8_t *m[NM];
-	for (uint32_t r = 0; r < NM; r++)
-		RK_REQUIRE((m[r] = calloc(1, VOL / (NM - 1))) != NULL);
-	uint32_t first = NM;
-	for (uint64_t s = 0; s < g.nstripes; s++) {
-		uint32_t vr[NM], slot[NM];
-		struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
-		RK_REQUIRE(!rk_geom_stripe_map(&g, s, &sm));
-		for (uint32_t j = 0; j < g.ndata; j++) {
-			const uint8_t *d = v + (s * g.ndata + j) * CH;
-			memcpy(m[vr[j]] + sm.member_off, d, CH);
-			for (uint32_t k = 0; k < CH; k++)
-				m[sm.p_role][sm.member_off + k] ^= d[k];
-		}
-		if (s == 0)
-			first = vr[0];
-	}
-	for (uint32_t r = 0; r < NM; r++) {
-		rk_test_spit(rk_test_members()[r], m[r], VOL / (NM - 1));
-		free(m[r]);
-	}
-	return first;
+	return dt_test_raid5_write(v, VOL, NM, CH, rk_test_members());
 }
 
 /* The anchors of KIND resolved (a volume offset known), in C. */

@@ -84,3 +84,31 @@ uint32_t dt_test_exfat_set(uint8_t *e, const char *name, int dir, uint32_t first
 	rk_put_le16(e + 2, s);
 	return 3;
 }
+
+uint32_t dt_test_raid5_write(const uint8_t *v, uint64_t vol, uint32_t n, uint64_t chunk, char *const *paths)
+{
+	struct rk_geom g;
+	const uint64_t ms = vol / (n - 1);
+	RK_REQUIRE(n <= DT_MAX_ROLES && !rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, chunk, n, ms));
+	uint8_t *m[DT_MAX_ROLES];
+	for (uint32_t r = 0; r < n; r++)
+		RK_REQUIRE((m[r] = calloc(1, ms)) != NULL);
+	uint32_t first = n, vr[DT_MAX_ROLES], slot[DT_MAX_ROLES];
+	for (uint64_t st = 0; st < g.nstripes; st++) {
+		struct rk_stripe_map sm = { .vol_role = vr, .slot = slot };
+		RK_REQUIRE(!rk_geom_stripe_map(&g, st, &sm));
+		for (uint32_t j = 0; j < g.ndata; j++) {
+			const uint8_t *d = v + (st * g.ndata + j) * chunk;
+			memcpy(m[vr[j]] + sm.member_off, d, chunk);
+			for (uint64_t k = 0; k < chunk; k++)
+				m[sm.p_role][sm.member_off + k] ^= d[k];
+		}
+		if (!st)
+			first = vr[0];
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		rk_test_spit(paths[r], m[r], ms);
+		free(m[r]);
+	}
+	return first;
+}

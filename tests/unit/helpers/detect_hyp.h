@@ -26,4 +26,9 @@ void dt_test_fat16(uint8_t *v, uint32_t secs, uint32_t res, uint32_t fatsecs, ui
  * (contiguous, LEN bytes), its checksum set; returns the entries used. */
 uint32_t dt_test_exfat_set(uint8_t *e, const char *name, int dir, uint32_t first, uint64_t len);
 
+/* Volume V (VOL bytes) written as a RAID-5 (left-symmetric, CHUNK) of N
+ * members to PATHS[0..N-1]; returns the role holding the volume's first
+ * chunk. */
+uint32_t dt_test_raid5_write(const uint8_t *v, uint64_t vol, uint32_t n, uint64_t chunk, char *const *paths);
+
 #endif

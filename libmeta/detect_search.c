@@ -1890,10 +1890,11 @@ static int unexplained_fits(struct dt_ctx *c, const struct dt_hyp *h)
 		}
 		if (!held)
 			continue;
-		if (!h->g.nparity && (h->g.copies < 2 || !copy_refuted(c, h, i)))
-			return 1;
-		if (!h->g.nparity)
+		if (!h->g.nparity) {
+			if (h->g.copies < 2 || !copy_refuted(c, h, i))
+				return 1;
 			continue;
+		}
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			if (h->role_img[r] >= 0)
 				offs_add(&o, h->off[r]);

@@ -153,9 +153,14 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 		enum rk_blk_kind kind;
 		if (rk_geom_unmap(&h->g, r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_DATA)
 			continue;
-		if (v == a->voff || v == a->voff2)
+		if (v == a->voff || v == a->voff2) {
 			h->anc_ok++;
-		else if (against && (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread))) {
+#ifdef DT_DEBUG
+			if (getenv("DT_ANCOK") && dbg_geo(&h->g))
+				fprintf(stderr, "ANCOK img %u kind %d ioff %llu voff %llu role %u\n", a->img, (int)a->kind,
+				        (unsigned long long)a->ioff, (unsigned long long)a->voff, r);
+#endif
+		} else if (against && (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread))) {
 			h->anc_bad++;
 #ifdef DT_DEBUG
 			if (dbg_ancbad)
@@ -1073,6 +1078,44 @@ static uint64_t member_size_of(const struct dt_ctx *c, const struct dt_hyp *h, c
 	return m == UINT64_MAX ? 0 : m;
 }
 
+/* A far RAID-10's member size as its placed images' far copies give it,
+ * 0 when they give none twice.  An anchor on a placed image (role r,
+ * start o) whose block's k-th far copy lies on role r sits at o + the
+ * near copy's place + k strides; the near place does not move with the
+ * member size, so each such anchor names the stride (seed 3543: a RAID-10
+ * f2 of 2 with one member left, whose even chunks are all far copies, and
+ * whose member size guessed from the image put them 2 chunks late). */
+static uint64_t far_member_size(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
+{
+	uint64_t st[64], cur = h->g.r10_stride, ch = h->g.chunk;
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc && n < 64; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		int32_t r = a->img < c->nimg ? img_role[a->img] : -1;
+		struct rk_loc locs[8];
+		uint32_t nl = r < 0 || !votes(c, a) || a->voff == DT_NONE ? 0 : rk_geom_copies(&h->g, a->voff, locs, 8);
+		for (uint32_t j = 0; j < nl && n < 64; j++) {
+			uint64_t far = cur ? locs[j].member_off / cur : 0, near = cur ? locs[j].member_off % cur : 0;
+			if (!far || locs[j].role != (uint32_t)r || a->ioff < h->off[r] + near)
+				continue;
+			uint64_t d = a->ioff - h->off[r] - near;
+			if (d % far == 0 && d / far % ch == 0 && d / far > near)
+				st[n++] = d / far;
+		}
+	}
+	qsort(st, n, sizeof st[0], u64_cmp);
+	uint64_t best = 0;
+	uint32_t bn = 1;
+	for (uint32_t k = 0, run = 0; k < n; k++) {
+		run = k && st[k] == st[k - 1] ? run + 1 : 1;
+		if (run > bn) {
+			bn = run;
+			best = st[k];
+		}
+	}
+	return best && best <= UINT64_MAX / h->g.r10_far ? best * h->g.r10_far : 0;
+}
+
 /* Stage 1 for one geometry: votes twice (the second time with the member
  * size the placed images give; linear until that size settles).  0 when
  * the geometry cannot exist. */
@@ -1110,6 +1153,24 @@ static int stage1(struct dt_ctx *c, const struct geo *ge, struct dt_hyp *h, int3
 			placed += img_role[i] >= 0;
 		if (!na && !placed)
 			break;
+	}
+	/* a far RAID-10 whose far copies name the member size: all copies
+	 * vote at that size */
+	uint64_t fms = ge->level == 10 && h->g.r10_far > 1 && !h->g.r10_offset ? far_member_size(c, h, img_role) : 0;
+	rk_clearerr();
+	if (fms && fms != h->g.member_size && !rk_geom_init(&h->g, ge->level, ge->layout, ge->chunk, ge->nroles, fms)) {
+		vote_assign(c, h, img_role, vs, vo, pf, 0);
+		role_masks(c, h, pf);
+		pin_single(c, h, img_role, pf);
+		h->size_fixed = 1;
+#ifdef DT_DEBUG
+		if (getenv("DT_S1") || dbg_geo(&h->g)) {
+			fprintf(stderr, "S1FAR ms %llu:", (unsigned long long)fms);
+			for (uint32_t r = 0; r < h->g.nroles; r++)
+				fprintf(stderr, " %d@%llu", h->role_img[r], (unsigned long long)h->off[r]);
+			fprintf(stderr, "\n");
+		}
+#endif
 	}
 	anchor_score(c, h, img_role);   /* the stage-1 key counts what the decoys explain */
 	uint64_t half = decoy_below(c, h, img_role);

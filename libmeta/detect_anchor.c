@@ -305,7 +305,7 @@ static void resolve_one(const struct dt_fs *fs, struct dt_anchor *a)
 		break;
 	case DT_NTFS_MFT:
 		if (fs->ntfs && fs->ntfs_mft_lcn < (1ull << 40)) {
-			a->voff = fs->ntfs_mft_lcn * fs->ntfs_clus + a->raw * fs->ntfs_rec;
+			a->voff = dt_ntfs_record_at(fs, a->raw);
 			if (a->raw < 4 && fs->ntfs_mirr_lcn < (1ull << 40))
 				a->voff2 = fs->ntfs_mirr_lcn * fs->ntfs_clus + a->raw * fs->ntfs_rec;
 		}
@@ -391,6 +391,7 @@ void dt_resolve(struct dt_ctx *c)
 		return;
 	ext_prefer_spread(c);
 	dt_ext_learn(c);
+	dt_ntfs_learn_mft(c);
 	qsort(c->anc, c->nanc, sizeof *c->anc, anc_cmp);
 	dt_part_assign(c);
 	uint32_t w = 0;

@@ -125,6 +125,14 @@ struct dt_exf {
 	uint64_t heap, csize, nclus;   /* bytes from the file system's start; bytes; clusters */
 };
 
+/* detect_ntfs.c: the runs of an NTFS attribute (lcn UINT64_MAX: sparse),
+ * with its flags, size and valid (initialized) size. */
+#define DT_RUNS 64u
+struct dt_runs {
+	uint64_t vcn[DT_RUNS], len[DT_RUNS], lcn[DT_RUNS];
+	uint32_t n, flags;
+	uint64_t size, valid;
+};
 /* File-system kinds told apart by the partition they live in, and a
  * partition of the volume's table (bytes; cls: what its type allows). */
 enum { DT_FSK_EXT, DT_FSK_NTFS, DT_FSK_FAT, DT_FSK_EXFAT, DT_FSK_XFS, DT_FSK_BTRFS, DT_FSK_N };
@@ -136,6 +144,8 @@ struct dt_part { uint64_t start, size; uint8_t cls; };
 struct dt_fs {
 	int      ext;  uint32_t ext_bs, ext_bpg, ext_fdb; uint64_t ext_blocks; uint16_t ext_desc; uint32_t ext_feat_incompat, ext_feat_ro;
 	int      ntfs; uint64_t ntfs_clus, ntfs_mft_lcn, ntfs_mirr_lcn, ntfs_sectors; uint32_t ntfs_rec, ntfs_bps;
+	uint64_t ntfs_mft_recs;          /* records the $MFT's $DATA holds (0 unknown; dt_ntfs_learn_mft), */
+	struct dt_runs ntfs_mft_runs;    /* and its runs */
 	int      xfs;  uint32_t xfs_bs, xfs_agblocks, xfs_agcount; uint16_t xfs_sect;
 	int      fat;  uint32_t fat_bps, fat_res, fat_nfats, fat_sz;
 	int      exfat; uint32_t exfat_bps;
@@ -349,20 +359,21 @@ void   dt_exfat_scan(struct dt_ctx *c, const uint8_t *p, size_t left);
 /* Learns the cluster heap (c->exf) from the first exFAT boot sector
  * anchored whose fields hold. */
 void   dt_exfat_learn(struct dt_ctx *c);
-/* detect_ntfs.c: the runs of an NTFS attribute (lcn UINT64_MAX: sparse),
- * with its flags, size and valid (initialized) size. */
-#define DT_RUNS 64u
-struct dt_runs {
-	uint64_t vcn[DT_RUNS], len[DT_RUNS], lcn[DT_RUNS];
-	uint32_t n, flags;
-	uint64_t size, valid;
-};
 /* Applies the update sequence fixups of the REC bytes of MFT record R (1
  * ok, 0 torn or not a record). */
 int    dt_ntfs_fixup(uint8_t *r, size_t rec);
 /* The runs of record R's (REC bytes, fixed up) unnamed non-resident $DATA
  * from VCN 0 into M: 1 when found and decoded. */
 int    dt_ntfs_data_runs(struct dt_runs *m, const uint8_t *r, size_t rec);
+/* Learns how many records the MFT holds from record 0 ($MFT) among the
+ * anchors: the first whose $DATA starts at the cluster the learnt boot
+ * sector names.  No record numbered past them is one (the XOR of an odd
+ * number of records on a parity block reads as a record, numbered where
+ * the MFT has ended). */
+void   dt_ntfs_learn_mft(struct dt_ctx *c);
+/* Where record N of the learnt NTFS sits, relative to its start, through
+ * the $MFT's runs where learnt; DT_NONE past the MFT or unknown. */
+uint64_t dt_ntfs_record_at(const struct dt_fs *fs, uint64_t n);
 /* The cluster M maps VCN to; UINT64_MAX when sparse or beyond its runs. */
 uint64_t dt_runs_lcn(const struct dt_runs *m, uint64_t vcn);
 /* The predictions of the NTFS boot sector BT at volume byte BASE (records

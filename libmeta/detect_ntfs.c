@@ -92,6 +92,42 @@ int dt_ntfs_data_runs(struct dt_runs *m, const uint8_t *r, size_t rec)
 }
 
 /* See detect_int.h. */
+uint64_t dt_ntfs_record_at(const struct dt_fs *fs, uint64_t n)
+{
+	if (!fs->ntfs || !fs->ntfs_clus || fs->ntfs_mft_lcn >= (1ull << 40) || n >= (1ull << 32))
+		return DT_NONE;
+	uint64_t b = n * fs->ntfs_rec;
+	if (!fs->ntfs_mft_recs)   /* $MFT unread: one run from the boot sector's cluster */
+		return fs->ntfs_mft_lcn * fs->ntfs_clus + b;
+	if (n >= fs->ntfs_mft_recs)
+		return DT_NONE;
+	uint64_t lcn = dt_runs_lcn(&fs->ntfs_mft_runs, b / fs->ntfs_clus);
+	return lcn < (1ull << 40) ? lcn * fs->ntfs_clus + b % fs->ntfs_clus : DT_NONE;
+}
+
+/* See detect_int.h. */
+void dt_ntfs_learn_mft(struct dt_ctx *c)
+{
+	struct dt_fs *fs = &c->fs;
+	uint32_t rec = fs->ntfs_rec;
+	fs->ntfs_mft_recs = 0;
+	if (!fs->ntfs || rec < 512 || rec > 4096 || rec % 512)
+		return;
+	uint8_t r[4096];
+	struct dt_runs m;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->kind != DT_NTFS_MFT || a->raw || a->ioff % 512 || dt_read(c, a->img, a->ioff, r, rec) ||
+		    !dt_ntfs_fixup(r, rec) || !dt_ntfs_data_runs(&m, r, rec) || m.lcn[0] != fs->ntfs_mft_lcn ||
+		    m.size < 16ull * rec)
+			continue;
+		fs->ntfs_mft_recs = m.size / rec;
+		fs->ntfs_mft_runs = m;
+		return;
+	}
+}
+
+/* See detect_int.h. */
 uint64_t dt_runs_lcn(const struct dt_runs *m, uint64_t vcn)
 {
 	for (uint32_t i = 0; i < m->n; i++)

@@ -388,9 +388,9 @@ static uint64_t claim_of(const uint8_t *v)
 			blocks |= (uint64_t)rk_get_le32(e + 0x150) << 32;
 		return blocks < (1ull << 48) ? blocks << (10 + rk_get_le32(e + 0x18)) : 0;
 	}
-	if (!memcmp(v + 3, "NTFS    ", 8)) {
+	if (!memcmp(v + 3, "NTFS    ", 8)) {   /* its backup boot sector follows the sectors it counts */
 		uint64_t s = rk_get_le64(v + 0x28), bps = rk_get_le16(v + 0x0B);
-		return s < (1ull << 48) && bps <= 4096 ? s * bps : 0;
+		return s < (1ull << 48) && bps <= 4096 ? (s + 1) * bps : 0;
 	}
 	if (!memcmp(v + 3, "EXFAT   ", 8) && v[0x6C] >= 9 && v[0x6C] <= 12) {
 		uint64_t s = rk_get_le64(v + 0x48);

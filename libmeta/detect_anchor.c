@@ -421,6 +421,12 @@ void dt_resolve(struct dt_ctx *c)
 		}
 	dt_ext_settle(c);
 	dt_ext_journal(c);
+#ifdef DT_DEBUG
+	for (uint32_t k = 0; getenv("DT_ANCS") && k < c->nanc; k++)
+		fprintf(stderr, "ANC img %u kind %d ioff %llu voff %lld raw %llu\n", c->anc[k].img, (int)c->anc[k].kind,
+		        (unsigned long long)c->anc[k].ioff, (long long)(c->anc[k].voff == DT_NONE ? -1 : (long long)c->anc[k].voff),
+		        (unsigned long long)c->anc[k].raw);
+#endif
 }
 
 /* Words for an anchor, e.g. "ext superblock of group 3". */

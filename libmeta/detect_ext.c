@@ -337,6 +337,49 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 	return 1;
 }
 
+/* The block a directory inode Q's logical block 0 sits at; else DT_NONE. */
+static uint64_t dir_first_block(const uint8_t *q)
+{
+	return (rk_get_le16(q) & 0xF000u) == 0x4000 ? dt_ext_extent_block(q, 0) : DT_NONE;
+}
+
+/* Whether image I holds the file system E learnt from its superblock at
+ * AT in place: the root directory's inode where the inode table puts it
+ * and its first block where that inode says, and of the directory blocks
+ * met on I (16 at most), fewer than 2 away from where their inodes say
+ * with no copy there.  A far RAID-10 of 2 holds a whole file system on
+ * each member, but not in place past the first chunk (seed 3736: its one
+ * member left, whose inodes were never anchored, read with the member
+ * size guessed). */
+static int fs_in_place(struct dt_ctx *c, uint32_t i, uint64_t at, const struct dt_ext *e)
+{
+	uint8_t q[ISIZE], d[24];
+	uint64_t base = at - 1024, b;
+	if (!e->ngroups || e->isz > ISIZE || e->itable[0] > UINT64_MAX - base - ISIZE ||
+	    dt_read(c, i, base + e->itable[0] + e->isz, q, e->isz))
+		return 0;
+	b = dir_first_block(q);
+	if (b == DT_NONE || b >= e->blocks || dt_read(c, i, base + b * e->bs, d, sizeof d) || dot_block(d) != 2)
+		return 0;
+	/* and the directories met on it: each where its inode says, or at
+	 * least a copy there (a journal logs directory blocks elsewhere) */
+	uint32_t displaced = 0, checked = 0;
+	for (uint32_t k = 0; k < c->nanc && checked < 16 && displaced < 2; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		uint64_t g = a->raw ? (a->raw - 1) / e->ipg : 0, idx = a->raw ? (a->raw - 1) % e->ipg : 0;
+		if (a->kind != DT_EXT_DIR || a->img != i || !a->raw || a->raw > e->icount || g >= e->ngroups ||
+		    e->itable[g] > UINT64_MAX / 2 || dt_read(c, i, base + e->itable[g] + idx * e->isz, q, e->isz))
+			continue;
+		b = dir_first_block(q);
+		if (b == DT_NONE || b >= e->blocks)
+			continue;
+		checked++;
+		displaced += a->ioff != base + b * e->bs &&
+		             (dt_read(c, i, base + b * e->bs, d, sizeof d) || dot_block(d) != a->raw);
+	}
+	return displaced < 2;
+}
+
 /* See detect_int.h.  Only a file system larger than what its image holds
  * from its start on is an array's: a whole ext4 on one image (an
  * unrelated disk among the members, or a mirror, which needs no order) is
@@ -359,7 +402,8 @@ void dt_ext_learn(struct dt_ctx *c)
 		fprintf(stderr, "EXTLEARN img %u ioff %llu learnt %d bytes %llu\n", e->sb[k].img,
 		        (unsigned long long)e->sb[k].ioff, from, (unsigned long long)bytes);
 #endif
-		if (!from || bytes <= size - at || bytes <= most)
+		t.scattered = from && bytes <= size - at;
+		if (!from || (t.scattered && fs_in_place(c, e->sb[k].img, e->sb[k].ioff, &t)) || bytes <= most)
 			continue;
 		most = bytes;
 		best = t;
@@ -490,7 +534,7 @@ void dt_ext_journal(struct dt_ctx *c)
  * that sample beside it, kept them, and they placed the copy). */
 void dt_ext_settle(struct dt_ctx *c)
 {
-	if (!c->ext.learnt)
+	if (!c->ext.learnt || c->ext.scattered)
 		return;
 	uint32_t tails = 0;   /* one file's last block elsewhere may be a copy's (seed 2645) */
 	for (uint32_t k = 0; k < c->nanc; k++) {
@@ -586,12 +630,6 @@ uint64_t dt_ext_extent_block(const uint8_t *in, uint64_t logical)
 		return ((uint64_t)rk_get_le16(x + 6) << 32 | rk_get_le32(x + 8)) + (logical - first);
 	}
 	return DT_NONE;
-}
-
-/* The block a directory inode Q's logical block 0 sits at; else DT_NONE. */
-static uint64_t dir_first_block(const uint8_t *q)
-{
-	return (rk_get_le16(q) & 0xF000u) == 0x4000 ? dt_ext_extent_block(q, 0) : DT_NONE;
 }
 
 /* Whether the directory block at A (BS bytes) may be directory inode

@@ -110,6 +110,7 @@ struct dt_ext {
 	uint64_t itable[DT_EXT_GROUPS];
 	uint32_t fdb, rgdt, gdtb;             /* first data block, reserved GDT blocks, GDT blocks */
 	int      resize;                      /* the superblock has resize_inode */
+	int      scattered;                   /* its image holds all of it, not in place (a far RAID-10's) */
 	uint32_t nper[DT_MAX_ROLES + 8];      /* anchors added per image (capped) */
 	uint32_t ndir[DT_MAX_ROLES + 8];      /* directory anchors added per image (capped) */
 };
@@ -413,7 +414,8 @@ void   dt_ext_learn_rebuilt(struct dt_ctx *c);
 /* Once the inode and directory anchors are resolved: when every one lies
  * on the image the superblock was learnt from, they are dropped (an
  * unrelated slice of a file system, or a member they would only pin
- * again). */
+ * again) -- unless that image holds it scattered, as a far RAID-10's
+ * member does (they tell its chunk and stride). */
 void   dt_ext_settle(struct dt_ctx *c);
 /* Learns where the journal of the learnt ext4 lies (c->ext.jbeg, jend:
  * volume bytes) from its inode's extents, the inode read where its anchor

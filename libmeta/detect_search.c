@@ -578,6 +578,31 @@ static int trimmed_to_claim(struct dt_ctx *c, struct dt_hyp *h, const int32_t *i
 	return 1;
 }
 
+/* How many anchors sit on H's parity blocks at the very row and place
+ * where H puts their blocks on a missing role: copies of that role's
+ * blocks, where the row's other data is zero.  Counted, unread, until
+ * the full checks (copy_score) prove them (seed 3705: a RAID-5 of 3 with
+ * its second member gone, whose inode tables it held; their 1043 copies
+ * on the first member's parity counted for a RAID-0 of the two left, and
+ * none for the array, which never reached the full checks). */
+static uint32_t missing_copies(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc && h->missing && h->g.nparity; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		int32_t r = img_role[a->img];
+		uint64_t v;
+		enum rk_blk_kind kind;
+		struct rk_loc loc;
+		if (r < 0 || a->voff == DT_NONE || a->ioff < h->off[r] || a->ioff - h->off[r] >= h->g.member_size ||
+		    rk_geom_unmap(&h->g, (uint32_t)r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_P ||
+		    rk_geom_copies(&h->g, a->voff, &loc, 1) != 1)
+			continue;
+		n += h->role_img[loc.role] < 0 && loc.member_off == a->ioff - h->off[r];
+	}
+	return n;
+}
+
 /* Scores one complete hypothesis and adds it to L. */
 static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, struct hlist *l)
 {
@@ -641,6 +666,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 #endif
 	l->checks++;   /* the costly part: counted against MAX_CHECKS */
 	dt_probe(c, h, QUICK_PROBES);
+	h->anc_ok += missing_copies(c, h, img_role);
 	h->score = score_of(h);
 #ifdef DT_DEBUG
 	fprintf(stderr, "  SCORE %.2f anc %u/%u pr %u/%u\n", h->score, h->anc_ok, h->anc_bad, h->probe_ok, h->probe_bad);
@@ -1830,8 +1856,22 @@ static uint32_t own_whole_ext(struct dt_ctx *c, const struct dt_hyp *h, uint32_t
 	return 0;
 }
 
+/* Whether H's volume starts with a file system other than ext (XFS,
+ * NTFS, exFAT, FAT, btrfs): then no ext superblock is its. */
+static int other_fs_at_start(struct dt_ctx *c, const struct dt_hyp *h)
+{
+	uint8_t v[2048], s[0x48];
+	if (h->g.volume_size < sizeof v || dt_vread(c, h, 0, v, sizeof v) || rk_get_le16(v + 1024 + 0x38) == 0xEF53)
+		return 0;
+	if (!memcmp(v, "XFSB", 4) || !memcmp(v + 3, "NTFS    ", 8) || !memcmp(v + 3, "EXFAT   ", 8) ||
+	    (v[510] == 0x55 && v[511] == 0xAA && (v[0] == 0xEB || v[0] == 0xE9) && v[0x10] && v[0x10] <= 2))
+		return 1;
+	return h->g.volume_size > 65536 + sizeof s && !dt_vread(c, h, 65536, s, sizeof s) && !memcmp(s + 0x40, "_BHRfS_M", 8);
+}
+
 /* Whether image I, which H leaves out, holds only superblocks of another
- * ext file system than H's members hold, none of them the first of a
+ * ext file system than H's members hold (or of any, where H's volume
+ * starts with another kind of file system), none of them the first of a
  * file system that fits in the image: a slice of an unrelated image (seed
  * 2298: 16 MiB from the middle of a forensic sample beside a mirror's one
  * member; its journal's copies of the first superblock say a 49 MiB file
@@ -1853,7 +1893,10 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 			held = 1;   /* that file system's own */
 			continue;
 		}
-		if (a->kind != DT_EXT_SB || ext_tag_used(c, h, a->tag) != 0 ||
+		int used = a->kind == DT_EXT_SB ? ext_tag_used(c, h, a->tag) : 1;
+		if (used < 0 && other_fs_at_start(c, h))
+			used = 0;   /* (seed 3651: a sample ext4's slice beside a far RAID-10 of XFS) */
+		if (a->kind != DT_EXT_SB || used != 0 ||
 		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)) || (!whole_ok && tag_left_beside(c, h, i, a->tag)))
 			return 0;
 		held = 1;

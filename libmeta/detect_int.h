@@ -581,6 +581,13 @@ int    dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, ui
  * data.  0 also when the copied block and another data block are both
  * missing (unproven). */
 int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q);
+/* Whether the data blocks H's members hold in the row of the parity
+ * block at member byte M (role R's) are all zero at anchor A's sector:
+ * then the parity block is a copy of the missing data there, and A on it
+ * tells where that block belongs.  Else it is the XOR of several blocks,
+ * and what reads as an anchor on it may be that XOR (an odd number of
+ * inodes XOR to one checksummed under the XOR of their numbers). */
+int    dt_parity_alone(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint32_t r, uint64_t m);
 
 /* detect_rotation.c */
 /* Collects the mixed rows (c->mixed): rows at equal member offsets of the

@@ -220,6 +220,31 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 	return 0;
 }
 
+/* See detect_int.h. */
+int dt_parity_alone(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint32_t r, uint64_t m)
+{
+	const struct rk_geom *g = &h->g;
+	uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
+	struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };
+	if (!g->chunk || g->ndata > DT_MAX_ROLES || g->nroles > DT_MAX_ROLES || rk_geom_stripe_map(g, m / g->chunk, &sm) ||
+	    (sm.p_role != r && sm.q_role != r))
+		return 0;
+	uint32_t at = 0, len = 512;   /* an inode: its own bytes (as dt_parity_copy) */
+	if (a->kind == DT_EXT_INO && c->ext.isz && a->ioff % 512 + c->ext.isz <= 512) {
+		at = (uint32_t)(a->ioff % 512);
+		len = c->ext.isz;
+	}
+	for (uint32_t d = 0; d < g->ndata; d++) {
+		uint32_t q = vol_role[d];
+		if (h->role_img[q] < 0)
+			continue;
+		const uint8_t *b = sector_at(c, (uint32_t)h->role_img[q], h->off[q] + m);
+		if (!b || !rk_buf_is_zero(b + at, len))
+			return 0;
+	}
+	return 1;
+}
+
 #define FIND_SPAN (8u << 20)   /* the data starts searched: 0 to 8 MiB */
 #define FIND_PIECE (1u << 20)  /* read at a time */
 #define FIND_ROWS 24u

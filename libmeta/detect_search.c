@@ -205,9 +205,12 @@ static int p_copies_journal(struct dt_ctx *c, const struct dt_hyp *h, const stru
  * an ext superblock or an NTFS record by the XOR of sparse data far more
  * often (recover_detect's RAID-6 with two members gone: a superblock's
  * magic and group survived the XOR of its row, and the right answer was
- * held back when every kind counted).  An inode must hold its crc32c;
- * a directory's 24 bytes can survive such an XOR, which then weakens a
- * right answer with a role missing (never seen in 160 kept cases).
+ * held back when every kind counted).  An inode holds its crc32c, but
+ * the XOR of an odd number of inodes is one too, numbered by the XOR of
+ * their numbers: only a P block whose row's present data is zero there
+ * (dt_parity_alone) is a copy, whose anchor must be its own (seed 3532:
+ * a RAID-4 of 4 with its first member gone, 214 such XORs of inode
+ * tables on its parity counted against it).
  * Costs reads: only the hypotheses probed in full get it, once. */
 static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 {
@@ -229,7 +232,7 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 		if (dt_parity_copy(c, h, a, m, kind == RK_BLK_Q))
 			h->anc_ok++;
 		else if (kind == RK_BLK_P && h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) &&
-		         !p_copies_journal(c, h, a, m, &jread))
+		         dt_parity_alone(c, h, a, (uint32_t)r, m) && !p_copies_journal(c, h, a, m, &jread))
 			h->anc_bad++;
 	}
 }
@@ -880,9 +883,11 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t mask = pf->mask[u[k]];
 	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-		/* with one or two images left, the shared starts too, where its
-		 * anchors' roles do not bind: a few anchors on parity copies may
-		 * vote a start that is not its own (seed 1020); so too in a
+		/* with one or two images left (three under parity), the shared
+		 * starts too, where its anchors' roles do not bind: anchors on
+		 * parity copies, or XORs of inodes there, may vote a start that
+		 * is not its own (seed 1020; seed 3532: a RAID-4 of 4 with a
+		 * member gone, its parity voted a chunk early); so too in a
 		 * RAID-10 offset or far layout where the roles they vote are
 		 * all taken: anchors on its copies read as well another role
 		 * at another start (seed 2345: an o2 whose images were each
@@ -896,7 +901,7 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
 		open = open || copies_placed(c, h, u[k]);
-		for (uint32_t q = 0; q < off->n && (nu <= 2 || !open); q++)
+		for (uint32_t q = 0; q < off->n && (nu <= 2 || !open || (h->g.nparity && nu <= 3)); q++)
 			offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)

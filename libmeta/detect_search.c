@@ -1887,7 +1887,7 @@ static int other_fs_at_start(struct dt_ctx *c, const struct dt_hyp *h)
  * ext4 image beside a RAID-10 of 11 with a member gone). */
 static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, int whole_ok)
 {
-	int held = 0;
+	int held = 0, other = -1;
 	uint32_t own = whole_ok ? own_whole_ext(c, h, i) : 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
@@ -1899,7 +1899,9 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 			continue;
 		}
 		int used = a->kind == DT_EXT_SB ? ext_tag_used(c, h, a->tag) : 1;
-		if (used < 0 && other_fs_at_start(c, h))
+		if (used < 0 && other < 0)
+			other = other_fs_at_start(c, h);
+		if (used < 0 && other)
 			used = 0;   /* (seed 3651: a sample ext4's slice beside a far RAID-10 of XFS) */
 		if (a->kind != DT_EXT_SB || used != 0 ||
 		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)) || (!whole_ok && tag_left_beside(c, h, i, a->tag)))
@@ -3079,9 +3081,13 @@ static int swapped(struct dt_ctx *c, const struct dt_hyp *b, uint32_t r1, uint32
  * of 7 in 1 MiB chunks with its second member gone, named with its first
  * gone and the Q member read as data, one row of 353 failing, at 0.93 --
  * a wrong answer; the true reading holds every row and one anchor more,
- * and the stage never tried it).  A rival, never the answer: moving an
- * image into a missing role gains rows where parity is read as data
- * (seed 2488, a RAID-4 named a RAID-5 at 0.90 by such a move). */
+ * and the stage never tried it).  A rival, never the answer, where rows
+ * are checked: moving an image into a missing role gains rows where
+ * parity is read as data (seed 2488, a RAID-4 named a RAID-5 at 0.90 by
+ * such a move).  Where neither checks a row, the move's anchors and
+ * predictions are all there is, and it may win by them (seed 3739: a
+ * RAID-0 of 8 read as a RAID-5 of 9 missing a data role, 26 of 98
+ * predictions failing; with its parity role missing instead, none). */
 static void missing_moves(struct dt_ctx *c, struct hlist *l)
 {
 	if (!l->n)
@@ -3106,7 +3112,8 @@ static void missing_moves(struct dt_ctx *c, struct hlist *l)
 			dt_check_redundancy(c, &t, FULL_ROWS, 0);
 			t.score = score_of(&t);
 			if (t.score >= b.score - SWAP_TIE) {
-				t.score = t.score < b.score ? t.score : b.score;
+				if (t.rows_nz || b.rows_nz)
+					t.score = t.score < b.score ? t.score : b.score;
 				hl_add(l, &t);
 			}
 		}

@@ -578,8 +578,9 @@ int    dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, ui
  * syndrome's first slot, whose coefficient is 1), and the row's other
  * data blocks hold zeros at A's sector (its data block, when present,
  * equal to A's): what a parity block holds when one block of its row has
- * data.  0 also when the copied block and another data block are both
- * missing (unproven). */
+ * data.  A file's last block may sit on Q in any slot, scaled: its data
+ * block then holds zeros where Q does (seed 3913).  0 also when the
+ * copied block and another data block are both missing (unproven). */
 int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q);
 /* Whether the data blocks H's members hold in the row of the parity
  * block at member byte M (role R's) are all zero at anchor A's sector:

@@ -177,6 +177,15 @@ static const uint8_t *sector_at(struct dt_ctx *c, uint32_t i, uint64_t off)
 	return b ? b + (off - base) : NULL;
 }
 
+/* Whether A and B (N bytes) hold zeros at the same places. */
+static int same_zeros(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!a[i] != !b[i])
+			return 0;
+	return 1;
+}
+
 /* See detect_int.h. */
 int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q)
 {
@@ -188,9 +197,13 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 			continue;   /* not the data of this very row and place */
 		uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
 		struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };
+		/* a file's last block on Q in another slot is that block scaled:
+		 * its zeros where they were, which is all such an anchor says */
+		int scaled = q && dt_lastblock_kind(a->kind);
 		if (g->ndata > DT_MAX_ROLES || g->nroles > DT_MAX_ROLES || rk_geom_stripe_map(g, loc.stripe, &sm) ||
-		    sm.p_role == loc.role || (q && slot[loc.role] != 0))
+		    sm.p_role == loc.role || (q && !scaled && slot[loc.role] != 0))
 			continue;
+		scaled &= slot[loc.role] != 0;
 		const uint8_t *pb = sector_at(c, a->img, a->ioff);
 		int ok = pb != NULL, own = h->role_img[loc.role] >= 0;
 		/* an inode is its own bytes, checksummed: the row's other data
@@ -212,7 +225,8 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 				continue;
 			}
 			const uint8_t *b = sector_at(c, (uint32_t)h->role_img[r], h->off[r] + m);
-			ok = b && (r == loc.role ? !memcmp(b + at, pb + at, len) : rk_buf_is_zero(b + at, len));
+			ok = b && (r != loc.role ? rk_buf_is_zero(b + at, len) :
+			           scaled ? same_zeros(b + at, pb + at, len) : !memcmp(b + at, pb + at, len));
 		}
 		if (ok)
 			return 1;

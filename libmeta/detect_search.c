@@ -582,26 +582,36 @@ static int trimmed_to_claim(struct dt_ctx *c, struct dt_hyp *h, const int32_t *i
 }
 
 /* How many anchors sit on H's parity blocks at the very row and place
- * where H puts their blocks on a missing role: copies of that role's
- * blocks, where the row's other data is zero.  Counted, unread, until
- * the full checks (copy_score) prove them (seed 3705: a RAID-5 of 3 with
- * its second member gone, whose inode tables it held; their 1043 copies
- * on the first member's parity counted for a RAID-0 of the two left, and
- * none for the array, which never reached the full checks). */
-static uint32_t missing_copies(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
+ * where H puts their blocks as data (on Q, in the syndrome's first slot,
+ * whose coefficient is 1): copies of those blocks, where the row's other
+ * data is zero.  Counted, unread, until the full checks (copy_score)
+ * prove them: a reading that takes that parity for data counts them at
+ * once (seed 3705: a RAID-5 of 3 whose missing member held the inode
+ * tables, 1043 copies on parity, read as a RAID-0 of the two left; seed
+ * 3913: a "-6" RAID-6 of 9 with two members gone, whose Q copied the
+ * first data block in most rows, read with Q as data, a wrong answer at
+ * 0.92; neither true reading reached the full checks). */
+static uint32_t parity_copies(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
 {
 	uint32_t n = 0;
-	for (uint32_t k = 0; k < c->nanc && h->missing && h->g.nparity; k++) {
+	for (uint32_t k = 0; k < c->nanc && h->g.nparity; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		int32_t r = img_role[a->img];
-		uint64_t v;
+		uint64_t v, m;
 		enum rk_blk_kind kind;
 		struct rk_loc loc;
 		if (r < 0 || a->voff == DT_NONE || a->ioff < h->off[r] || a->ioff - h->off[r] >= h->g.member_size ||
-		    rk_geom_unmap(&h->g, (uint32_t)r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_P ||
-		    rk_geom_copies(&h->g, a->voff, &loc, 1) != 1)
+		    rk_geom_unmap(&h->g, (uint32_t)r, (m = a->ioff - h->off[r]), &v, &kind) ||
+		    (kind != RK_BLK_P && kind != RK_BLK_Q) || rk_geom_copies(&h->g, a->voff, &loc, 1) != 1 ||
+		    loc.member_off != m || loc.role == (uint32_t)r)
 			continue;
-		n += h->role_img[loc.role] < 0 && loc.member_off == a->ioff - h->off[r];
+		if (kind == RK_BLK_Q && !weak_anchor(a)) {   /* a file's last block: any slot (dt_parity_copy) */
+			uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
+			struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };
+			if (h->g.nroles > DT_MAX_ROLES || rk_geom_stripe_map(&h->g, loc.stripe, &sm) || slot[loc.role] != 0)
+				continue;
+		}
+		n++;
 	}
 	return n;
 }
@@ -669,7 +679,7 @@ static void finish(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role, 
 #endif
 	l->checks++;   /* the costly part: counted against MAX_CHECKS */
 	dt_probe(c, h, QUICK_PROBES);
-	h->anc_ok += missing_copies(c, h, img_role);
+	h->anc_ok += parity_copies(c, h, img_role);
 	h->score = score_of(h);
 #ifdef DT_DEBUG
 	fprintf(stderr, "  SCORE %.2f anc %u/%u pr %u/%u\n", h->score, h->anc_ok, h->anc_bad, h->probe_ok, h->probe_bad);
@@ -846,6 +856,15 @@ static int copies_placed(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
  * of stage 2, and what tells md's varied starts from a wrong geometry's). */
 static const uint64_t md_starts[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
 
+/* Whether starts A and B of a parity geometry H lie a whole number of
+ * chunks apart, at most a row's worth: a parity copy of a block, read as
+ * data, votes for its image's start shifted so. */
+static int chunks_apart(const struct dt_hyp *h, uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+	return h->g.nparity && h->g.chunk && d && d % h->g.chunk == 0 && d / h->g.chunk <= h->g.nroles;
+}
+
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
@@ -883,11 +902,13 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t mask = pf->mask[u[k]];
 	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-		/* with one or two images left (three under parity), the shared
-		 * starts too, where its anchors' roles do not bind: anchors on
-		 * parity copies, or XORs of inodes there, may vote a start that
-		 * is not its own (seed 1020; seed 3532: a RAID-4 of 4 with a
-		 * member gone, its parity voted a chunk early); so too in a
+		/* with one or two images left, the shared starts too, where its
+		 * anchors' roles do not bind: anchors on parity copies, or XORs
+		 * of inodes there, may vote a start that is not its own (seed
+		 * 1020) -- under parity a whole number of chunks off, whatever
+		 * is left (seed 3532: a RAID-4 of 4 with a member gone, its
+		 * parity voted a chunk early; seed 3893: the same, 4 images
+		 * left); so too in a
 		 * RAID-10 offset or far layout where the roles they vote are
 		 * all taken: anchors on its copies read as well another role
 		 * at another start (seed 2345: an o2 whose images were each
@@ -901,8 +922,9 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
 		open = open || copies_placed(c, h, u[k]);
-		for (uint32_t q = 0; q < off->n && (nu <= 2 || !open || (h->g.nparity && nu <= 3)); q++)
-			offs_add(&mine, off->v[q]);
+		for (uint32_t q = 0; q < off->n; q++)
+			if (nu <= 2 || !open || chunks_apart(h, off->v[q], pf->off[u[k]][0]))
+				offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
@@ -1531,6 +1553,25 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 	}
 }
 
+#define MIRROR_CHECKS 2000u   /* what the mirror's fallback may spend after the others spent all */
+
+/* Stage 2 for the mirror reading S, with MIRROR_CHECKS checks (and a
+ * tenth as many leaves' worth of them) left whatever the geometries before
+ * it spent (seed 3855: a RAID-1 of 6 beside a sample slice; 181022
+ * readings of junk used every check, and the mirror was cut at once). */
+static void mirror_fallback(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l)
+{
+	uint64_t checks = l->checks, leaves = l->leaves;
+	if (l->checks > MAX_CHECKS - MIRROR_CHECKS)
+		l->checks = MAX_CHECKS - MIRROR_CHECKS;
+	if (l->leaves > MAX_LEAVES - 10 * MIRROR_CHECKS)
+		l->leaves = MAX_LEAVES - 10 * MIRROR_CHECKS;
+	uint64_t c0 = l->checks, l0 = l->leaves;
+	stage2(c, s, lim, l);
+	l->checks = checks + (l->checks - c0);
+	l->leaves = leaves + (l->leaves - l0);
+}
+
 /* Stages 1 and 2 into L. */
 static rk_err generate(struct dt_ctx *c, struct hlist *l)
 {
@@ -1578,7 +1619,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	for (uint32_t k = lim; !kept1 && k < nk; k++)
 		if (keep[k].h.g.level == 1) {
 			if (!l->n || twins_any(c))
-				stage2(c, &keep[k], lim, l);
+				mirror_fallback(c, &keep[k], lim, l);
 			break;
 		}
 	free(gs); free(vs); free(keep);

@@ -905,10 +905,11 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		/* with one or two images left, the shared starts too, where its
 		 * anchors' roles do not bind: anchors on parity copies, or XORs
 		 * of inodes there, may vote a start that is not its own (seed
-		 * 1020) -- under parity a whole number of chunks off, whatever
-		 * is left (seed 3532: a RAID-4 of 4 with a member gone, its
-		 * parity voted a chunk early; seed 3893: the same, 4 images
-		 * left); so too in a
+		 * 1020) -- under parity a whole number of chunks off, with up
+		 * to four left (seed 3532: a RAID-4 of 4 with a member gone,
+		 * its parity voted a chunk early; seed 3893: the same, 4 images
+		 * left; with more, a RAID-6 of 9 scored 34 times as many
+		 * readings, seed 3556); so too in a
 		 * RAID-10 offset or far layout where the roles they vote are
 		 * all taken: anchors on its copies read as well another role
 		 * at another start (seed 2345: an o2 whose images were each
@@ -923,7 +924,7 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
 		open = open || copies_placed(c, h, u[k]);
 		for (uint32_t q = 0; q < off->n; q++)
-			if (nu <= 2 || !open || chunks_apart(h, off->v[q], pf->off[u[k]][0]))
+			if (nu <= 2 || !open || (nu <= 4 && chunks_apart(h, off->v[q], pf->off[u[k]][0])))
 				offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)

@@ -932,6 +932,19 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	int eq = ps_narrow(c, h, u[k], &mine);
 	if (eq && mask && (mine.n != 1 || mine.v[0] != pf->off[u[k]][0]))
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
+	uint32_t taken = 0;
+	for (uint32_t r = 0; r < h->g.nroles && r < 32; r++)
+		taken |= (uint32_t)(h->role_img[r] >= 0) << r;
+	if (mask && !(mask & ~taken) && !c->hints.have_offset && h->g.level != 10) {   /* (RAID-10: "open" above) */
+		/* every role its anchors allow is taken: they are not its own
+		 * (seed 4055: a linear array of 7 whose fifth member's six file
+		 * tails, others' endings, voted the second role, which stage 1
+		 * had placed; it was left out and no reading held the file
+		 * system) -- the shared starts, any role */
+		mask = 0;
+		for (uint32_t q = 0; q < off->n; q++)
+			offs_add(&mine, off->v[q]);
+	}
 	/* stage 1's member size is a guess; the scan's members set it in
 	 * finish().  Where stage 1 placed nothing it is the median image's at
 	 * start 0: members with a later start, or smaller than the median,

@@ -1801,8 +1801,9 @@ static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint
 	const struct dt_hyp *b = &l->h[*bi];
 	uint32_t tries = 0, big = *bi;
 	uint64_t budget = SAME_MAX, claim = dt_fs_claim(c, b);
-	if (claim && whole_on_first(c, b, claim) && !zeros_past(c, b, claim))
-		claim = 0;   /* a plain disk's file system, and data after it: its claim is not the array's */
+	if (claim && !mirror_like(b) && whole_on_first(c, b, claim) && !zeros_past(c, b, claim))
+		claim = 0;   /* a plain disk's file system, and data after it: its claim is not the array's --
+		              * a mirror's copies each hold it whole, and differ past it (seed 4058) */
 	for (uint32_t k = 0, all = 0; k < l->n && tries < SAME_TRIES && all < 16 * SAME_TRIES; k++) {
 		const struct dt_hyp *h = &l->h[k];
 		if (k == *bi || h->score < b->score - SAME_NEAR)

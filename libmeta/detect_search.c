@@ -935,12 +935,15 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t taken = 0;
 	for (uint32_t r = 0; r < h->g.nroles && r < 32; r++)
 		taken |= (uint32_t)(h->role_img[r] >= 0) << r;
-	if (mask && !(mask & ~taken) && !c->hints.have_offset && h->g.level != 10) {   /* (RAID-10: "open" above) */
+	if (mask && !(mask & ~taken) && !c->hints.have_offset && h->g.level == RK_LEVEL_LINEAR) {
 		/* every role its anchors allow is taken: they are not its own
 		 * (seed 4055: a linear array of 7 whose fifth member's six file
 		 * tails, others' endings, voted the second role, which stage 1
 		 * had placed; it was left out and no reading held the file
-		 * system) -- the shared starts, any role */
+		 * system) -- the shared starts, any role.  Linear only: under
+		 * other levels the branches it adds took the budget from the
+		 * readings that held (seed 3739, a RAID-0 of 8 in 8 KiB chunks,
+		 * "too sparse" with it) */
 		mask = 0;
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);

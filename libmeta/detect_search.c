@@ -581,22 +581,27 @@ static int trimmed_to_claim(struct dt_ctx *c, struct dt_hyp *h, const int32_t *i
 	return 1;
 }
 
+static void twins_find(struct dt_ctx *c);
+static int mirror_like(const struct dt_hyp *h);
+
 /* How many anchors sit on H's parity blocks at the very row and place
- * where H puts their blocks on a missing role as data (on Q, in the
- * syndrome's first slot, whose coefficient is 1; a file's last block on
- * Q on any role, in any slot): copies of those blocks, where the row's
- * other data is zero.  Counted, unread, until the full checks
- * (copy_score) prove them: a reading that takes that parity for data
- * counts them at once.  Not for a present block, whose own anchor counts
- * already: a RAID-5 or RAID-6 reading of a mirror's copies would count
- * each twice (t_raid1_trailing_differs named a RAID-6 of 4) (seed 3705: a RAID-5 of 3 whose missing member held the inode
+ * where H puts their blocks as data (on Q, in the syndrome's first slot,
+ * whose coefficient is 1; a file's last block in any slot): copies of
+ * those blocks, where the row's other data is zero.  Counted, unread,
+ * until the full checks (copy_score) prove them: a reading that takes
+ * that parity for data counts them at once.  Not where the parity image
+ * copies the data block's image (twins_find), nor in a mirror-like
+ * reading: a RAID-5 or RAID-6 reading of a mirror's copies counted each
+ * anchor twice (t_raid1_trailing_differs named a RAID-6 of 4) (seed 3705: a RAID-5 of 3 whose missing member held the inode
  * tables, 1043 copies on parity, read as a RAID-0 of the two left; seed
  * 3913: a "-6" RAID-6 of 9 with two members gone, whose Q copied the
  * first data block in most rows, read with Q as data, a wrong answer at
  * 0.92; neither true reading reached the full checks). */
-static uint32_t parity_copies(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
+static uint32_t parity_copies(struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role)
 {
 	uint32_t n = 0;
+	if (!c->twins_known)
+		twins_find(c);
 	for (uint32_t k = 0; k < c->nanc && h->g.nparity; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		int32_t r = img_role[a->img];
@@ -608,8 +613,9 @@ static uint32_t parity_copies(const struct dt_ctx *c, const struct dt_hyp *h, co
 		    (kind != RK_BLK_P && kind != RK_BLK_Q) || rk_geom_copies(&h->g, a->voff, &loc, 1) != 1 ||
 		    loc.member_off != m || loc.role == (uint32_t)r)
 			continue;
-		if (h->role_img[loc.role] >= 0 && !(kind == RK_BLK_Q && weak_anchor(a)))
-			continue;   /* a present block's own anchor counts already (mirrors' copies would count twice) */
+		int32_t di = h->role_img[loc.role];
+		if (di >= 0 && (mirror_like(h) || (c->twins[a->img] >> di & 1)))
+			continue;   /* a mirror's copies: its own anchor counts already, and would count twice */
 		if (kind == RK_BLK_Q && !weak_anchor(a)) {   /* a file's last block: any slot (dt_parity_copy) */
 			uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
 			struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };

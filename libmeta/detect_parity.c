@@ -177,6 +177,20 @@ static const uint8_t *sector_at(struct dt_ctx *c, uint32_t i, uint64_t off)
 	return b ? b + (off - base) : NULL;
 }
 
+/* The bytes of anchor A's sector that are its own: the sector, or an
+ * ext4 inode's own bytes, checksummed -- the row's other data need be
+ * zero there only (seed 2619: an inode table's first sector, inode 1's
+ * times on one member, inode 2 on the parity). */
+static void anchor_span(const struct dt_ctx *c, const struct dt_anchor *a, uint32_t *at, uint32_t *len)
+{
+	*at = 0;
+	*len = 512;
+	if (a->kind == DT_EXT_INO && c->ext.isz && a->ioff % 512 + c->ext.isz <= 512) {
+		*at = (uint32_t)(a->ioff % 512);
+		*len = c->ext.isz;
+	}
+}
+
 /* Whether A and B (N bytes) hold zeros at the same places. */
 static int same_zeros(const uint8_t *a, const uint8_t *b, uint32_t n)
 {
@@ -206,14 +220,8 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 		scaled &= slot[loc.role] != 0;
 		const uint8_t *pb = sector_at(c, a->img, a->ioff);
 		int ok = pb != NULL, own = h->role_img[loc.role] >= 0;
-		/* an inode is its own bytes, checksummed: the row's other data
-		 * need be zero there only (seed 2619: an inode table's first
-		 * sector, inode 1's times on one member, inode 2 on the parity) */
-		uint32_t at = 0, len = 512;
-		if (a->kind == DT_EXT_INO && c->ext.isz && a->ioff % 512 + c->ext.isz <= 512) {
-			at = (uint32_t)(a->ioff % 512);
-			len = c->ext.isz;
-		}
+		uint32_t at, len;
+		anchor_span(c, a, &at, &len);
 		/* P equals that data block when the row's other data blocks are
 		 * zero: the present ones are read; a missing one is then zero by
 		 * P itself when the copied block is present and equal, and
@@ -243,11 +251,8 @@ int dt_parity_alone(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_an
 	if (!g->chunk || g->ndata > DT_MAX_ROLES || g->nroles > DT_MAX_ROLES || rk_geom_stripe_map(g, m / g->chunk, &sm) ||
 	    (sm.p_role != r && sm.q_role != r))
 		return 0;
-	uint32_t at = 0, len = 512;   /* an inode: its own bytes (as dt_parity_copy) */
-	if (a->kind == DT_EXT_INO && c->ext.isz && a->ioff % 512 + c->ext.isz <= 512) {
-		at = (uint32_t)(a->ioff % 512);
-		len = c->ext.isz;
-	}
+	uint32_t at, len;
+	anchor_span(c, a, &at, &len);
 	for (uint32_t d = 0; d < g->ndata; d++) {
 		uint32_t q = vol_role[d];
 		if (h->role_img[q] < 0)

@@ -505,10 +505,16 @@ static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
 
 /* ---- the scored list ---- */
 
-struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; int relax, unfit; };
+struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; int relax, unfit;
+                uint32_t dpass, dnow; int dcut; };
 /* relax: stage 2's second pass over a geometry none of whose branches
  * completed (images whose voted start cannot hold a member tried
- * elsewhere); unfit: the first pass met such an image */
+ * elsewhere); unfit: the first pass met such an image.  dpass: the
+ * departures (an image at other than its first start, or left out) the
+ * leaves of this pass of stage 2 make, DT_ALL_DEPARTURES: any but none;
+ * dnow: those the current branch made; dcut: a branch was cut for making
+ * more than dpass */
+#define DT_ALL_DEPARTURES UINT32_MAX
 
 static void hl_add(struct hlist *l, const struct dt_hyp *h)
 {
@@ -888,6 +894,8 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		return;
 	}
 	if (k == nu) {
+		if (l->dpass == DT_ALL_DEPARTURES ? !l->dnow : l->dnow != l->dpass)
+			return;   /* a leaf of the other pass */
 		(*budget)--;
 		l->leaves++;
 		finish(c, h, img_role, l);
@@ -1001,6 +1009,10 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 				continue;   /* at the start its anchors voted, the roles they allow */
 			if (c->img[u[k]].size < mine.v[o] + need)
 				continue;
+			if (o && l->dnow == l->dpass) {
+				l->dcut = 1;   /* a departure: a later pass */
+				continue;
+			}
 			h->role_img[r] = (int32_t)u[k];
 			h->off[r] = mine.v[o];
 			img_role[u[k]] = (int32_t)r;
@@ -1009,14 +1021,24 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 			if (dbg_geo(&h->g))
 				fprintf(stderr, "PLACE k %u img %u role %u off %llu disagree %d\n", k, u[k], r, (unsigned long long)mine.v[o], dis);
 #endif
+			l->dnow += o > 0;
 			if (!dis)
 				complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);
+			l->dnow -= o > 0;
 			h->role_img[r] = -1;
 			img_role[u[k]] = -1;
 		}
 	}
-	if (!eq || (h->g.level == 6 ? c->ps6_lo < c->ps6_hi : c->ps5_lo < c->ps5_hi))
-		complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);   /* left out: unrelated (or a member of zeros) */
+	if (!eq || (h->g.level == 6 ? c->ps6_lo < c->ps6_hi : c->ps5_lo < c->ps5_hi)) {
+		/* left out: unrelated (or a member of zeros) -- a departure */
+		if (l->dnow == l->dpass) {
+			l->dcut = 1;
+			return;
+		}
+		l->dnow++;
+		complete(c, h, img_role, u, nu, k + 1, off, pf, l, budget);
+		l->dnow--;
+	}
 }
 
 /* ---- stage 1: the geometries ---- */
@@ -1524,6 +1546,30 @@ static void varied_starts(const struct dt_hyp *h, struct offs *off, int hinted)
 		offs_add(off, 0);
 }
 
+/* complete() for the images U (NU of them) of stage 1's hypothesis S, in
+ * two passes: first only the leaves with no departure (every image at its
+ * first start: its own voted one, else the placed roles' common start),
+ * then the whole tree, depth first, without them.  Depth first alone, a
+ * tree bigger than the budget spent it all under the first image's first
+ * choice (seed 3739: a RAID-0 of 8, two images placed, six left at two
+ * starts each, 46080 leaves for a budget of 2727: the first image's first
+ * role was wrong in one run of four).  A pass per number of departures
+ * walked big trees' nodes again and again, and the node cap cut the
+ * leaves that needed three (seed 3445) */
+static void complete_in_passes(struct dt_ctx *c, struct s1 *s, const uint32_t *u, uint32_t nu, const struct offs *off,
+                               struct hlist *l, uint32_t *budget)
+{
+	l->dnow = 0;
+	l->dcut = 0;
+	l->dpass = 0;
+	complete(c, &s->h, s->img_role, u, nu, 0, off, &s->pf, l, budget);
+	if (l->dcut) {
+		l->dpass = DT_ALL_DEPARTURES;
+		complete(c, &s->h, s->img_role, u, nu, 0, off, &s->pf, l, budget);
+	}
+	l->dpass = l->dnow = 0;
+}
+
 /* Stage 2 for one geometry S kept from stage 1 (one of LIM): completes
  * its hypothesis with the images stage 1 left unplaced. */
 static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l)
@@ -1572,11 +1618,11 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 	l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 	uint64_t leaves = l->leaves;
 	l->unfit = 0;
-	complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
+	complete_in_passes(c, s, u, nu, &off, l, &budget);
 	if (l->leaves == leaves && l->unfit && l->checks < MAX_CHECKS) {
 		l->relax = 1;
 		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
-		complete(c, &s->h, s->img_role, u, nu, 0, &off, &s->pf, l, &budget);
+		complete_in_passes(c, s, u, nu, &off, l, &budget);
 		l->relax = 0;
 	}
 }

@@ -2333,10 +2333,14 @@ static int data_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 }
 
 /* Whether image I, left out of H, is refuted as H's one missing role:
- * no block of that role, rebuilt through parity, sits in it within 8 MiB
- * of a start (dt_rebuilt_start: where the member's data starts need not
- * be any other's), and parity with it in place fails, over enough
- * non-zero rows, at each start it may have (left_out_starts).  With two
+ * parity with it in place fails, over enough non-zero rows, at each
+ * start it may have (left_out_starts), and where a block of that role,
+ * rebuilt through parity, sits in it within 8 MiB of a start
+ * (dt_rebuilt_start: where the member's data starts need not be any
+ * other's), or it is too short to be a member there.  One such block
+ * alone is no proof: two file systems may hold one file (seed 3688: a
+ * slice of the forensic ext4 sample held a block of a RAID-5 of the vfat
+ * sample, 3.1 MiB in, where the image could not hold a member).  With two
  * roles missing nothing can be rebuilt to look for, and any start is
  * possible: never refuted (seed 1049: a RAID-4 of 5, a member's data 2.5
  * MiB in, read as a RAID-6 with two roles gone).  Seed 2504: a slice of
@@ -2352,8 +2356,13 @@ static int refuted_everywhere(struct dt_ctx *c, const struct dt_hyp *h, uint32_t
 	for (uint32_t r = 0; r < h->g.nroles; r++) {
 		if (h->role_img[r] >= 0)
 			continue;
-		if (!o.n || dt_rebuilt_start(c, h, r, i, &st))
+		if (!o.n)
 			return 0;
+		if (dt_rebuilt_start(c, h, r, i, &st)) {
+			if (o.n == sizeof o.v / sizeof o.v[0])
+				o.n--;
+			offs_add(&o, st);
+		}
 		for (uint32_t q = 0; q < o.n; q++)
 			if (!refuted_at(c, h, i, r, o.v[q]))
 				return 0;

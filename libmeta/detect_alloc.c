@@ -15,6 +15,7 @@
  * first chunk fits about as well as the truth: seed 2550, a RAID-1 of 3
  * read as a RAID-5 with a junk image at 0.71 while the fit counted in the
  * score).  Everything is read through the hypothesis and bounds-checked. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,6 +207,10 @@ int dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, doub
 	}
 	*fit_a = tb_fit(&ta);
 	*fit_b = tb_fit(&tbb);
+#ifdef DT_DEBUG
+	fprintf(stderr, "TALLY kind %d units %llu got %u a free %u/%u used %u/%u b free %u/%u used %u/%u\n", ma.kind,
+	        (unsigned long long)ma.nunits, got, ta.data[0], ta.n[0], ta.data[1], ta.n[1], tbb.data[0], tbb.n[0], tbb.data[1], tbb.n[1]);
+#endif
 	return *fit_a > -2 && *fit_b > -2;
 }
 

@@ -133,8 +133,11 @@ static void probe_tail(struct pr *p, const uint8_t *in, uint32_t bs, uint8_t *bu
 
 /* The tails of files whose inodes lie past the 16 inode-table blocks
  * the probe reads: SPREAD_BLOCKS blocks spread over group G's used inodes
- * (up to its itable_unused, from descriptor D), each regular file there
- * checked (probe_tail) and nothing else.  mke2fs -d numbers files in the
+ * (up to its itable_unused, from descriptor D), the regular files there
+ * checked (probe_tail) and nothing else, at most an even share of
+ * SPREAD_TAILS by the end of each block (seed 4303: the first four blocks
+ * of eight took all 64, and no tail on the second member of a linear
+ * array of 2 was checked; its start 64 and 128 KiB on tied).  mke2fs -d numbers files in the
  * order it lays out their data, so later inodes' tails lie on the later
  * members of a linear array (seed 2548: its last two members, tied in
  * either order, held no tail of the first 256 inodes).  Returns the
@@ -152,7 +155,7 @@ static uint32_t tails_spread(struct pr *p, const struct icsum *ck, const uint8_t
 		uint32_t t = 16 + (uint32_t)((uint64_t)k * (ublk - 16) / (SPREAD_BLOCKS + 1));
 		if (vr(p, it * bs + (uint64_t)t * DT_BLK, blk, DT_BLK))
 			break;
-		for (uint32_t q = 0; q < per && n < SPREAD_TAILS; q++) {
+		for (uint32_t q = 0; q < per && n < k * (SPREAD_TAILS / SPREAD_BLOCKS); q++) {
 			uint32_t ino = (uint32_t)(g * ipg + t * per + q + 1);
 			if (inode_ok(blk + q * isz, isz, ck, ino) <= 0)
 				continue;

@@ -48,6 +48,21 @@ static inline uint64_t rk_get_be64(const uint8_t *p)
 {
 	return (uint64_t)rk_get_be32(p) << 32 | rk_get_be32(p + 4);
 }
+static inline void rk_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+static inline void rk_put_be32(uint8_t *p, uint32_t v)
+{
+	rk_put_be16(p, (uint16_t)(v >> 16));
+	rk_put_be16(p + 2, (uint16_t)v);
+}
+static inline void rk_put_be64(uint8_t *p, uint64_t v)
+{
+	rk_put_be32(p, (uint32_t)(v >> 32));
+	rk_put_be32(p + 4, (uint32_t)v);
+}
 
 /* Overflow-checked arithmetic on sizes: return 1 on overflow. */
 static inline int rk_add_ovf(uint64_t a, uint64_t b, uint64_t *r)

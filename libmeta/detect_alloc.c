@@ -9,7 +9,8 @@
  * block bitmaps through the group descriptors, NTFS's $Bitmap through the
  * data runs of MFT record 6 (update sequence fixups applied), the first
  * FAT's entries, exFAT's allocation bitmap (also in an MBR's first
- * partition), XFS's free-space B+tree by block number (each AG's AGF).  Only where the readings differ, and only as a tie-break:
+ * partition), XFS's free-space B+tree by block number (each AG's AGF).
+ * Only where the readings differ, and only as a tie-break:
  * over the whole volume the fit is no evidence of its own (a used file
  * system keeps deleted data in free units, and a reading right about the
  * first chunk fits about as well as the truth: seed 2550, a RAID-1 of 3
@@ -151,9 +152,10 @@ static void exfat_map(struct dt_ctx *c, const struct dt_hyp *h, const uint8_t *v
 	}
 }
 
-/* XFS's map from its superblock V (volume byte 0): block size 512 to 64
- * KiB, AGs of at least 16 blocks (XFS_MIN_AG_BLOCKS is 64), a sector of
- * 512 to 32 KiB inside the first block. */
+/* XFS's map from its superblock V (volume byte 0): blocks of 512 bytes
+ * to 4 KiB (what xfs_used's buffer holds; Linux mounts no larger on 4
+ * KiB pages), AGs of at least 16 blocks (XFS_MIN_AG_BLOCKS is 64), a
+ * sector of 512 bytes up to the block size. */
 static void xfs_map(const uint8_t *v, struct amap *m)
 {
 	uint32_t bs = rk_get_be32(v + 4), agblocks = rk_get_be32(v + 0x54), agcount = rk_get_be32(v + 0x58);

@@ -135,10 +135,11 @@ static void probe_tail(struct pr *p, const uint8_t *in, uint32_t bs, uint8_t *bu
  * the probe reads: SPREAD_BLOCKS blocks spread over group G's used inodes
  * (up to its itable_unused, from descriptor D), the regular files there
  * checked (probe_tail) and nothing else, at most an even share of
- * SPREAD_TAILS by the end of each block (seed 4303: the first four blocks
- * of eight took all 64, and no tail on the second member of a linear
- * array of 2 was checked; its start 64 and 128 KiB on tied).  mke2fs -d numbers files in the
- * order it lays out their data, so later inodes' tails lie on the later
+ * SPREAD_TAILS by the end of each block (seed 4303: the first four
+ * blocks of eight took all 64, and no tail on the second member of a
+ * linear array of 2 was checked; its start 64 and 128 KiB on tied).
+ * mke2fs -d numbers files in the order it lays out their data, so later
+ * inodes' tails lie on the later
  * members of a linear array (seed 2548: its last two members, tied in
  * either order, held no tail of the first 256 inodes).  Returns the
  * tails looked at (at most SPREAD_TAILS).  BLK: DT_BLK scratch. */

@@ -2158,6 +2158,20 @@ static void left_out_starts(const struct dt_ctx *c, const struct dt_hyp *h, uint
 	}
 }
 
+/* Adds to O where image I would start as H's missing role R by a block
+ * of R rebuilt through parity (dt_rebuilt_start), in place of O's last
+ * start when O is full: where its data starts need not be any member's
+ * (seed 2405). */
+static void add_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint32_t i, struct offs *o)
+{
+	uint64_t st;
+	if (!dt_rebuilt_start(c, h, r, i, &st))
+		return;
+	if (o->n == sizeof o->v / sizeof o->v[0])
+		o->n--;
+	offs_add(o, st);
+}
+
 /* H, a mirror-like reading (RAID-1, RAID-10) of one image with its other
  * roles missing, as a RAID-1 of that image and one it leaves out that
  * copies it at a start it may have (mirror rows over DT_SURE_ROWS
@@ -2230,13 +2244,9 @@ static int adopt_left_out(struct dt_ctx *c, struct dt_hyp *h)
 		/* an image whose data starts where no member's does (seed 2405: a
 		 * RAID-5 of 11, the left-out member at 2 MiB, the others at 0, 4
 		 * KiB, 128 KiB and 1 MiB): where its rebuilt bytes sit */
-		uint64_t st;
 		for (uint32_t r = 0; r < h->g.nroles; r++)
-			if (h->role_img[r] < 0 && dt_rebuilt_start(c, h, r, i, &st)) {
-				if (o.n == sizeof o.v / sizeof o.v[0])
-					o.n--;
-				offs_add(&o, st);
-			}
+			if (h->role_img[r] < 0)
+				add_rebuilt_start(c, h, r, i, &o);
 		int placed = 0;
 		for (uint32_t r = 0; r < h->g.nroles && !placed; r++)
 			for (uint32_t q = 0; q < o.n && h->role_img[r] < 0 && !placed; q++) {
@@ -2351,18 +2361,13 @@ static int refuted_everywhere(struct dt_ctx *c, const struct dt_hyp *h, uint32_t
 	if (h->missing != 1 || !rk_geom_redundancy(&h->g))
 		return 0;
 	struct offs o;
-	uint64_t st;
 	left_out_starts(c, h, i, &o);
 	for (uint32_t r = 0; r < h->g.nroles; r++) {
 		if (h->role_img[r] >= 0)
 			continue;
 		if (!o.n)
 			return 0;
-		if (dt_rebuilt_start(c, h, r, i, &st)) {
-			if (o.n == sizeof o.v / sizeof o.v[0])
-				o.n--;
-			offs_add(&o, st);
-		}
+		add_rebuilt_start(c, h, r, i, &o);
 		for (uint32_t q = 0; q < o.n; q++)
 			if (!refuted_at(c, h, i, r, o.v[q]))
 				return 0;

@@ -5,22 +5,19 @@
 
 #include "detect_int.h"
 
-/* See rk_detect.h. */
-rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hints *h,
-                     struct rk_detect_result **out)
+/* One detection over PATHS (N) into *OUT (see rk_detect_run); *LONE: an
+ * image to search again without when nothing was found (the one image of
+ * a best answer held back for the anchors the others hold, or a plain
+ * ext image), else -1. */
+static rk_err detect_once(char *const *paths, uint32_t n, const struct rk_detect_hints *h,
+                          struct rk_detect_result **out, int32_t *lone)
 {
 	*out = NULL;
-	if (!n)
-		return rk_fail(RK_E_INVAL, "no image given");
-	if (h && h->members && (h->members < 2 || h->members > DT_MAX_ROLES))
-		return rk_fail(RK_E_INVAL, "--members: %u is outside 2..%u", h->members, DT_MAX_ROLES);
-	if (h && h->chunk && (h->chunk % 512 || h->chunk > RK_GEOM_MAX_CHUNK))
-		return rk_fail(RK_E_INVAL, "--chunk: %llu is not a multiple of 512 up to 1 GiB", (unsigned long long)h->chunk);
-	if (h && h->have_offset && h->offset % 512)
-		return rk_fail(RK_E_INVAL, "--offset: %llu is not a multiple of 512", (unsigned long long)h->offset);
+	*lone = -1;
 	struct rk_detect_result *r = calloc(1, sizeof *r);
 	struct dt_ctx c;
 	memset(&c, 0, sizeof c);
+	c.retry_without = -1;
 	if (h)
 		c.hints = *h;
 	if (!r)
@@ -49,12 +46,81 @@ rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hint
 	for (uint32_t i = 0; i < c.nimg; i++)
 		if (c.img[i].nread > r->max_read)
 			r->max_read = c.img[i].nread;
+	*lone = c.retry_without;
 	dt_close(&c);
 	if (e) {
 		rk_detect_free(r);
 		return e;
 	}
 	*out = r;
+	return RK_OK;
+}
+
+/* Whether R, found, uses two images or more. */
+static int uses_two(const struct rk_detect_result *r)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; r->found && i < r->nimages; i++)
+		n += r->image_role[i] >= 0;
+	return n >= 2;
+}
+
+/* R2, found over the images but LONE, as a result over all N: image
+ * indices moved back past LONE, which is left out. */
+static void widen(struct rk_detect_result *r2, uint32_t n, uint32_t lone, int32_t *roles)
+{
+	for (uint32_t i = 0, j = 0; i < n; i++)
+		roles[i] = i == lone ? -1 : r2->image_role[j++];
+	free(r2->image_role);
+	r2->image_role = roles;
+	r2->nimages = n;
+	for (uint32_t k = 0; k < r2->nanchors; k++)
+		r2->anchors[k].image += r2->anchors[k].image >= lone;
+}
+
+/* See rk_detect.h.  When nothing is found and one image is a plain disk
+ * (an unrelated whole file system among the members, which outscores an
+ * array with few anchors, or ties readings with it), the search runs
+ * again without it, and its answer stands when it is found over two
+ * images or more (seed 3692: a RAID-4 of 7 holding a 5 % full btrfs
+ * beside a plain ext4 image, ambiguous before). */
+rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hints *h,
+                     struct rk_detect_result **out)
+{
+	*out = NULL;
+	if (!n)
+		return rk_fail(RK_E_INVAL, "no image given");
+	if (h && h->members && (h->members < 2 || h->members > DT_MAX_ROLES))
+		return rk_fail(RK_E_INVAL, "--members: %u is outside 2..%u", h->members, DT_MAX_ROLES);
+	if (h && h->chunk && (h->chunk % 512 || h->chunk > RK_GEOM_MAX_CHUNK))
+		return rk_fail(RK_E_INVAL, "--chunk: %llu is not a multiple of 512 up to 1 GiB", (unsigned long long)h->chunk);
+	if (h && h->have_offset && h->offset % 512)
+		return rk_fail(RK_E_INVAL, "--offset: %llu is not a multiple of 512", (unsigned long long)h->offset);
+	int32_t lone;
+	rk_err e = detect_once(paths, n, h, out, &lone);
+	if (e || lone < 0 || n < 3)
+		return e;
+	char **rest = malloc((n - 1) * sizeof *rest);
+	int32_t *roles = malloc(n * sizeof *roles);
+	struct rk_detect_result *r2 = NULL;
+	int32_t lone2;
+	for (uint32_t i = 0, j = 0; rest && i < n; i++)
+		if (i != (uint32_t)lone)
+			rest[j++] = paths[i];
+	if (rest && roles && !detect_once(rest, n - 1, h, &r2, &lone2) && uses_two(r2)) {
+		if (r2->max_read < (*out)->max_read)
+			r2->max_read = (*out)->max_read;
+		r2->hypotheses += (*out)->hypotheses;
+		widen(r2, n, (uint32_t)lone, roles);
+		roles = NULL;
+		rk_detect_free(*out);
+		*out = r2;
+		r2 = NULL;
+	}
+	rk_clearerr();
+	rk_detect_free(r2);
+	free(roles);
+	free(rest);
 	return RK_OK;
 }
 

@@ -216,6 +216,8 @@ struct dt_ctx {
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
 	int      redo;                     /* dt_search: the partitions' bases changed, search again */
+	int32_t  retry_without;            /* dt_search, when nothing was found: an image to search again
+	                                    * without (an unrelated whole file system), else -1 */
 	int      twins_known;              /* detect_search.c: twins computed; per image, the images */
 	uint64_t twins[DT_MAX_ROLES + 8];  /* that copy it at equal offsets */
 };

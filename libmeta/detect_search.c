@@ -506,7 +506,7 @@ static uint64_t common_off(const struct dt_ctx *c, const struct dt_hyp *h)
 /* ---- the scored list ---- */
 
 struct hlist { struct dt_hyp *h; uint32_t n, cap; uint64_t checks, leaves, nodes, node_cap; int relax, unfit;
-                uint32_t dpass, dnow; int dcut; };
+                uint32_t dpass, dnow; int dcut; uint64_t claim_ms; };
 /* relax: stage 2's second pass over a geometry none of whose branches
  * completed (images whose voted start cannot hold a member tried
  * elsewhere); unfit: the first pass met such an image.  dpass: the
@@ -882,6 +882,37 @@ static int chunks_apart(const struct dt_hyp *h, uint64_t a, uint64_t b)
 	return h->g.nparity && h->g.chunk && d && d % h->g.chunk == 0 && d / h->g.chunk <= h->g.nroles;
 }
 
+/* Adds to MINE the starts at which image I's data would end where the
+ * image ends, once the placed images set the member size (not linear,
+ * whose members differ): that size, and the share of the file system's
+ * claim (L->claim_ms; the placed images may carry junk behind their
+ * data).  Returns the second (0 none): there the image need hold only
+ * that share.  A start md gives (any sector) may be none of the usual
+ * ones, and an image without anchors was never tried there, though
+ * imagers most often stop at the member's end (seed 3477: a RAID-0 of 4
+ * whose third member starts at 2672 KiB; read at 1 MiB, 128 KiB and 64
+ * KiB, three readings tied, 57.6 points, against 60.8 for the truth).
+ * For the one image left, when it has no anchors only: for every image
+ * the branches cut seed 3445's true reading (a RAID-5 of 11 in 4 KiB
+ * chunks) at the node cap, and for two left RAID-5 readings of seed
+ * 3429's far halves (an f2 of 8) tied with the truth.  Without
+ * redundancy only: where a missing member can be rebuilt, an image of
+ * zeros placed at its tail start outscored the rebuilt role (seed 4108:
+ * an f2 of 7 with a member gone, named at 0.98, wrongly). */
+static uint64_t tail_start(const struct dt_ctx *c, const struct dt_hyp *h, const struct hlist *l, uint32_t i,
+                           struct offs *mine)
+{
+	uint64_t sz = c->img[i].size, ms[2] = { h->g.member_size, l->claim_ms }, at = 0;
+	if (c->hints.have_offset || h->size_guessed || h->g.level == RK_LEVEL_LINEAR || rk_geom_redundancy(&h->g))
+		return 0;
+	for (int k = 0; k < 2; k++)
+		if (ms[k] && sz > ms[k] && (sz - ms[k]) % 512 == 0) {
+			offs_add(mine, sz - ms[k]);
+			at = sz - ms[k];
+		}
+	return l->claim_ms && at == sz - l->claim_ms ? at : 0;
+}
+
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
@@ -948,6 +979,7 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	} else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);
+	uint64_t tail = nu == 1 && !mask ? tail_start(c, h, l, u[k], &mine) : 0;   /* anchors vote a start */
 	int eq = ps_narrow(c, h, u[k], &mine);
 	if (eq && mask && (mine.n != 1 || mine.v[0] != pf->off[u[k]][0]))
 		mask = 0;   /* its anchors voted another start than the rows prove: their roles do not bind */
@@ -1007,8 +1039,8 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t o = 0; o < mine.n; o++) {
 			if (mask && !(mask & (1u << r)) && mine.v[o] == pf->off[u[k]][0])
 				continue;   /* at the start its anchors voted, the roles they allow */
-			if (c->img[u[k]].size < mine.v[o] + need)
-				continue;
+			if (c->img[u[k]].size < mine.v[o] + (tail && mine.v[o] == tail ? l->claim_ms : need))
+				continue;   /* at its tail start, the file system's share is all it must hold */
 			if (o && l->dnow == l->dpass) {
 				l->dcut = 1;   /* a departure: a later pass */
 				continue;
@@ -1611,9 +1643,12 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 		offs_add(&wide, md_starts[q]);
 	if (nu && nu <= 2)
 		off = wide;
+	uint64_t claim = s->h.size_guessed ? 0 : dt_fs_claim(c, &s->h);
+	l->claim_ms = claim && claim < s->h.g.volume_size && s->h.g.level != RK_LEVEL_LINEAR ?
+	              claim_share(claim, s->h.g.member_size, s->h.g.volume_size, s->h.g.chunk ? s->h.g.chunk : DT_BLK) : 0;
 #ifdef DT_DEBUG
 	if (dbg_geo(&s->h.g))
-		fprintf(stderr, "GEO lim %u nu %u budget %u checks %llu leaves %llu\n", lim, nu, budget, (unsigned long long)l->checks, (unsigned long long)l->leaves);
+		fprintf(stderr, "GEO lim %u nu %u budget %u claim_ms %llu checks %llu leaves %llu\n", lim, nu, budget, (unsigned long long)l->claim_ms, (unsigned long long)l->checks, (unsigned long long)l->leaves);
 #endif
 	l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
 	uint64_t leaves = l->leaves;
@@ -2555,6 +2590,32 @@ static int anchor_copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 /* Why the best hypothesis B may not be named the answer (each rule was a
  * wrong answer of the corpus; a wrong answer is the worst outcome for an
  * examiner), NULL when none applies. */
+/* The one image that holds a whole ext file system from its byte 0 (its
+ * first superblock at 1024, the file system fitting in the image) whose
+ * superblocks lie on no other image, -1 when none or several: a plain
+ * disk, not the member of an array (a mirror's copies hold its
+ * superblocks too; a striped array's first member holds less than its
+ * file system claims). */
+static int32_t plain_ext_image(struct dt_ctx *c)
+{
+	int32_t found = -1;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->kind != DT_EXT_SB || a->voff == DT_NONE || a->raw != 0 || a->ioff != 1024 || !a->tag ||
+		    (int32_t)a->img == found || !whole_ext_at(c, a->img, a->ioff))
+			continue;
+		for (uint32_t q = 0; q < c->nanc; q++)
+			if (c->anc[q].kind == DT_EXT_SB && c->anc[q].tag == a->tag && c->anc[q].img != a->img)
+				goto next;
+		if (found >= 0)
+			return -1;
+		found = (int32_t)a->img;
+	next:;
+	}
+	return found;
+}
+
+static const char held_lone[] = "one image used while others hold anchors";
 static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 {
 	if (!sure_enough(b))
@@ -2562,7 +2623,7 @@ static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 	/* one image alone is a plain disk: it names the array only when no
 	 * other image holds anchors it leaves unexplained */
 	if (b->g.nroles - b->missing < 2 && unexplained(c, b))
-		return "one image used while others hold anchors";
+		return held_lone;
 	if (b->g.nroles - b->missing < 2 && data_left_out(c, b))
 		return "one image used while others hold data it leaves unexplained";
 	/* a role missing while an image left out holds anchors: that image may
@@ -3132,20 +3193,40 @@ static int untested_rival(const struct hlist *l)
 	return 0;
 }
 
+/* Whether a compared reading other than WIN (CMP[k] set, FIT[k] its gain
+ * over the best) fits within TIE_MIN of it and reads the volume otherwise:
+ * the map then picks neither (seed 3685: a RAID-0 of 9 whose differing
+ * units held 8 used ones, all in the one chunk three readings placed
+ * alike; the first of them was named at 0.84, wrongly). */
+static int rival_fits(const struct hlist *l, uint32_t win, const uint8_t *cmp, const double *fit)
+{
+	for (uint32_t k = 1; k < l->n && k < 8; k++)
+		if (k != win && cmp[k] && fit[k] > fit[win] - TIE_MIN && !equivalent(&l->h[win], &l->h[k]))
+			return 1;
+	return 0;
+}
+
 static void tiebreak(struct dt_ctx *c, struct hlist *l)
 {
 	for (int round = 0; round < 2 && l->n > 1; round++) {
-		double lead = 1e9, gain = 0;
+		double lead = 1e9, gain = 0, fit[8] = { 0 };
 		uint32_t win = 0, tied = 0;
+		uint8_t cmp[8] = { 0 };
 		for (uint32_t k = 1; k < l->n && k < 8 && l->h[k].score >= l->h[0].score - TIE_NEAR; k++) {
 			double f0, fk;
-			if (l->h[0].missing || l->h[k].missing || !same_placements(&l->h[0], &l->h[k]) ||
+			if (!same_placements(&l->h[0], &l->h[k]) ||
 			    equivalent(&l->h[0], &l->h[k]) ||
 			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk))
 				continue;
 			tied++;
+			cmp[k] = 1;
+			fit[k] = fk - f0;
 #ifdef DT_DEBUG
-			fprintf(stderr, "TIE round %d k %u fit best %.2f this %.2f\n", round, k, f0, fk);
+			fprintf(stderr, "TIE round %d k %u fit best %.2f this %.2f:", round, k, f0, fk);
+			for (uint32_t r = 0; r < l->h[k].g.nroles; r++)
+				if (l->h[k].role_img[r] != l->h[0].role_img[r])
+					fprintf(stderr, " r%u %d/%d", r, l->h[0].role_img[r], l->h[k].role_img[r]);
+			fprintf(stderr, "\n");
 #endif
 			if (fk - f0 > gain) {
 				gain = fk - f0;
@@ -3156,7 +3237,7 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 		}
 		if (gain < TIE_MIN && !(tied && lead >= TIE_MIN))
 			return;
-		if (untested_rival(l))
+		if (untested_rival(l) || (gain >= TIE_MIN && rival_fits(l, win, cmp, fit)))
 			return;   /* the maps cannot break the tie: another reading scores as well */
 		if (gain >= TIE_MIN)
 			l->h[win].score += 8.0 * gain;
@@ -3387,6 +3468,9 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 		t.score = score_of(&t);
 		fprintf(stderr, "ORDER score %.2f anc %u/%u pr %u/%u rows %llu/%llu tailbad %u\n", t.score, t.anc_ok, t.anc_bad,
 		        t.probe_ok, t.probe_bad, (unsigned long long)t.rows_ok, (unsigned long long)t.rows_nz, t.tail_bad);
+		double fb, ft;
+		if (dt_alloc_tiebreak(c, &b, &t, &fb, &ft))
+			fprintf(stderr, "ORDER map fit best %.2f order %.2f\n", fb, ft);
 	}
 #endif
 	if (gained)
@@ -3573,6 +3657,12 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 			fprintf(stderr, "USEDSB img %u raw %llu tag %08x\n", c->anc[k].img, (unsigned long long)c->anc[k].raw, c->anc[k].tag);
 #endif
 	r->found = !r->ambiguous && best.score > 0 && ev >= 2 && !held && r->confidence >= 0.7;
+	c->retry_without = -1;
+	for (uint32_t q = 0; held == held_lone && q < best.g.nroles; q++)
+		if (best.role_img[q] >= 0)
+			c->retry_without = best.role_img[q];
+	if (!r->found && c->retry_without < 0)
+		c->retry_without = plain_ext_image(c);
 	e = fill(c, r, &best);
 	if (r->found)
 		snprintf(r->why, sizeof r->why, "the best of %llu hypotheses by a margin of %.1f",

@@ -2,8 +2,9 @@
  * (libmeta/detect_alloc.c, the tie-break): a hand-made FAT16 volume of 3
  * MiB (512-byte clusters, about half of them used and holding random
  * data, spread without a period; the free ones zeros) striped as a RAID-0
- * of 3 with 64 KiB chunks; the same with an exFAT in an MBR's partition,
- * and with an XFS whose free space B+tree by block number has two levels. */
+ * of 3 with 64 KiB chunks; the same with an exFAT and with the FAT16 in
+ * an MBR's partition, with an XFS whose free space B+tree by block number
+ * has two levels, and readings that differ in free clusters only. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,57 @@ START_TEST(t_tiebreak_exfat)
 }
 END_TEST
 
+/* The FAT16 volume of t_tiebreak (VOL3 bytes) behind an MBR whose one
+ * partition starts at XBASE: every map is read in the partition, not the
+ * exFAT's alone (seed 3521: the forensics ext4 sample at 1 MiB had none). */
+START_TEST(t_tiebreak_fat_partition)
+{
+	const uint32_t size = XBASE + VOL3;
+	uint8_t *fat = make_volume(VOL3, 0), *v = calloc(1, size);
+	RK_REQUIRE(v);
+	v[446 + 4] = 0x06;
+	rk_put_le32(v + 446 + 8, XBASE / 512);
+	rk_put_le32(v + 446 + 12, VOL3 / 512);
+	v[510] = 0x55; v[511] = 0xAA;
+	memcpy(v + XBASE, fat, VOL3);
+	rk_put_le32(v + XBASE + 0x1C, XBASE / 512);   /* hidden sectors: the partition's start */
+	free(fat);
+	clear_fit(v, size);
+}
+END_TEST
+
+/* Two readings that differ in free clusters only: the true RAID-0 of 3
+ * over a FAT16 with no cluster used, and the same with its third member
+ * replaced by an image of random bytes (a parity block taken for data
+ * shows so).  Free units holding data where the other reading's hold none
+ * decide (seed 3459); with a few only, or data in both, there is no
+ * verdict. */
+START_TEST(t_tiebreak_free_only)
+{
+	uint8_t *v = calloc(1, VOL3), *junk = malloc(VOL3 / 3);
+	RK_REQUIRE(v && junk);
+	dt_test_fat16(v, VOL3 / 512, RES, FATSECS, ROOTSECS);
+	write_members(v, VOL3, 3);
+	rk_test_fill_seeded(junk, VOL3 / 3, 7);
+	rk_test_spit(rk_test_members()[3], junk, VOL3 / 3);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, rk_test_members(), 4));
+	struct rk_geom g;
+	struct dt_hyp right, other;
+	double fr, fo;
+	RK_REQUIRE(!rk_geom_init(&g, 0, 0, CH, 3, VOL3 / 3));
+	dt_test_hyp_roles(&right, &g, 3);
+	dt_test_hyp_roles(&other, &g, 3);
+	other.role_img[2] = 3;
+	RK_REQUIRE_MSG(dt_alloc_tiebreak(&c, &right, &other, &fr, &fo), "no verdict");
+	RK_REQUIRE_MSG(fr == 0 && fo == -1, "fits: true %.2f, junk %.2f", fr, fo);
+	dt_close(&c);
+	free(junk);
+	free(v);
+}
+END_TEST
+
 #define XFS_BS 4096u
 #define XFS_LEAF_HDR 16u   /* a v4 short-form B+tree block's header ("ABTB") */
 
@@ -246,4 +298,5 @@ START_TEST(t_tiebreak_xfs)
 END_TEST
 
 RK_TEST_SUITE("detect_alloc", { "alloc", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_tiebreak), RK_TEST(t_tiebreak_exfat), RK_TEST(t_tiebreak_xfs)) })
+	  RK_TESTS(RK_TEST(t_tiebreak), RK_TEST(t_tiebreak_exfat), RK_TEST(t_tiebreak_fat_partition),
+	           RK_TEST(t_tiebreak_free_only), RK_TEST(t_tiebreak_xfs)) })

@@ -8,9 +8,11 @@
 /* One detection over PATHS (N) into *OUT (see rk_detect_run); *LONE: an
  * image to search again without when nothing was found (the one image of
  * a best answer held back for the anchors the others hold, or a plain
- * ext image), else -1. */
+ * ext image), else -1.  READ (N entries): the bytes each image was read
+ * before, counted against its budget, and on return the bytes it was
+ * read in all. */
 static rk_err detect_once(char *const *paths, uint32_t n, const struct rk_detect_hints *h,
-                          struct rk_detect_result **out, int32_t *lone)
+                          struct rk_detect_result **out, int32_t *lone, uint64_t *read)
 {
 	*out = NULL;
 	*lone = -1;
@@ -30,6 +32,8 @@ static rk_err detect_once(char *const *paths, uint32_t n, const struct rk_detect
 		r->image_role[i] = -1;
 	if (!e)
 		e = dt_open(&c, paths, n);
+	for (uint32_t i = 0; !e && i < c.nimg; i++)
+		c.img[i].nread += read[i];
 	if (!e)
 		e = dt_scan_all(&c);
 	if (!e)
@@ -43,9 +47,11 @@ static rk_err detect_once(char *const *paths, uint32_t n, const struct rk_detect
 		dt_resolve(&c);
 		e = dt_search(&c, r);
 	}
-	for (uint32_t i = 0; i < c.nimg; i++)
+	for (uint32_t i = 0; i < c.nimg; i++) {
+		read[i] = c.img[i].nread;
 		if (c.img[i].nread > r->max_read)
 			r->max_read = c.img[i].nread;
+	}
 	*lone = c.retry_without;
 	dt_close(&c);
 	if (e) {
@@ -97,17 +103,24 @@ rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hint
 	if (h && h->have_offset && h->offset % 512)
 		return rk_fail(RK_E_INVAL, "--offset: %llu is not a multiple of 512", (unsigned long long)h->offset);
 	int32_t lone;
-	rk_err e = detect_once(paths, n, h, out, &lone);
-	if (e || lone < 0 || n < 3)
+	uint64_t *read = calloc(n, sizeof *read);
+	if (!read)
+		return rk_fail(RK_E_NOMEM, "out of memory");
+	rk_err e = detect_once(paths, n, h, out, &lone, read);
+	if (e || lone < 0 || n < 3) {
+		free(read);
 		return e;
+	}
 	char **rest = malloc((n - 1) * sizeof *rest);
 	int32_t *roles = malloc(n * sizeof *roles);
 	struct rk_detect_result *r2 = NULL;
 	int32_t lone2;
 	for (uint32_t i = 0, j = 0; rest && i < n; i++)
-		if (i != (uint32_t)lone)
+		if (i != (uint32_t)lone) {
+			read[j] = read[i];   /* the second run reads within what the first left of each budget */
 			rest[j++] = paths[i];
-	if (rest && roles && !detect_once(rest, n - 1, h, &r2, &lone2) && uses_two(r2)) {
+		}
+	if (rest && roles && !detect_once(rest, n - 1, h, &r2, &lone2, read) && uses_two(r2)) {
 		if (r2->max_read < (*out)->max_read)
 			r2->max_read = (*out)->max_read;
 		r2->hypotheses += (*out)->hypotheses;
@@ -121,6 +134,7 @@ rk_err rk_detect_run(char *const *paths, uint32_t n, const struct rk_detect_hint
 	rk_detect_free(r2);
 	free(roles);
 	free(rest);
+	free(read);
 	return RK_OK;
 }
 

@@ -913,6 +913,16 @@ static uint64_t tail_start(const struct dt_ctx *c, const struct dt_hyp *h, const
 	return l->claim_ms && at == sz - l->claim_ms ? at : 0;
 }
 
+/* How many of the NU images U stage 2 places have anchors that give them
+ * roles (a mask). */
+static uint32_t voting(const struct prefs *pf, const uint32_t *u, uint32_t nu)
+{
+	uint32_t n = 0;
+	for (uint32_t j = 0; j < nu; j++)
+		n += u[j] < DT_MAX_ROLES + 8 && pf->mask[u[j]] != 0;
+	return n;
+}
+
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
@@ -956,10 +966,12 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		 * anchors' roles do not bind: anchors on parity copies, or XORs
 		 * of inodes there, may vote a start that is not its own (seed
 		 * 1020) -- under parity a whole number of chunks off, with up
-		 * to four left (seed 3532: a RAID-4 of 4 with a member gone,
-		 * its parity voted a chunk early; seed 3893: the same, 4 images
-		 * left; with more, a RAID-6 of 9 scored 34 times as many
-		 * readings, seed 3556); so too in a
+		 * to four left with anchors (seed 3532: a RAID-4 of 4 with a
+		 * member gone, its parity voted a chunk early; seed 3893: the
+		 * same, 4 images left; with more, a RAID-6 of 9 scored 34 times
+		 * as many readings, seed 3556; seed 4417: the same as 3532 of 5
+		 * beside an image of zeros, which counted as a fifth, named a
+		 * member at 0.91 while the parity image was left out); so too in a
 		 * RAID-10 offset or far layout where the roles they vote are
 		 * all taken: anchors on its copies read as well another role
 		 * at another start (seed 2345: an o2 whose images were each
@@ -974,7 +986,7 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
 		open = open || copies_placed(c, h, u[k]);
 		for (uint32_t q = 0; q < off->n; q++)
-			if (nu <= 2 || !open || (nu <= 4 && chunks_apart(h, off->v[q], pf->off[u[k]][0])))
+			if (nu <= 2 || !open || (voting(pf, u, nu) <= 4 && chunks_apart(h, off->v[q], pf->off[u[k]][0])))
 				offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)

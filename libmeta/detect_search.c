@@ -2599,9 +2599,6 @@ static int anchor_copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
-/* Why the best hypothesis B may not be named the answer (each rule was a
- * wrong answer of the corpus; a wrong answer is the worst outcome for an
- * examiner), NULL when none applies. */
 /* The one image that holds a whole ext file system from its byte 0 (its
  * first superblock at 1024, the file system fitting in the image) whose
  * superblocks lie on no other image, -1 when none or several: a plain
@@ -2628,6 +2625,10 @@ static int32_t plain_ext_image(struct dt_ctx *c)
 }
 
 static const char held_lone[] = "one image used while others hold anchors";
+
+/* Why the best hypothesis B may not be named the answer (each rule was a
+ * wrong answer of the corpus; a wrong answer is the worst outcome for an
+ * examiner), NULL when none applies. */
 static const char *held_back(struct dt_ctx *c, const struct dt_hyp *b)
 {
 	if (!sure_enough(b))

@@ -2051,6 +2051,22 @@ static int other_fs_at_start(struct dt_ctx *c, const struct dt_hyp *h)
  * ext4 image beside the one member of a RAID-10); but no member of an
  * array holds a whole other file system (WHOLE_OK: seed 2427, a plain
  * ext4 image beside a RAID-10 of 11 with a member gone). */
+/* Whether image byte AT is 0 or one of md's usual data starts: a first
+ * ext superblock 1024 bytes past it begins a member's data, not a slice
+ * (seed 4615: a linear array of 2 holding an ext4 of one group, no
+ * backup superblocks, its first member's superblock at 129 KiB taken for
+ * a slice's; the plain ext4 image beside it was named the answer, a RAID-5
+ * of 2 with a role gone, at 0.84). */
+static int md_start_at(uint64_t at)
+{
+	if (!at)
+		return 1;
+	for (size_t q = 0; q < sizeof md_starts / sizeof md_starts[0]; q++)
+		if (at == md_starts[q])
+			return 1;
+	return at == 4096;
+}
+
 static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, int whole_ok)
 {
 	int held = 0, other = -1;
@@ -2070,7 +2086,8 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 		if (used < 0 && other)
 			used = 0;   /* (seed 3651: a sample ext4's slice beside a far RAID-10 of XFS) */
 		if (a->kind != DT_EXT_SB || used != 0 ||
-		    (!whole_ok && a->raw == 0 && whole_ext_at(c, i, a->ioff)) || (!whole_ok && tag_left_beside(c, h, i, a->tag)))
+		    (!whole_ok && a->raw == 0 && (whole_ext_at(c, i, a->ioff) || md_start_at(a->ioff - 1024))) ||
+		    (!whole_ok && tag_left_beside(c, h, i, a->tag)))
 			return 0;
 		held = 1;
 	}

@@ -240,8 +240,7 @@ static int differ_at(const struct dt_hyp *a, const struct dt_hyp *b, uint64_t v)
  * of 16 the worse fit, -0.74 against 0.37). */
 static int in_ext_journal(const struct dt_ctx *c, const struct amap *m, uint64_t v)
 {
-	uint64_t base = c->fs.base[DT_FSK_EXT];
-	return m->kind == AM_EXT && c->ext.jend && m->base == base && v >= base + c->ext.jbeg && v < base + c->ext.jend;
+	return m->kind == AM_EXT && m->base == c->fs.base[DT_FSK_EXT] && dt_ext_in_journal(c, v);
 }
 
 /* One hypothesis's tally over the sampled units: [free, used] read and

@@ -522,6 +522,13 @@ void dt_ext_journal(struct dt_ctx *c)
 	}
 }
 
+/* See detect_int.h. */
+int dt_ext_in_journal(const struct dt_ctx *c, uint64_t v)
+{
+	uint64_t base = c->fs.base[DT_FSK_EXT];
+	return c->ext.jend && v >= base + c->ext.jbeg && v < base + c->ext.jend;
+}
+
 /* See detect_int.h.  Seed 2339: a 16 MiB slice of the forensics ext4
  * sample (its superblock at 1 KiB, the file system larger than the
  * slice) beside a RAID-10 of vfat had its 128-byte inodes anchored, all on

@@ -423,6 +423,8 @@ void   dt_ext_settle(struct dt_ctx *c);
  * volume bytes) from its inode's extents, the inode read where its anchor
  * was found; 0 0 when not known. */
 void   dt_ext_journal(struct dt_ctx *c);
+/* Whether volume byte V lies in that journal (the learnt ext's base added). */
+int    dt_ext_in_journal(const struct dt_ctx *c, uint64_t v);
 /* Resolves a DT_EXT_INO hit (A->voff; DT_NONE when nothing is learnt or
  * the number is not one of the file system's inodes). */
 void   dt_ext_resolve(const struct dt_ctx *c, struct dt_anchor *a);

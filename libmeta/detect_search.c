@@ -102,10 +102,7 @@ static int weak_anchor(const struct dt_anchor *a)
  * evidence against H (dt_ext_journal). */
 static int in_journal(const struct dt_ctx *c, const struct dt_anchor *a, uint64_t v)
 {
-	uint64_t base = c->fs.base[DT_FSK_EXT];
-	if ((a->kind != DT_EXT_INO && a->kind != DT_EXT_DIR && a->kind != DT_EXT_SB) || !c->ext.jend)
-		return 0;
-	return v >= c->ext.jbeg + base && v < c->ext.jend + base;
+	return (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR || a->kind == DT_EXT_SB) && dt_ext_in_journal(c, v);
 }
 
 /* Whether H reads the journal's own superblock where the journal starts
@@ -902,15 +899,15 @@ static int chunks_apart(const struct dt_hyp *h, uint64_t a, uint64_t b)
 static uint64_t tail_start(const struct dt_ctx *c, const struct dt_hyp *h, const struct hlist *l, uint32_t i,
                            struct offs *mine)
 {
-	uint64_t sz = c->img[i].size, ms[2] = { h->g.member_size, l->claim_ms }, at = 0;
+	uint64_t sz = c->img[i].size, ms = h->g.member_size, share = l->claim_ms;
 	if (c->hints.have_offset || h->size_guessed || h->g.level == RK_LEVEL_LINEAR || rk_geom_redundancy(&h->g))
 		return 0;
-	for (int k = 0; k < 2; k++)
-		if (ms[k] && sz > ms[k] && (sz - ms[k]) % 512 == 0) {
-			offs_add(mine, sz - ms[k]);
-			at = sz - ms[k];
-		}
-	return l->claim_ms && at == sz - l->claim_ms ? at : 0;
+	if (ms && sz > ms && (sz - ms) % 512 == 0)
+		offs_add(mine, sz - ms);
+	if (!share || sz <= share || (sz - share) % 512)
+		return 0;
+	offs_add(mine, sz - share);
+	return sz - share;
 }
 
 /* How many of the NU images U stage 2 places have anchors that give them
@@ -985,8 +982,9 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t r = 0; r < h->g.nroles; r++)
 			open |= (mask >> r & 1) && h->role_img[r] < 0;
 		open = open || copies_placed(c, h, u[k]);
+		int few = voting(pf, u, nu) <= 4;
 		for (uint32_t q = 0; q < off->n; q++)
-			if (nu <= 2 || !open || (voting(pf, u, nu) <= 4 && chunks_apart(h, off->v[q], pf->off[u[k]][0])))
+			if (nu <= 2 || !open || (few && chunks_apart(h, off->v[q], pf->off[u[k]][0])))
 				offs_add(&mine, off->v[q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)
@@ -1658,8 +1656,10 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 		offs_add(&wide, md_starts[q]);
 	if (nu && nu <= 2)
 		off = wide;
-	uint64_t claim = s->h.size_guessed ? 0 : dt_fs_claim(c, &s->h);
-	l->claim_ms = claim && claim < s->h.g.volume_size && s->h.g.level != RK_LEVEL_LINEAR ?
+	/* the file system's share of a member, for tail_start's one image left */
+	int tails = nu == 1 && !s->h.size_guessed && s->h.g.level != RK_LEVEL_LINEAR && !rk_geom_redundancy(&s->h.g);
+	uint64_t claim = tails ? dt_fs_claim(c, &s->h) : 0;
+	l->claim_ms = claim && claim < s->h.g.volume_size ?
 	              claim_share(claim, s->h.g.member_size, s->h.g.volume_size, s->h.g.chunk ? s->h.g.chunk : DT_BLK) : 0;
 #ifdef DT_DEBUG
 	if (dbg_geo(&s->h.g))
@@ -2051,22 +2051,6 @@ static int other_fs_at_start(struct dt_ctx *c, const struct dt_hyp *h)
  * ext4 image beside the one member of a RAID-10); but no member of an
  * array holds a whole other file system (WHOLE_OK: seed 2427, a plain
  * ext4 image beside a RAID-10 of 11 with a member gone). */
-/* Whether image byte AT is 0 or one of md's usual data starts: a first
- * ext superblock 1024 bytes past it begins a member's data, not a slice
- * (seed 4615: a linear array of 2 holding an ext4 of one group, no
- * backup superblocks, its first member's superblock at 129 KiB taken for
- * a slice's; the plain ext4 image beside it was named the answer, a RAID-5
- * of 2 with a role gone, at 0.84). */
-static int md_start_at(uint64_t at)
-{
-	if (!at)
-		return 1;
-	for (size_t q = 0; q < sizeof md_starts / sizeof md_starts[0]; q++)
-		if (at == md_starts[q])
-			return 1;
-	return at == 4096;
-}
-
 static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, int whole_ok)
 {
 	int held = 0, other = -1;
@@ -2086,7 +2070,11 @@ static int foreign_slice(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i, i
 		if (used < 0 && other)
 			used = 0;   /* (seed 3651: a sample ext4's slice beside a far RAID-10 of XFS) */
 		if (a->kind != DT_EXT_SB || used != 0 ||
-		    (!whole_ok && a->raw == 0 && (whole_ext_at(c, i, a->ioff) || md_start_at(a->ioff - 1024))) ||
+		    /* a first superblock at a start md gives begins a member (seed
+		     * 4615: a linear array of 2 holding an ext4 of one group, no
+		     * backup superblocks, beside a plain ext4 image, which was
+		     * named the answer at 0.84) */
+		    (!whole_ok && a->raw == 0 && (whole_ext_at(c, i, a->ioff) || md_start(a->ioff - 1024))) ||
 		    (!whole_ok && tag_left_beside(c, h, i, a->tag)))
 			return 0;
 		held = 1;
@@ -2619,6 +2607,16 @@ static int anchor_copy_left_out(struct dt_ctx *c, const struct dt_hyp *h)
 	return 0;
 }
 
+/* Whether an image other than I holds a superblock of the ext file
+ * system tagged TAG. */
+static int ext_tag_elsewhere(const struct dt_ctx *c, uint32_t i, uint32_t tag)
+{
+	for (uint32_t k = 0; k < c->nanc; k++)
+		if (c->anc[k].kind == DT_EXT_SB && c->anc[k].tag == tag && c->anc[k].img != i)
+			return 1;
+	return 0;
+}
+
 /* The one image that holds a whole ext file system from its byte 0 (its
  * first superblock at 1024, the file system fitting in the image) whose
  * superblocks lie on no other image, -1 when none or several: a plain
@@ -2631,15 +2629,11 @@ static int32_t plain_ext_image(struct dt_ctx *c)
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->kind != DT_EXT_SB || a->voff == DT_NONE || a->raw != 0 || a->ioff != 1024 || !a->tag ||
-		    (int32_t)a->img == found || !whole_ext_at(c, a->img, a->ioff))
+		    (int32_t)a->img == found || !whole_ext_at(c, a->img, a->ioff) || ext_tag_elsewhere(c, a->img, a->tag))
 			continue;
-		for (uint32_t q = 0; q < c->nanc; q++)
-			if (c->anc[q].kind == DT_EXT_SB && c->anc[q].tag == a->tag && c->anc[q].img != a->img)
-				goto next;
 		if (found >= 0)
 			return -1;
 		found = (int32_t)a->img;
-	next:;
 	}
 	return found;
 }

@@ -69,8 +69,10 @@ static int inode_ok(const uint8_t *in, size_t sz, const struct icsum *k, uint32_
 	if (rk_buf_is_zero(in, sz))
 		return 0;
 	uint16_t mode = rk_get_le16(in), t = mode >> 12;
+	if (mode == 0)   /* a freed or reserved inode keeps its times, and its checksum */
+		return !k->on || inode_csum_ok(k, in, sz, ino) ? 0 : -1;
 	if (!(t == 1 || t == 2 || t == 4 || t == 6 || t == 8 || t == 0xA || t == 0xC))
-		return mode == 0 ? 0 : -1;   /* a freed inode keeps its times */
+		return -1;
 	if ((rk_get_le32(in + 0x20) & 0x80000) && rk_get_le16(in + 0x28) != 0xF30A)
 		return -1;
 	return !k->on || inode_csum_ok(k, in, sz, ino);

@@ -190,6 +190,8 @@ struct dt_ctx {
 	struct rk_detect_hints hints;
 	struct dt_anchor *anc;
 	uint32_t nanc, canc;
+	uint32_t *anc_copy;      /* per anchor, the next of its copies (same kind, claim and id; itself
+	                          * when none): a ring, made by dt_search */
 	struct dt_fs fs;
 	struct dt_self self;
 	struct dt_btrfs btrfs;

@@ -55,6 +55,7 @@ void dt_close(struct dt_ctx *c)
 		rk_dev_close(c->img[i].dev);
 	free(c->img);
 	free(c->anc);
+	free(c->anc_copy);
 	free(c->exf.files);
 	dt_zero_free(c);
 	memset(c, 0, sizeof *c);

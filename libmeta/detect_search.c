@@ -123,9 +123,88 @@ static int journal_read(struct dt_ctx *c, const struct dt_hyp *h)
 	return rk_get_be32(j) == 0xC03B3998u && (type == 3 || type == 4) && rk_get_be32(j + 12) == c->ext.bs;
 }
 
+/* An anchor and what makes two of them copies of one block: the same
+ * kind, claim (raw, tag) and volume place. */
+struct acopy { uint64_t raw, voff, voff2; uint32_t tag, k; uint8_t kind; };
+
+static int acopy_cmp(const void *x, const void *y)
+{
+	const struct acopy *a = x, *b = y;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->raw != b->raw)
+		return a->raw < b->raw ? -1 : 1;
+	if (a->tag != b->tag)
+		return a->tag < b->tag ? -1 : 1;
+	if (a->voff != b->voff)
+		return a->voff < b->voff ? -1 : 1;
+	if (a->voff2 != b->voff2)
+		return a->voff2 < b->voff2 ? -1 : 1;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* Links C's anchors into rings of copies (c->anc_copy).  0, or -1 out of
+ * memory. */
+static int copies_link(struct dt_ctx *c)
+{
+	free(c->anc_copy);
+	c->anc_copy = malloc((c->nanc ? c->nanc : 1) * sizeof *c->anc_copy);
+	struct acopy *v = malloc((c->nanc ? c->nanc : 1) * sizeof *v);
+	if (!c->anc_copy || !v) {
+		free(v);
+		return -1;
+	}
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		c->anc_copy[k] = k;
+		if (a->voff != DT_NONE)
+			v[n++] = (struct acopy){ a->raw, a->voff, a->voff2, a->tag, k, a->kind };
+	}
+	qsort(v, n, sizeof *v, acopy_cmp);
+	for (uint32_t s = 0, e; s < n; s = e) {
+		for (e = s + 1; e < n && v[e].kind == v[s].kind && v[e].raw == v[s].raw && v[e].tag == v[s].tag &&
+		                v[e].voff == v[s].voff && v[e].voff2 == v[s].voff2; e++)
+			c->anc_copy[v[e - 1].k] = v[e].k;
+		c->anc_copy[v[e - 1].k] = v[s].k;
+	}
+	free(v);
+	return 0;
+}
+
+#define COPY_WALK 8u   /* copies of one anchor looked at */
+
+/* Whether H, whose images are IMG_ROLE's, reads a copy of anchor K (one
+ * on another image or place: c->anc_copy) where it says.  Only one copy
+ * can lie there; the others are copies elsewhere -- a file holding an
+ * image of a partition (the forensics "multiple" sample: its NTFS holds
+ * the second partition's ext4 superblock; seed 4065, a RAID-0 of 3, lost
+ * a point for it and tied with a RAID-4 reading that put that image on
+ * parity).  Not under mirrors, whose copies are the layout itself. */
+static int copy_placed(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role, uint32_t k)
+{
+	if (!c->anc_copy || h->g.level == 1 || h->g.level == 10)
+		return 0;
+	uint32_t n = 0;
+	for (uint32_t j = c->anc_copy[k]; j != k && n < COPY_WALK; j = c->anc_copy[j], n++) {
+		const struct dt_anchor *b = &c->anc[j];
+		if (img_role[b->img] < 0)
+			continue;
+		uint32_t r = (uint32_t)img_role[b->img];
+		uint64_t v;
+		enum rk_blk_kind kind;
+		if (b->ioff >= h->off[r] && b->ioff - h->off[r] < h->g.member_size &&
+		    !rk_geom_unmap(&h->g, r, b->ioff - h->off[r], &v, &kind) && kind == RK_BLK_DATA &&
+		    (v == b->voff || v == b->voff2))
+			return 1;
+	}
+	return 0;
+}
+
 /* Counts the anchors on assigned images that H maps where they say
  * (anc_ok) or elsewhere as data (anc_bad); hits on parity are neutral
- * (a parity block equals a data block when the row's others are zero). */
+ * (a parity block equals a data block when the row's others are zero),
+ * and so are copies of an anchor H places (copy_placed). */
 static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_role)
 {
 	int jread = -1;   /* journal_read, asked once when needed */
@@ -157,7 +236,8 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 				fprintf(stderr, "ANCOK img %u kind %d ioff %llu voff %llu role %u\n", a->img, (int)a->kind,
 				        (unsigned long long)a->ioff, (unsigned long long)a->voff, r);
 #endif
-		} else if (against && (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread))) {
+		} else if (against && (!in_journal(c, a, v) || !(jread < 0 ? (jread = journal_read(c, h)) : jread)) &&
+		           !copy_placed(c, h, img_role, k)) {
 			h->anc_bad++;
 #ifdef DT_DEBUG
 			if (dbg_ancbad)
@@ -2824,9 +2904,16 @@ static void copies_of_members(struct dt_ctx *c, struct hlist *l)
 /* Whether RAID-0 B's rows (at equal member offsets, data on two members
  * or more) sometimes XOR to zero, as a RAID-4's remaining members do
  * where its missing member's data is zero: 1 yes (2 rows or more, 1 in
- * 20 or more), 0 none of 32 or more, -1 not known (fewer rows, fewer
+ * 20 or more), 0 none of VANISH_ROWS or more (looked for in four times
+ * VANISH_WIDE places when the usual ones show fewer: seed 4065, a RAID-0
+ * of 3 holding the sparse forensics "multiple" sample, 28 rows in 1024
+ * places, tied with a RAID-4 reading that took a member for parity and
+ * left a data role missing), -1 not known (fewer rows, fewer
  * than 2 members, not a full RAID-0; of 2, rows where both blocks are
  * equal: parity copying the data beside a missing member of zeros). */
+#define VANISH_ROWS 32u     /* rows with data on two members that must all fail */
+#define VANISH_WIDE 1024u   /* the rows looked for when FULL_ROWS' places show fewer */
+
 static int raid0_rows_vanish(struct dt_ctx *c, const struct dt_hyp *b)
 {
 	struct dt_hyp x = *b;
@@ -2836,6 +2923,8 @@ static int raid0_rows_vanish(struct dt_ctx *c, const struct dt_hyp *b)
 		return -1;
 	dt_cache_trim(c);
 	dt_check_redundancy(c, &x, FULL_ROWS, 0);
+	if (x.checked && !x.rows_ok && x.rows_nz < VANISH_ROWS)
+		dt_check_redundancy(c, &x, VANISH_WIDE, 0);   /* a sparse volume: more places (seed 4065) */
 #ifdef DT_DEBUG
 	fprintf(stderr, "VANISH checked %d nz %llu ok %llu\n", x.checked, (unsigned long long)x.rows_nz,
 	        (unsigned long long)x.rows_ok);
@@ -2844,7 +2933,7 @@ static int raid0_rows_vanish(struct dt_ctx *c, const struct dt_hyp *b)
 		return -1;
 	if (x.rows_ok >= 2 && x.rows_ok * 20 >= x.rows_nz)
 		return 1;
-	return x.rows_ok == 0 && x.rows_nz >= 32 ? 0 : -1;
+	return x.rows_ok == 0 && x.rows_nz >= VANISH_ROWS ? 0 : -1;
 }
 
 /* Marks in SAME the rivals of L's best BI, a full RAID-0, that read its
@@ -3474,6 +3563,10 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 		uint32_t r = 0;
 		if (getenv("DT_LAY"))
 			t.g.layout = atoi(getenv("DT_LAY"));
+		if (getenv("DT_LEVEL"))   /* another level and member count: DT_LEVEL=lv,n */
+			rk_geom_init(&t.g, atoi(getenv("DT_LEVEL")), t.g.layout, t.g.chunk,
+			             (uint32_t)atoi(strchr(getenv("DT_LEVEL"), ',') ? strchr(getenv("DT_LEVEL"), ',') + 1 : "2"),
+			             t.g.member_size);
 		if (getenv("DT_CHUNK"))   /* the same volume in chunks of this size */
 			rk_geom_init(&t.g, t.g.level, t.g.layout, strtoull(getenv("DT_CHUNK"), NULL, 0), t.g.nroles,
 			             t.g.member_size);
@@ -3527,6 +3620,8 @@ static void check_added(struct dt_ctx *c, struct hlist *l, uint32_t n0)
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
 	struct hlist l = { 0 };
+	if (copies_link(c))
+		return rk_fail(RK_E_NOMEM, "out of memory");
 	rk_err e = generate(c, &l);
 	if (e)
 		return e;

@@ -192,6 +192,7 @@ struct dt_ctx {
 	uint32_t nanc, canc;
 	uint32_t *anc_copy;      /* per anchor, the next of its copies (same kind, claim and id; itself
 	                          * when none): a ring, made by dt_search */
+	uint32_t nanc_copy;      /* the anchors linked (those pushed later have no ring) */
 	struct dt_fs fs;
 	struct dt_self self;
 	struct dt_btrfs btrfs;

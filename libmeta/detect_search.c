@@ -161,6 +161,7 @@ static int copies_link(struct dt_ctx *c)
 		if (a->voff != DT_NONE)
 			v[n++] = (struct acopy){ a->raw, a->voff, a->voff2, a->tag, k, a->kind };
 	}
+	c->nanc_copy = c->nanc;
 	qsort(v, n, sizeof *v, acopy_cmp);
 	for (uint32_t s = 0, e; s < n; s = e) {
 		for (e = s + 1; e < n && v[e].kind == v[s].kind && v[e].raw == v[s].raw && v[e].tag == v[s].tag &&
@@ -183,11 +184,14 @@ static int copies_link(struct dt_ctx *c)
  * parity).  Not under mirrors, whose copies are the layout itself. */
 static int copy_placed(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role, uint32_t k)
 {
-	if (!c->anc_copy || h->g.level == 1 || h->g.level == 10)
+	if (!c->anc_copy || k >= c->nanc_copy || c->nanc_copy > c->nanc || h->g.level == 1 || h->g.level == 10)
 		return 0;
+	const struct dt_anchor *a = &c->anc[k];
 	uint32_t n = 0;
-	for (uint32_t j = c->anc_copy[k]; j != k && n < COPY_WALK; j = c->anc_copy[j], n++) {
+	for (uint32_t j = c->anc_copy[k]; j != k && j < c->nanc_copy && n < COPY_WALK; j = c->anc_copy[j], n++) {
 		const struct dt_anchor *b = &c->anc[j];
+		if (b->kind != a->kind || b->raw != a->raw || b->tag != a->tag || b->voff != a->voff || b->voff2 != a->voff2)
+			continue;   /* moved since linked (a partition confirmed) */
 		if (img_role[b->img] < 0)
 			continue;
 		uint32_t r = (uint32_t)img_role[b->img];

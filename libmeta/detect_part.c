@@ -341,20 +341,25 @@ int dt_part_confirm(struct dt_ctx *c, const struct dt_hyp *h)
 
 /* What image I holds at byte AT as a file system of kind K: 1 the learnt
  * one (its identity), 0 another of that kind, -1 none. */
-static int ident_at(struct dt_ctx *c, uint32_t i, uint64_t at, int k)
+static int ident_at(struct dt_ctx *c, uint32_t i, uint64_t at, int k, int *kind)
 {
 	uint8_t v[4096], s[0x80];
+	*kind = -1;
 	if (dt_read(c, i, at, v, sizeof v))
 		return -1;
-	int bt = !dt_read(c, i, at + 65536, s, sizeof s), kind, same = ident_of(&c->fs, v, bt ? s : NULL, &kind);
-	return kind != k ? -1 : same;
+	int bt = !dt_read(c, i, at + 65536, s, sizeof s), same = ident_of(&c->fs, v, bt ? s : NULL, kind);
+	return *kind != k ? -1 : same;
 }
 
 /* Whether the partition table is another disk's, for kind K: -2 when a
  * partition's start on the table's own image holds another file system of
  * kind K than the learnt one, and none holds the learnt one (an unrelated
  * whole disk among the images: seed 2447, a sample disk's MBR put a
- * RAID-4's ext4 anchors 1 MiB off); -1 otherwise.  The learnt one found
+ * RAID-4's ext4 anchors 1 MiB off), or when every partition's start there
+ * holds a file system of another kind (no room for K: seed 4892, the
+ * forensics "multiple" disk's ext4 and NTFS partitions beside a RAID-10
+ * of vfat, whose anchors its first partition put 1 MiB off); -1
+ * otherwise.  The learnt one found
  * there says nothing: a striped array can put its start, or a backup of
  * its superblock, at a partition's start on the first member (3 MiB over
  * three members is 1 MiB on each). */
@@ -364,14 +369,16 @@ static int table_owner(struct dt_ctx *c, int k)
 	if (!fs->idlen[k] || fs->part_img >= c->nimg)
 		return -1;
 	int other = 0;
+	uint32_t others = 0;
 	for (uint32_t j = 0; j < fs->nparts; j++) {
 		uint64_t at = fs->part_at + fs->part[j].start;
 		if (at < fs->part_at)
 			continue;   /* overflow */
-		int r = ident_at(c, fs->part_img, at, k);
+		int kind, r = ident_at(c, fs->part_img, at, k, &kind);
 		if (r == 1)
 			return -1;
 		other |= r == 0;
+		others += kind >= 0 && kind != k;
 	}
-	return other ? -2 : -1;
+	return other || (fs->nparts && others == fs->nparts) ? -2 : -1;
 }

@@ -181,18 +181,24 @@ static int copies_link(struct dt_ctx *c)
  * image of a partition (the forensics "multiple" sample: its NTFS holds
  * the second partition's ext4 superblock; seed 4065, a RAID-0 of 3, lost
  * a point for it and tied with a RAID-4 reading that put that image on
- * parity).  Not under mirrors, whose copies are the layout itself. */
+ * parity).  Under mirrors, whose copies are the layout itself, only a
+ * copy on the same image counts: that image's own block placed right
+ * (seed 4843: a RAID-10 o2 of 2 holding the forensics ext4 sample, two
+ * superblock copies in its journal on each member, held back for a
+ * linear reading with no anchor against it; the ext4 whole on one
+ * member is not learnt, so its journal is not known). */
 static int copy_placed(const struct dt_ctx *c, const struct dt_hyp *h, const int32_t *img_role, uint32_t k)
 {
-	if (!c->anc_copy || k >= c->nanc_copy || c->nanc_copy > c->nanc || h->g.level == 1 || h->g.level == 10)
+	if (!c->anc_copy || k >= c->nanc_copy || c->nanc_copy > c->nanc)
 		return 0;
 	const struct dt_anchor *a = &c->anc[k];
+	int mirrored = h->g.level == 1 || h->g.level == 10;
 	uint32_t n = 0;
 	for (uint32_t j = c->anc_copy[k]; j != k && j < c->nanc_copy && n < COPY_WALK; j = c->anc_copy[j], n++) {
 		const struct dt_anchor *b = &c->anc[j];
 		if (b->kind != a->kind || b->raw != a->raw || b->tag != a->tag || b->voff != a->voff || b->voff2 != a->voff2)
 			continue;   /* moved since linked (a partition confirmed) */
-		if (img_role[b->img] < 0)
+		if (img_role[b->img] < 0 || (mirrored && b->img != a->img))
 			continue;
 		uint32_t r = (uint32_t)img_role[b->img];
 		uint64_t v;
@@ -1485,8 +1491,23 @@ static int same_rebuild(const struct dt_hyp *a, const struct dt_hyp *b, uint64_t
 	return 1;
 }
 
+/* The member offset of image I's byte IOFF under H (I in one of its
+ * roles: dt_where's answers are). */
+static uint64_t member_off_of(const struct dt_hyp *h, uint32_t i, uint64_t ioff)
+{
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] == (int32_t)i)
+			return ioff - h->off[r];
+	return UINT64_MAX;
+}
+
 /* Whether A and B read every sampled volume byte from the same image byte
  * (hypotheses that differ only in name: RAID-1 and a 2-member RAID-5), or,
+ * both mirror-like, from the same member byte of any copy (their members
+ * may start at different image bytes: seed 3408, a RAID-1 of 2 at 0 and
+ * 128 KiB, had 48 RAID-4/5 readings of 2 compared byte by byte, each
+ * alternating between its copies by its own chunk, until the read cap
+ * made one differ: ambiguous), or,
  * where one rebuilds it, by the same XOR of the same image bytes (a RAID-5
  * and a RAID-6 whose Q is missing too).  Two readings that rebuild a byte
  * from other bytes, or one reads where the other rebuilds, differ (seed
@@ -1515,7 +1536,8 @@ static int equivalent(const struct dt_hyp *a, const struct dt_hyp *b)
 		int same = 0;
 		for (uint32_t x = 0; x < na && !same; x++)
 			for (uint32_t y = 0; y < nb && !same; y++)
-				same = oa[x] == ob[y] && (mirrors || ia[x] == ib[y]);
+				same = mirrors ? member_off_of(a, ia[x], oa[x]) == member_off_of(b, ib[y], ob[y]) :
+				                 oa[x] == ob[y] && ia[x] == ib[y];
 		if (!same)
 			return 0;
 	}
@@ -2015,6 +2037,9 @@ static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint
 #ifdef DT_DEBUG
 		fprintf(stderr, "SAME k %u lv %d ch %llu n %u vs %llu: %d budget %llu\n", k, h->g.level, (unsigned long long)h->g.chunk,
 		        h->g.nroles, (unsigned long long)h->g.volume_size, same_bytes, (unsigned long long)budget);
+		if (!same_bytes)
+			for (uint32_t r = 0; r < h->g.nroles; r++)
+				fprintf(stderr, "  SAME role %u img %d off %llu lay %u\n", r, h->role_img[r], (unsigned long long)h->off[r], h->g.layout);
 #endif
 		if (!same_bytes) {
 			if (h->score >= b->score - 1)
@@ -2030,6 +2055,14 @@ static void same_set(struct dt_ctx *c, const struct hlist *l, uint32_t *bi, uint
 		same[big] = 0;
 		*bi = big;
 	}
+}
+
+/* Whether X's anchors and predictions say what B's do, its rows no
+ * worse (X may have checked fewer). */
+static int same_evidence(const struct dt_hyp *x, const struct dt_hyp *b)
+{
+	return x->score > -1e8 && x->anc_ok == b->anc_ok && x->anc_bad == b->anc_bad && x->probe_ok == b->probe_ok &&
+	       x->probe_bad == b->probe_bad && x->missing == b->missing && !x->rows_bad && !x->place_bad;
 }
 
 /* Whether H puts image I in one of its roles. */
@@ -3512,6 +3545,48 @@ static int tie_step(struct dt_ctx *c, struct dt_hyp *b, const struct dt_hyp *tie
 	return 0;
 }
 
+#ifdef DT_DEBUG
+/* DT_ORDER: the images per role, comma-separated, scored as B's geometry
+ * (DT_LAY, DT_LEVEL=lv,n, DT_CHUNK, DT_OFFS change it). */
+static void dbg_order(struct dt_ctx *c, const struct dt_hyp *bp)
+{
+	struct dt_hyp b = *bp;
+	struct dt_hyp t = b;
+	char *o = strdup(getenv("DT_ORDER")), *sv = NULL;
+	uint32_t r = 0;
+	if (getenv("DT_LAY"))
+		t.g.layout = atoi(getenv("DT_LAY"));
+	if (getenv("DT_LEVEL"))   /* another level and member count: DT_LEVEL=lv,n */
+		rk_geom_init(&t.g, atoi(getenv("DT_LEVEL")), t.g.layout, t.g.chunk,
+		             (uint32_t)atoi(strchr(getenv("DT_LEVEL"), ',') ? strchr(getenv("DT_LEVEL"), ',') + 1 : "2"),
+		             t.g.member_size);
+	if (getenv("DT_CHUNK"))   /* the same volume in chunks of this size */
+		rk_geom_init(&t.g, t.g.level, t.g.layout, strtoull(getenv("DT_CHUNK"), NULL, 0), t.g.nroles,
+		             t.g.member_size);
+	for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
+		t.role_img[r++] = atoi(tok);
+	free(o);
+	if (getenv("DT_OFFS")) {   /* each role's data start, comma-separated */
+		o = strdup(getenv("DT_OFFS"));
+		r = 0;
+		for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
+			t.off[r++] = strtoull(tok, NULL, 0);
+		free(o);
+	}
+	dbg_ancbad = getenv("DT_ANCBAD") != NULL;
+	anchors_again(c, &t);
+	dbg_ancbad = 0;
+	dt_probe(c, &t, 0);
+	dt_check_redundancy(c, &t, FULL_ROWS, 0);
+	t.score = score_of(&t);
+	fprintf(stderr, "ORDER score %.2f anc %u/%u pr %u/%u rows %llu/%llu tailbad %u\n", t.score, t.anc_ok, t.anc_bad,
+	        t.probe_ok, t.probe_bad, (unsigned long long)t.rows_ok, (unsigned long long)t.rows_nz, t.tail_bad);
+	double fb, ft;
+	if (dt_alloc_tiebreak(c, &b, &t, &fb, &ft))
+		fprintf(stderr, "ORDER map fit best %.2f order %.2f\n", fb, ft);
+}
+#endif
+
 /* A tie among readings that put the same images in other roles (members
  * that hold no anchor: their order is unknown to the anchors) may not
  * hold the true order at all when many members are so: the search only
@@ -3528,6 +3603,10 @@ static int tie_step(struct dt_ctx *c, struct dt_hyp *b, const struct dt_hyp *tie
  * missing role. */
 static void swap_search(struct dt_ctx *c, struct hlist *l)
 {
+#ifdef DT_DEBUG
+	if (getenv("DT_ORDER") && l->n)
+		dbg_order(c, &l->h[0]);
+#endif
 	if (l->n < 2 || ((l->h[1].score < l->h[0].score - SWAP_NEAR || equivalent(&l->h[0], &l->h[1])) &&
 	                 !l->h[0].probe_bad))
 		return;   /* no close rival, nothing predicted fails */
@@ -3561,41 +3640,6 @@ static void swap_search(struct dt_ctx *c, struct hlist *l)
 	}
 #ifdef DT_DEBUG
 	fprintf(stderr, "SWAP best %.2f -> %.2f, %u ties\n", l->h[0].score, b.score, nties);
-	if (getenv("DT_ORDER")) {   /* the images per role, comma-separated: scored as b's geometry */
-		struct dt_hyp t = b;
-		char *o = strdup(getenv("DT_ORDER")), *sv = NULL;
-		uint32_t r = 0;
-		if (getenv("DT_LAY"))
-			t.g.layout = atoi(getenv("DT_LAY"));
-		if (getenv("DT_LEVEL"))   /* another level and member count: DT_LEVEL=lv,n */
-			rk_geom_init(&t.g, atoi(getenv("DT_LEVEL")), t.g.layout, t.g.chunk,
-			             (uint32_t)atoi(strchr(getenv("DT_LEVEL"), ',') ? strchr(getenv("DT_LEVEL"), ',') + 1 : "2"),
-			             t.g.member_size);
-		if (getenv("DT_CHUNK"))   /* the same volume in chunks of this size */
-			rk_geom_init(&t.g, t.g.level, t.g.layout, strtoull(getenv("DT_CHUNK"), NULL, 0), t.g.nroles,
-			             t.g.member_size);
-		for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
-			t.role_img[r++] = atoi(tok);
-		free(o);
-		if (getenv("DT_OFFS")) {   /* each role's data start, comma-separated */
-			o = strdup(getenv("DT_OFFS"));
-			r = 0;
-			for (char *tok = strtok_r(o, ",", &sv); tok && r < t.g.nroles; tok = strtok_r(NULL, ",", &sv))
-				t.off[r++] = strtoull(tok, NULL, 0);
-			free(o);
-		}
-		dbg_ancbad = getenv("DT_ANCBAD") != NULL;
-		anchors_again(c, &t);
-		dbg_ancbad = 0;
-		dt_probe(c, &t, 0);
-		dt_check_redundancy(c, &t, FULL_ROWS, 0);
-		t.score = score_of(&t);
-		fprintf(stderr, "ORDER score %.2f anc %u/%u pr %u/%u rows %llu/%llu tailbad %u\n", t.score, t.anc_ok, t.anc_bad,
-		        t.probe_ok, t.probe_bad, (unsigned long long)t.rows_ok, (unsigned long long)t.rows_nz, t.tail_bad);
-		double fb, ft;
-		if (dt_alloc_tiebreak(c, &b, &t, &fb, &ft))
-			fprintf(stderr, "ORDER map fit best %.2f order %.2f\n", fb, ft);
-	}
 #endif
 	if (gained)
 		hl_add(l, &b);
@@ -3709,9 +3753,15 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
 	uint32_t bi = 0;
-	for (uint32_t k = 1; k < l.n && l.h[k].score >= l.h[0].score - 3; k++) {
+	for (uint32_t k = 1; k < l.n; k++) {
 		const struct dt_hyp *x = &l.h[k], *y = &l.h[bi];
 		uint32_t px = x->g.nroles - x->missing, py = y->g.nroles - y->missing;
+		/* a mirror's own name, RAID-1, however far its few rows left it
+		 * behind the RAID-4/5 readings of 2 that read its copies (seed
+		 * 3408: 53rd, 4 points behind, on 5 rows against 256), when
+		 * nothing else tells it apart */
+		if (x->score < l.h[0].score - 3 && !(mirror_like(&l.h[0]) && x->g.level == 1 && same_evidence(x, &l.h[0])))
+			continue;
 		if (!equivalent(&l.h[0], x))
 			continue;
 		if (x->g.volume_size != y->g.volume_size) {   /* the one that leaves none of the array out */
@@ -3732,6 +3782,10 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		}
 		if (px > py || (px == py && level_rank(x->g.level) < level_rank(y->g.level)))
 			bi = k;
+	}
+	if (bi && l.h[bi].rows_nz < l.h[0].rows_nz && l.h[bi].rows_nz < FULL_ROWS) {
+		dt_check_redundancy(c, &l.h[bi], FULL_ROWS, 0);   /* the name's own rows, in full, for the evidence */
+		l.h[bi].score = score_of(&l.h[bi]);
 	}
 	/* anchors of file systems placed in the wrong partitions: search again
 	 * with the partitions the best readings show */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "detect_int.h"
+#include "rk_parity.h"
 #include "rk_util.h"
 
 #define PS_ROWS 160u              /* rows sampled */
@@ -48,11 +49,53 @@ static int two_pairs(const uint8_t *const *b, uint32_t n)
 	return pairs >= 2;
 }
 
+/* Whether a row of three non-zero blocks of T (B), one of them the XOR
+ * of all (so the other two are equal), is what RAID-6 gives for a lone
+ * data block: its copy as P and g^j times it as Q, j a slot (below the
+ * image count).  Two copies of a chunk beside another block pass the XOR
+ * test whatever that block holds (seed 4901: a RAID-10 o3's copies lined
+ * up at their starts).  1 yes, or when the row is not of that shape. */
+static int lone_q_ok(struct dt_ctx *c, uint64_t t, const uint8_t *const *b)
+{
+	const uint8_t *nzb[3];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->nimg; i++)
+		if ((t >> i & 1) && !rk_buf_is_zero(b[i], DT_BLK)) {
+			if (n == 3)
+				return 1;
+			nzb[n++] = b[i];
+		}
+	if (n != 3)
+		return 1;
+	const uint8_t *x, *y;   /* the pair's block, the other */
+	if (!memcmp(nzb[0], nzb[1], DT_BLK))
+		x = nzb[0], y = nzb[2];
+	else if (!memcmp(nzb[0], nzb[2], DT_BLK))
+		x = nzb[0], y = nzb[1];
+	else if (!memcmp(nzb[1], nzb[2], DT_BLK))
+		x = nzb[1], y = nzb[0];
+	else
+		return 1;
+	uint32_t p = 0;
+	while (p < DT_BLK && !x[p])
+		p++;
+	if (p == DT_BLK || !y[p])
+		return 0;
+	uint8_t r = rk_gf_mul(y[p], rk_gf_inv(x[p]));
+	int j = rk_gf_log(r);
+	if (j < 0 || (uint32_t)j >= c->nimg)
+		return 0;
+	for (uint32_t k = 0; k < DT_BLK; k++)
+		if (y[k] != rk_gf_mul(r, x[k]))
+			return 0;
+	return 1;
+}
+
 /* Rows where images of T (bitmask; the others left out) XOR to zero
- * (*Z5), or where one image equals the XOR of all (*Z6, the Q holder),
- * or all are copies of one (*MIRROR), over rows with a non-zero block
- * (*NZ); with PAIRED, those holding two pairs of equal blocks too
- * (two_pairs).  X: DT_BLK scratch. */
+ * (*Z5), or where one image equals the XOR of all (*Z6, the Q holder;
+ * lone_q_ok), or all are copies of one (*MIRROR), over rows with a
+ * non-zero block (*NZ); with PAIRED, those holding two pairs of equal
+ * blocks too (two_pairs).  X: DT_BLK scratch. */
 static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, uint32_t *nz, uint32_t *z5,
                       uint32_t *z6, uint32_t *mirror, uint64_t *nzimg, const uint64_t *io, uint32_t *paired)
 {
@@ -102,6 +145,8 @@ static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, ui
 	 * a RAID-6 row with data holds at least data, P and Q */
 	for (uint32_t i = 0; i < c->nimg && any >= 3; i++)
 		if ((t >> i & 1) && !memcmp(b[i], acc, DT_BLK)) {
+			if (!lone_q_ok(c, t, b))
+				return;
 			(*z6)++;
 			return;
 		}

@@ -475,6 +475,59 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 	}
 }
 
+#define TIE_STARTS 4u   /* an image's best starts counted for the common start */
+
+/* For each image whose best votes (VS[0..W), sorted by count) tie
+ * between starts, the start most images have among their best first:
+ * members share one start as a rule.  An offset RAID-10 puts a chunk's
+ * copy one chunk on, on the next role, so an image whose anchors all sit
+ * in the first copies' rows votes as much for (role r, start s) as for
+ * (role r + 1, start s - chunk), and the earlier start won (seed 4930: an
+ * o2 of 10 from 128 KiB, its fourth member gone, every placed image tied
+ * between 128 KiB and the start a chunk before or after; the third was
+ * pinned to the missing role at 0, and the truth never searched). */
+static void ties_to_common_start(struct vote *vs, uint32_t w, uint32_t nimg)
+{
+	uint64_t won[(DT_MAX_ROLES + 8) * TIE_STARTS];
+	uint32_t nw = 0;
+	for (uint32_t i = 0; i < nimg && i < DT_MAX_ROLES + 8; i++) {
+		uint32_t k = 0, got = 0;
+		uint64_t mine[TIE_STARTS];
+		while (k < w && vs[k].img != i)
+			k++;
+		for (uint32_t q = k; k < w && q < w && vs[q].n == vs[k].n && got < TIE_STARTS; q++) {
+			uint32_t j = 0;
+			while (j < got && mine[j] != vs[q].off)
+				j++;
+			if (vs[q].img == i && j == got)
+				mine[got++] = vs[q].off;
+		}
+		for (uint32_t j = 0; j < got; j++)
+			won[nw++] = mine[j];
+	}
+	for (uint32_t i = 0; i < nimg && nw; i++) {
+		uint32_t k = 0, best = UINT32_MAX, bk = 0;
+		while (k < w && vs[k].img != i)
+			k++;
+		for (uint32_t q = k; k < w && q < w && vs[q].n == vs[k].n; q++) {
+			if (vs[q].img != i)
+				continue;
+			uint32_t pop = 0;
+			for (uint32_t j = 0; j < nw; j++)
+				pop += won[j] == vs[q].off;
+			if (best == UINT32_MAX || pop > best) {
+				best = pop;
+				bk = q;
+			}
+		}
+		if (k < w && bk != k) {
+			struct vote t = vs[k];
+			vs[k] = vs[bk];
+			vs[bk] = t;
+		}
+	}
+}
+
 /* Per image: its voted roles and starts, best first (VS sorted by count). */
 static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 {
@@ -535,6 +588,12 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 			vs[w++] = vs[k];
 	}
 	qsort(vs, w, sizeof *vs, vote_cnt_cmp);
+	ties_to_common_start(vs, w, c->nimg);
+#ifdef DT_DEBUG
+	if (dbg_geo(&h->g) && getenv("DT_VOTES"))
+		for (uint32_t k = 0; k < w && k < 40; k++)
+			fprintf(stderr, "VOTE img %u role %u off %llu n %u\n", vs[k].img, vs[k].role, (unsigned long long)vs[k].off, vs[k].n);
+#endif
 	/* the starts stage 2 tries for images the votes leave open: not one
 	 * file tail's alone, most often another file's (seed 2548: a linear
 	 * of 8 whose last member, all zeros, was tried at two such starts and

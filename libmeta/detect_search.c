@@ -488,42 +488,34 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
  * pinned to the missing role at 0, and the truth never searched). */
 static void ties_to_common_start(struct vote *vs, uint32_t w, uint32_t nimg)
 {
-	uint64_t won[(DT_MAX_ROLES + 8) * TIE_STARTS];
-	uint32_t nw = 0;
-	for (uint32_t i = 0; i < nimg && i < DT_MAX_ROLES + 8; i++) {
-		uint32_t k = 0, got = 0;
-		uint64_t mine[TIE_STARTS];
-		while (k < w && vs[k].img != i)
-			k++;
-		for (uint32_t q = k; k < w && q < w && vs[q].n == vs[k].n && got < TIE_STARTS; q++) {
-			uint32_t j = 0;
-			while (j < got && mine[j] != vs[q].off)
-				j++;
-			if (vs[q].img == i && j == got)
-				mine[got++] = vs[q].off;
-		}
-		for (uint32_t j = 0; j < got; j++)
-			won[nw++] = mine[j];
+	enum { NI = DT_MAX_ROLES + 8 };
+	uint32_t at[NI][TIE_STARTS], got[NI] = { 0 }, n = nimg < NI ? nimg : NI;
+	/* one pass: each image's best votes (its first count) at distinct starts */
+	for (uint32_t k = 0; k < w; k++) {
+		uint32_t i = vs[k].img, j = 0;
+		if (i >= n || (got[i] && (vs[k].n != vs[at[i][0]].n || got[i] == TIE_STARTS)))
+			continue;
+		while (j < got[i] && vs[at[i][j]].off != vs[k].off)
+			j++;
+		if (j == got[i])
+			at[i][got[i]++] = k;
 	}
-	for (uint32_t i = 0; i < nimg && nw; i++) {
-		uint32_t k = 0, best = UINT32_MAX, bk = 0;
-		while (k < w && vs[k].img != i)
-			k++;
-		for (uint32_t q = k; k < w && q < w && vs[q].n == vs[k].n; q++) {
-			if (vs[q].img != i)
-				continue;
-			uint32_t pop = 0;
-			for (uint32_t j = 0; j < nw; j++)
-				pop += won[j] == vs[q].off;
-			if (best == UINT32_MAX || pop > best) {
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t best = 0, bj = 0;
+		for (uint32_t j = 0; got[i] > 1 && j < got[i]; j++) {
+			uint32_t pop = 0;   /* the images that have this start among their best */
+			for (uint32_t o = 0; o < n; o++)
+				for (uint32_t q = 0; q < got[o]; q++)
+					pop += vs[at[o][q]].off == vs[at[i][j]].off;
+			if (pop > best) {
 				best = pop;
-				bk = q;
+				bj = j;
 			}
 		}
-		if (k < w && bk != k) {
-			struct vote t = vs[k];
-			vs[k] = vs[bk];
-			vs[bk] = t;
+		if (bj) {   /* same count: the order by count holds */
+			struct vote t = vs[at[i][0]];
+			vs[at[i][0]] = vs[at[i][bj]];
+			vs[at[i][bj]] = t;
 		}
 	}
 }

@@ -159,6 +159,19 @@ static int ntfs_tail(struct nq *q, const uint8_t *r, size_t rec, uint64_t clus, 
 	return dt_tail_check(q->c, q->h, q->base + lcn * clus, (uint32_t)clus, m.size, buf);
 }
 
+/* Where record N of the $MFT at cluster MFT (clusters of CLUS bytes,
+ * records of REC) lies in the file system: through the $MFT's own runs
+ * when they were learnt for this one (dt_ntfs_learn_mft), else as one
+ * run; DT_NONE past the $MFT's end.  A full NTFS grows its $MFT in more
+ * runs (seed 5031: 87% full, records past 123 in two runs elsewhere; 16
+ * predictions failed on the true RAID-10 f2 of 2, which was held back). */
+static uint64_t record_at(const struct dt_fs *fs, uint64_t mft, uint64_t clus, uint64_t rec, uint32_t n)
+{
+	if (fs->ntfs && fs->ntfs_mft_recs && fs->ntfs_mft_lcn == mft && fs->ntfs_clus == clus && fs->ntfs_rec == rec)
+		return dt_ntfs_record_at(fs, n);
+	return mft * clus + n * rec;
+}
+
 /* See detect_int.h. */
 void dt_ntfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t limit, const uint8_t *bt)
 {
@@ -173,7 +186,8 @@ void dt_ntfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t l
 	uint8_t r[64];
 	for (uint32_t k = 0; k < NT_RECORDS; k++) {
 		uint32_t n = k < 16 ? k : 16 + (k - 16) * 7;
-		if (nr(&q, mft * clus + n * rec, r, sizeof r) || rk_buf_is_zero(r, sizeof r))
+		uint64_t at = record_at(&c->fs, mft, clus, rec, n);
+		if (at == DT_NONE || nr(&q, at, r, sizeof r) || rk_buf_is_zero(r, sizeof r))
 			continue;
 		if (!memcmp(r, "FILE", 4) && !(rk_get_le16(r + 0x16) & 1) && !rk_get_le32(r + 0x2C))
 			continue;   /* a free record mkntfs formatted (16 to 23) carries no number */
@@ -208,7 +222,8 @@ void dt_ntfs_probe(struct dt_ctx *c, struct dt_hyp *h, uint64_t base, uint32_t l
 	uint8_t *buf = malloc(clus), *fr = malloc(rec);
 	uint32_t tails = 0, oks = 0;
 	for (uint32_t n = 16; buf && fr && n < NT_FILES && tails < NT_TAILS; n++) {
-		if (nr(&q, mft * clus + n * rec, fr, rec) || memcmp(fr, "FILE", 4) || rk_get_le32(fr + 0x2C) != n ||
+		uint64_t at = record_at(&c->fs, mft, clus, rec, n);
+		if (at == DT_NONE || nr(&q, at, fr, rec) || memcmp(fr, "FILE", 4) || rk_get_le32(fr + 0x2C) != n ||
 		    !dt_ntfs_fixup(fr, rec))
 			continue;
 		int t = ntfs_tail(&q, fr, rec, clus, buf);

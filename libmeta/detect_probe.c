@@ -63,14 +63,16 @@ static int inode_csum_ok(const struct icsum *k, const uint8_t *in, size_t sz, ui
 
 /* An inode (SZ bytes) that a file system in use could hold: 1 plausible,
  * 0 all zero (or, with checksums, an inode of another number: the reading
- * put another place's inodes here), -1 not an inode. */
+ * put another place's inodes here), -1 not an inode, -2 an inode of mode
+ * 0 (freed, or reserved: inode 1 has times) whose checksum fails for this
+ * number -- another place's, or damaged. */
 static int inode_ok(const uint8_t *in, size_t sz, const struct icsum *k, uint32_t ino)
 {
 	if (rk_buf_is_zero(in, sz))
 		return 0;
 	uint16_t mode = rk_get_le16(in), t = mode >> 12;
-	if (mode == 0)   /* a freed or reserved inode keeps its times, and its checksum */
-		return !k->on || inode_csum_ok(k, in, sz, ino) ? 0 : -1;
+	if (mode == 0)
+		return !k->on || inode_csum_ok(k, in, sz, ino) ? 0 : -2;
 	if (!(t == 1 || t == 2 || t == 4 || t == 6 || t == 8 || t == 0xA || t == 0xC))
 		return -1;
 	if ((rk_get_le32(in + 0x20) & 0x80000) && rk_get_le16(in + 0x28) != 0xF30A)
@@ -265,12 +267,13 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 		for (uint32_t t = 0; t < nblk && t < 16; t++) {
 			if (vr(p, it * bs + (uint64_t)t * DT_BLK, blk, DT_BLK))
 				break;
-			int good = 0, badi = 0;
+			int good = 0, badi = 0, bad0 = 0;
 			for (uint32_t k = 0; k < per; k++) {
 				uint32_t ino = (uint32_t)(g * ipg + t * per + k + 1);
 				int r = inode_ok(blk + k * isz, isz, &ck, ino);
 				good += r > 0;
-				badi += r < 0;
+				badi += r == -1;
+				bad0 += r == -2;
 				if (r > 0)
 					probe_dir(p, blk + k * isz, ino, bs);
 				if (r > 0 && tail && tails < TAIL_MAX) {
@@ -279,8 +282,14 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 					tails += p->h->probe_ok + p->h->probe_bad != before;
 				}
 			}
+			/* an inode of mode 0 that fails counts where the block's
+			 * inodes in use prove its place: the reading damaged it
+			 * (seed 4668: inode 1 read from the parity member, its
+			 * times XORed with another block's bytes, inode 2 beside
+			 * it intact); a block of another place's inodes is no
+			 * evidence either way (t_ext_inode_probe) */
 			if (good || badi)
-				tally(p, badi == 0);
+				tally(p, badi == 0 && !(good && bad0));
 			if (!good && !badi)
 				break;   /* the used inodes come first */
 		}

@@ -3402,29 +3402,32 @@ static int untested_rival(const struct hlist *l)
  * the map then picks neither (seed 3685: a RAID-0 of 9 whose differing
  * units held 8 used ones, all in the one chunk three readings placed
  * alike; the first of them was named at 0.84, wrongly). */
-static int rival_fits(const struct hlist *l, uint32_t win, const uint8_t *cmp, const double *fit)
+static int rival_fits(const struct hlist *l, uint32_t nc, uint32_t win, const uint32_t *idx, const double *fit)
 {
-	for (uint32_t k = 1; k < l->n && k < 8; k++)
-		if (k != win && cmp[k] && fit[k] > fit[win] - TIE_MIN && !equivalent(&l->h[win], &l->h[k]))
+	for (uint32_t j = 0; j < nc; j++)
+		if (j != win && fit[j] > fit[win] - TIE_MIN && !equivalent(&l->h[idx[win]], &l->h[idx[j]]))
 			return 1;
 	return 0;
 }
 
+#define TIE_SLOTS 8u   /* readings compared by the map, equivalents of the best not counted */
+
 static void tiebreak(struct dt_ctx *c, struct hlist *l)
 {
 	for (int round = 0; round < 2 && l->n > 1; round++) {
-		double lead = 1e9, gain = 0, fit[8] = { 0 };
-		uint32_t win = 0, tied = 0;
-		uint8_t cmp[8] = { 0 };
-		for (uint32_t k = 1; k < l->n && k < 8 && l->h[k].score >= l->h[0].score - TIE_NEAR; k++) {
+		double lead = 1e9, gain = 0, fit[TIE_SLOTS] = { 0 };
+		uint32_t win = 0, nc = 0, idx[TIE_SLOTS];
+		/* the best's equivalents take no slot: a mirror's RAID-4/5 readings
+		 * of 2 filled all 8, and a RAID-10 reading 11th that read the
+		 * volume otherwise was never compared (seed 3408) */
+		for (uint32_t k = 1; k < l->n && nc < TIE_SLOTS && l->h[k].score >= l->h[0].score - TIE_NEAR; k++) {
 			double f0, fk;
 			if (!same_placements(&l->h[0], &l->h[k]) ||
 			    equivalent(&l->h[0], &l->h[k]) ||
 			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk))
 				continue;
-			tied++;
-			cmp[k] = 1;
-			fit[k] = fk - f0;
+			idx[nc] = k;
+			fit[nc] = fk - f0;
 #ifdef DT_DEBUG
 			fprintf(stderr, "TIE round %d k %u fit best %.2f this %.2f:", round, k, f0, fk);
 			for (uint32_t r = 0; r < l->h[k].g.nroles; r++)
@@ -3434,18 +3437,19 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 #endif
 			if (fk - f0 > gain) {
 				gain = fk - f0;
-				win = k;
+				win = nc;
 			}
 			if (f0 - fk < lead)
 				lead = f0 - fk;
+			nc++;
 		}
-		if (gain < TIE_MIN && !(tied && lead >= TIE_MIN))
+		if (gain < TIE_MIN && !(nc && lead >= TIE_MIN))
 			return;
-		if (untested_rival(l) || (gain >= TIE_MIN && rival_fits(l, win, cmp, fit)))
+		if (untested_rival(l) || (gain >= TIE_MIN && rival_fits(l, nc, win, idx, fit)))
 			return;   /* the maps cannot break the tie: another reading scores as well */
 		if (gain >= TIE_MIN)
-			l->h[win].score += 8.0 * gain;
-		else if (tied && lead >= TIE_MIN)
+			l->h[idx[win]].score += 8.0 * gain;
+		else if (nc && lead >= TIE_MIN)
 			l->h[0].score += 8.0 * lead;
 		else
 			return;

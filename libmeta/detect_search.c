@@ -475,51 +475,6 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 	}
 }
 
-#define TIE_STARTS 4u   /* an image's best starts counted for the common start */
-
-/* For each image whose best votes (VS[0..W), sorted by count) tie
- * between starts, the start most images have among their best first:
- * members share one start as a rule.  An offset RAID-10 puts a chunk's
- * copy one chunk on, on the next role, so an image whose anchors all sit
- * in the first copies' rows votes as much for (role r, start s) as for
- * (role r + 1, start s - chunk), and the earlier start won (seed 4930: an
- * o2 of 10 from 128 KiB, its fourth member gone, every placed image tied
- * between 128 KiB and the start a chunk before or after; the third was
- * pinned to the missing role at 0, and the truth never searched). */
-static void ties_to_common_start(struct vote *vs, uint32_t w, uint32_t nimg)
-{
-	enum { NI = DT_MAX_ROLES + 8 };
-	uint32_t at[NI][TIE_STARTS], got[NI] = { 0 }, n = nimg < NI ? nimg : NI;
-	/* one pass: each image's best votes (its first count) at distinct starts */
-	for (uint32_t k = 0; k < w; k++) {
-		uint32_t i = vs[k].img, j = 0;
-		if (i >= n || (got[i] && (vs[k].n != vs[at[i][0]].n || got[i] == TIE_STARTS)))
-			continue;
-		while (j < got[i] && vs[at[i][j]].off != vs[k].off)
-			j++;
-		if (j == got[i])
-			at[i][got[i]++] = k;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t best = 0, bj = 0;
-		for (uint32_t j = 0; got[i] > 1 && j < got[i]; j++) {
-			uint32_t pop = 0;   /* the images that have this start among their best */
-			for (uint32_t o = 0; o < n; o++)
-				for (uint32_t q = 0; q < got[o]; q++)
-					pop += vs[at[o][q]].off == vs[at[i][j]].off;
-			if (pop > best) {
-				best = pop;
-				bj = j;
-			}
-		}
-		if (bj) {   /* same count: the order by count holds */
-			struct vote t = vs[at[i][0]];
-			vs[at[i][0]] = vs[at[i][bj]];
-			vs[at[i][bj]] = t;
-		}
-	}
-}
-
 /* Per image: its voted roles and starts, best first (VS sorted by count). */
 static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 {
@@ -580,7 +535,6 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 			vs[w++] = vs[k];
 	}
 	qsort(vs, w, sizeof *vs, vote_cnt_cmp);
-	ties_to_common_start(vs, w, c->nimg);
 #ifdef DT_DEBUG
 	if (dbg_geo(&h->g) && getenv("DT_VOTES"))
 		for (uint32_t k = 0; k < w && k < 40; k++)

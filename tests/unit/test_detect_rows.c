@@ -11,6 +11,7 @@
 #include "detect_int.h"
 #include "rk_geom.h"
 #include "rk_le.h"
+#include "rk_parity.h"
 #include "rk_vol.h"
 #include "helpers/detect_hyp.h"
 #include "helpers/rk_test.h"
@@ -486,6 +487,51 @@ START_TEST(t_pscan_raid6_beside)
 }
 END_TEST
 
+/* Pscans three 12 MiB images, the second a copy of the first and the
+ * third THIRD(first byte) for each byte: the RAID-6 images the scan sees. */
+static uint64_t pscan_copy_pair(uint8_t (*third)(uint8_t))
+{
+	const size_t n = 12u << 20;
+	char *paths[3];
+	char name[16];
+	uint8_t *x = rk_test_random_bytes(n, 31), *y = malloc(n);
+	RK_REQUIRE(x && y);
+	for (size_t k = 0; k < n; k++)
+		y[k] = third(x[k]);
+	for (uint32_t r = 0; r < 3; r++) {
+		snprintf(name, sizeof name, "cp%u", r);
+		paths[r] = strdup(rk_test_path(name));
+		RK_REQUIRE(paths[r]);
+		rk_test_spit(paths[r], r < 2 ? x : y, n);
+	}
+	free(x);
+	free(y);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, 3));
+	dt_pscan(&c);
+	uint64_t m = c.ps6_mask;
+	dt_close(&c);
+	for (uint32_t r = 0; r < 3; r++)
+		free(paths[r]);
+	return m;
+}
+
+static uint8_t times_g(uint8_t b) { return rk_gf_mul(b, 2); }
+static uint8_t other_bytes(uint8_t b) { return (uint8_t)(b * 7u + 13u); }
+
+/* Two copies of a block and a third block pass the XOR test for Q (the
+ * third is the XOR of all) whatever the third holds; RAID-6 gives that
+ * row only for a lone data block, its Q g^j times it (seed 4901: a
+ * RAID-10 o3 of 4's copies lined up by the scan were read as RAID-6 and
+ * only RAID-6 geometries got the scan's bonus). */
+START_TEST(t_pscan_copies_not_q)
+{
+	RK_REQUIRE_MSG(pscan_copy_pair(times_g) == 0x7, "a lone block's P and Q (g times it) not read as RAID-6");
+	RK_REQUIRE_MSG(pscan_copy_pair(other_bytes) == 0, "two copies beside unrelated bytes read as RAID-6");
+}
+END_TEST
+
 /* A RAID-5 of 6 whose members each hold 1.5 MiB of random junk before
  * the data (one start for all), on images of 5 MiB (a small volume), the
  * data random too: the rows in the junk fail, so over the whole images
@@ -597,5 +643,5 @@ START_TEST(t_pscan_sparse_head)
 END_TEST
 
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_copies_not_q), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
 	           RK_TEST(t_gate_refuted)) })

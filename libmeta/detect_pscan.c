@@ -49,7 +49,8 @@ static int two_pairs(const uint8_t *const *b, uint32_t n)
 	return pairs >= 2;
 }
 
-/* Whether a row of three non-zero blocks of T (B), one of them the XOR
+/* Whether a row of three non-zero blocks of T (B; the caller counted
+ * them, and asks for no other row), one of them the XOR
  * of all (so the other two are equal), is what RAID-6 gives for a lone
  * data block: its copy as P and g^j times it as Q, j a slot (below the
  * image count).  Two copies of a chunk beside another block pass the XOR
@@ -59,12 +60,9 @@ static int lone_q_ok(struct dt_ctx *c, uint64_t t, const uint8_t *const *b)
 {
 	const uint8_t *nzb[3];
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < c->nimg; i++)
-		if ((t >> i & 1) && !rk_buf_is_zero(b[i], DT_BLK)) {
-			if (n == 3)
-				return 1;
+	for (uint32_t i = 0; i < c->nimg && n < 3; i++)
+		if ((t >> i & 1) && !rk_buf_is_zero(b[i], DT_BLK))
 			nzb[n++] = b[i];
-		}
 	if (n != 3)
 		return 1;
 	const uint8_t *x, *y;   /* the pair's block, the other */
@@ -145,7 +143,7 @@ static void row_tally(struct dt_ctx *c, uint64_t t, uint64_t x, uint8_t *acc, ui
 	 * a RAID-6 row with data holds at least data, P and Q */
 	for (uint32_t i = 0; i < c->nimg && any >= 3; i++)
 		if ((t >> i & 1) && !memcmp(b[i], acc, DT_BLK)) {
-			if (!lone_q_ok(c, t, b))
+			if (any == 3 && !lone_q_ok(c, t, b))
 				return;
 			(*z6)++;
 			return;

@@ -175,6 +175,15 @@ static int copies_link(struct dt_ctx *c)
 
 #define COPY_WALK 8u   /* copies of one anchor looked at */
 
+/* Whether image byte IOFF of role R lies in H's data area on a data
+ * block, whose volume byte goes into *V. */
+static int data_byte(const struct dt_hyp *h, uint32_t r, uint64_t ioff, uint64_t *v)
+{
+	enum rk_blk_kind kind;
+	return ioff >= h->off[r] && ioff - h->off[r] < h->g.member_size &&
+	       !rk_geom_unmap(&h->g, r, ioff - h->off[r], v, &kind) && kind == RK_BLK_DATA;
+}
+
 /* Whether H, whose images are IMG_ROLE's, reads a copy of anchor K (one
  * on another image or place: c->anc_copy) where it says.  Only one copy
  * can lie there; the others are copies elsewhere -- a file holding an
@@ -200,12 +209,8 @@ static int copy_placed(const struct dt_ctx *c, const struct dt_hyp *h, const int
 			continue;   /* moved since linked (a partition confirmed) */
 		if (img_role[b->img] < 0 || (mirrored && b->img != a->img))
 			continue;
-		uint32_t r = (uint32_t)img_role[b->img];
 		uint64_t v;
-		enum rk_blk_kind kind;
-		if (b->ioff >= h->off[r] && b->ioff - h->off[r] < h->g.member_size &&
-		    !rk_geom_unmap(&h->g, r, b->ioff - h->off[r], &v, &kind) && kind == RK_BLK_DATA &&
-		    (v == b->voff || v == b->voff2))
+		if (data_byte(h, (uint32_t)img_role[b->img], b->ioff, &v) && (v == b->voff || v == b->voff2))
 			return 1;
 	}
 	return 0;
@@ -233,11 +238,8 @@ static void anchor_score(struct dt_ctx *c, struct dt_hyp *h, const int32_t *img_
 			h->anc_bad += against;   /* before the data: the start is too late */
 			continue;
 		}
-		if (a->ioff - h->off[r] >= h->g.member_size)
-			continue;
 		uint64_t v;
-		enum rk_blk_kind kind;
-		if (rk_geom_unmap(&h->g, r, a->ioff - h->off[r], &v, &kind) || kind != RK_BLK_DATA)
+		if (!data_byte(h, r, a->ioff, &v))
 			continue;
 		if (v == a->voff || v == a->voff2) {
 			h->anc_ok++;

@@ -203,25 +203,58 @@ static int g_inverse(uint32_t inv[32])
 /* Reads the group descriptors at image I's byte AT (DSZ bytes each, up to
  * NGROUPS, in one block of BS) into E->itable while their checksums
  * (crc32c from SEED over the group number and the descriptor) hold;
- * returns how many did. */
+ * returns how many did.  With STRIDE (flex_bg: the inode tables packed
+ * back to back, STRIDE bytes each), a descriptor whose checksum fails
+ * among ones that hold is filled in from them when two of those hold
+ * tables exactly STRIDE apart per group: a superblock seen on a parity
+ * member keeps its descriptors XORed with the other members' blocks of
+ * the row, and the primary's reserved GDT blocks (in the next chunk of a
+ * 1 KiB-block ext4) list their backups in their first bytes, which spoil
+ * group 0's descriptor only (seed 3737: a RAID-6 of 4 with both data
+ * members of its first rows gone, the superblock on Q). */
 static uint32_t gdt_read(struct dt_ctx *c, uint32_t i, uint64_t at, uint32_t seed, uint32_t dsz, uint32_t bs,
-                         uint64_t ngroups, struct dt_ext *e)
+                         uint64_t ngroups, uint64_t stride, struct dt_ext *e)
 {
 	uint8_t d[1024];
-	uint32_t n = 0;
-	for (uint64_t g = 0; g < ngroups && g < DT_EXT_GROUPS && g < bs / dsz; g++) {
+	uint32_t n = 0, held = 0, first = UINT32_MAX, second = UINT32_MAX;
+	uint64_t lim = ngroups < DT_EXT_GROUPS ? ngroups : DT_EXT_GROUPS;
+	if (lim > bs / dsz)
+		lim = bs / dsz;
+	for (uint64_t g = 0; g < lim; g++) {
 		if (dt_read(c, i, at + g * dsz, d, dsz))
 			break;
 		uint8_t le[4];
 		rk_put_le32(le, (uint32_t)g);
 		uint32_t cs = crc_raw(crc_raw(seed, le, 4), d, 0x1E);
 		cs = crc_raw(crc_zeros(cs, 2), d + 0x20, dsz - 0x20);
-		if ((cs & 0xFFFF) != rk_get_le16(d + 0x1E))
-			break;
+		if ((cs & 0xFFFF) != rk_get_le16(d + 0x1E)) {
+			e->itable[g] = DT_NONE;
+			if (!stride)
+				break;
+			continue;
+		}
 		e->itable[g] = (rk_get_le32(d + 8) | (dsz >= 64 ? (uint64_t)rk_get_le32(d + 0x28) << 32 : 0)) * bs;
-		n++;
+		n += n == g;
+		held++;
+		if (first == UINT32_MAX)
+			first = (uint32_t)g;
+		else if (second == UINT32_MAX)
+			second = (uint32_t)g;
 	}
-	return n;
+	if (n == lim || held < 2 || held * 2 < lim || second == UINT32_MAX ||
+	    e->itable[second] - e->itable[first] != stride * (second - first))
+		return n;
+	uint64_t g = 0;
+	for (; g < lim; g++) {
+		uint64_t want = e->itable[first] + stride * g - stride * first;
+		if (e->itable[first] < stride * first || (e->itable[g] != DT_NONE && e->itable[g] != want))
+			break;   /* not packed back to back after all */
+	}
+	if (g < lim)
+		return n;
+	for (g = 0; g < lim; g++)
+		e->itable[g] = e->itable[first] + stride * g - stride * first;
+	return (uint32_t)lim;
 }
 
 #define GDT_SPAN ((4u << 20) + 65536u)   /* where a member's data starts (gencase: below 4 MiB) */
@@ -296,6 +329,7 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 	if (!bpg || !ipg || dsz < 32 || dsz > 1024 || (dsz & (dsz - 1)) || blocks <= fdb || at < 1024)
 		return 0;
 	uint64_t ngroups = (blocks - fdb + bpg - 1) / bpg, gdt = at - 1024 + (uint64_t)(fdb + 1) * bs;
+	uint64_t stride = (incompat & 0x200) && (isz == ISIZE || isz == ISIZE128) ? (uint64_t)ipg * isz : 0;
 	uint32_t seed = (incompat & 0x2000) ? rk_get_le32(sb + 0x270) : crc_raw(~0u, sb + 0x68, 16);
 	/* the descriptors right behind the superblock (a chunk of 8 KiB or
 	 * more), else at the start of another image (a chunk of 4 KiB puts
@@ -304,12 +338,12 @@ static int learn_from(struct dt_ctx *c, uint32_t i, uint64_t at, struct dt_ext *
 	for (uint32_t j = 0; j <= c->nimg && !n; j++) {
 		if (j && (j - 1 == i || bs != 4096 || fdb))
 			continue;
-		n = gdt_read(c, j ? j - 1 : i, j ? at - 1024 : gdt, seed, dsz, bs, ngroups, e);
+		n = gdt_read(c, j ? j - 1 : i, j ? at - 1024 : gdt, seed, dsz, bs, ngroups, stride, e);
 	}
 	for (uint32_t j = 0; j < c->nimg && !n && bs == 4096 && !fdb; j++) {
 		uint64_t o = j == i ? DT_NONE : gdt_find(c, j, seed, dsz, blocks);
 		if (o != DT_NONE)
-			n = gdt_read(c, j, o, seed, dsz, bs, ngroups, e);
+			n = gdt_read(c, j, o, seed, dsz, bs, ngroups, stride, e);
 	}
 	if (!n && ngroups == 1)
 		n = itable_by_layout(sb, bs, fdb, dsz, e);

@@ -242,6 +242,80 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 	return 0;
 }
 
+/* The sector of role R's block at member byte M under H; NULL when R is
+ * missing or unreadable there. */
+static const uint8_t *role_sector(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, uint64_t m)
+{
+	return h->role_img[r] < 0 ? NULL : sector_at(c, (uint32_t)h->role_img[r], h->off[r] + m);
+}
+
+/* Whether the sector bytes AT..AT+LEN of the row of SM at member byte M
+ * solve with AB's as role L's: both syndromes of the present data
+ * and AB, less P and Q, leave the one missing role J (RK_ROLE_NONE: none)
+ * with the same block through both. */
+static int row_solves(struct dt_ctx *c, const struct dt_hyp *h, const struct rk_stripe_map *sm, uint64_t m,
+                      uint32_t l, uint32_t j, const uint8_t *ab, uint32_t at, uint32_t len)
+{
+	const struct rk_geom *g = &h->g;
+	const uint8_t *pb = role_sector(c, h, sm->p_role, m), *qb = role_sector(c, h, sm->q_role, m);
+	uint8_t p[512], q[512];
+	if (!pb || !qb)
+		return 0;
+	uint8_t cl = rk_gf_exp(sm->slot[l]);
+	for (uint32_t i = 0; i < len; i++) {
+		p[i] = pb[at + i] ^ ab[at + i];
+		q[i] = qb[at + i] ^ rk_gf_mul(cl, ab[at + i]);
+	}
+	for (uint32_t d = 0; d < g->ndata; d++) {
+		uint32_t r = sm->vol_role[d];
+		if (r == l || r == j)
+			continue;
+		const uint8_t *b = role_sector(c, h, r, m);
+		if (!b)
+			return 0;
+		uint8_t cr = rk_gf_exp(sm->slot[r]);
+		for (uint32_t i = 0; i < len; i++) {
+			p[i] ^= b[at + i];
+			q[i] ^= rk_gf_mul(cr, b[at + i]);
+		}
+	}
+	uint8_t cj = j == RK_ROLE_NONE ? 0 : rk_gf_exp(sm->slot[j]);
+	for (uint32_t i = 0; i < len; i++)
+		if (j == RK_ROLE_NONE ? (p[i] | q[i]) != 0 : q[i] != rk_gf_mul(cj, p[i]))
+			return 0;
+	return 1;
+}
+
+/* See detect_int.h. */
+int dt_parity_solved(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m)
+{
+	const struct rk_geom *g = &h->g;
+	uint64_t vv[2] = { a->voff, a->voff2 };
+	if (g->nparity != 2 || g->ndata > DT_MAX_ROLES || g->nroles > DT_MAX_ROLES)
+		return 0;
+	for (int t = 0; t < 2; t++) {
+		struct rk_loc loc;
+		uint32_t vol_role[DT_MAX_ROLES], slot[DT_MAX_ROLES];
+		struct rk_stripe_map sm = { .vol_role = vol_role, .slot = slot };
+		if (vv[t] == DT_NONE || rk_geom_copies(g, vv[t], &loc, 1) != 1 || loc.member_off != m ||
+		    h->role_img[loc.role] >= 0 || rk_geom_stripe_map(g, loc.stripe, &sm) ||
+		    sm.p_role == RK_ROLE_NONE || sm.q_role == RK_ROLE_NONE)
+			continue;
+		uint32_t j = RK_ROLE_NONE, nmiss = 0;
+		for (uint32_t d = 0; d < g->ndata; d++)
+			if (vol_role[d] != loc.role && h->role_img[vol_role[d]] < 0) {
+				j = vol_role[d];
+				nmiss++;
+			}
+		const uint8_t *ab = sector_at(c, a->img, a->ioff);
+		uint32_t at, len;
+		anchor_span(c, a, &at, &len);
+		if (nmiss <= 1 && ab && row_solves(c, h, &sm, m, loc.role, j, ab, at, len))
+			return 1;
+	}
+	return 0;
+}
+
 /* See detect_int.h. */
 int dt_parity_alone(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint32_t r, uint64_t m)
 {

@@ -24,9 +24,9 @@
 
 #define VOL (24ull << 20)   /* one group of 4 KiB blocks (32768 blocks per group) */
 
-/* "vol": an ext4 of inodes of ISZ bytes holding 3 folders of 20 small
- * files. */
-static int make_ext4_isz(uint32_t isz)
+/* "vol": an ext4 of blocks of BS bytes and inodes of ISZ bytes holding
+ * 3 folders of 20 small files. */
+static int make_ext4_fs(uint32_t isz, uint32_t bs)
 {
 	if (system("command -v mkfs.ext4 >/dev/null 2>&1") != 0)
 		return 0;
@@ -43,10 +43,12 @@ static int make_ext4_isz(uint32_t isz)
 	}
 	const char *vol = rk_test_path("vol");
 	rk_test_make_file(vol, VOL);
-	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b 4096 -I %u -O metadata_csum -d '%s' '%s' >/dev/null 2>&1", isz, tree, vol);
+	snprintf(cmd, sizeof cmd, "mkfs.ext4 -q -F -b %u -I %u -O metadata_csum -d '%s' '%s' >/dev/null 2>&1", bs, isz, tree, vol);
 	RK_REQUIRE_MSG(system(cmd) == 0, "mkfs.ext4 failed");
 	return 1;
 }
+
+static int make_ext4_isz(uint32_t isz) { return make_ext4_fs(isz, 4096); }
 
 static int make_ext4(void) { return make_ext4_isz(256); }
 
@@ -190,6 +192,66 @@ START_TEST(t_ext_gdt_gone)
 			RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
 		} else
 			RK_REQUIRE_MSG(!c.ext.learnt, "learnt without descriptors or flex_bg");
+		dt_close(&c);
+		free(paths[0]);
+		free(paths[1]);
+	}
+	free(v);
+}
+END_TEST
+
+/* An ext4 of 1 KiB blocks (three groups in VOL, flex_bg) whose group 0
+ * descriptor is spoilt (the first bytes of its block XORed with others,
+ * as on a parity member: seed 3737), split as a linear pair behind the
+ * inode table's first block: the inode tables, packed back to back, give
+ * group 0's from the others, and every inode anchor resolves to its
+ * place.  Two of three spoilt: nothing learnt; without flex_bg the one
+ * spoilt is not filled in either. */
+START_TEST(t_ext_gdt_spoilt)
+{
+	if (!make_ext4_fs(256, 1024)) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	uint8_t *v = ext4_volume();
+	const uint64_t gdt = 2048, it = (uint64_t)rk_get_le32(v + gdt + 8) * 1024, split = it + 1024;
+	RK_REQUIRE(rk_get_le32(v + 1024 + 0x60) & 0x200);
+	RK_REQUIRE_MSG(rk_get_le32(v + 1024 + 4) / rk_get_le32(v + 1024 + 0x20) >= 2, "one group only");
+	for (int pass = 0; pass < 3; pass++) {
+		uint8_t *w = malloc(VOL);
+		RK_REQUIRE(w);
+		memcpy(w, v, VOL);
+		for (uint32_t k = 0; k < 20; k++)
+			w[gdt + k] ^= (uint8_t)(0x5A + k);
+		if (pass == 1)
+			w[gdt + 64 + 8] ^= 1;   /* group 1's too */
+		if (pass == 2)   /* no flex_bg (the superblock's checksum is not checked) */
+			rk_put_le32(w + 1024 + 0x60, rk_get_le32(w + 1024 + 0x60) & ~0x200u);
+		rk_test_spit(rk_test_path("m0"), w, split);
+		rk_test_spit(rk_test_path("m1"), w + split, VOL - split);
+		free(w);
+		char *paths[2];
+		struct dt_ctx c;
+		open_pair(&c, paths);
+		if (!pass) {
+			RK_REQUIRE_MSG(c.ext.learnt && c.ext.ngroups >= 3 && c.ext.itable[0] == it,
+			               "learnt %d, %u groups, inode table at %llu (truly %llu)", c.ext.learnt, c.ext.ngroups,
+			               (unsigned long long)c.ext.itable[0], (unsigned long long)it);
+			for (uint32_t g = 1; g < c.ext.ngroups; g++)
+				RK_REQUIRE(c.ext.itable[g] == (uint64_t)rk_get_le32(v + gdt + 64 * g + 8) * 1024);
+			uint32_t n = 0;
+			for (uint32_t k = 0; k < c.nanc; k++) {
+				const struct dt_anchor *a = &c.anc[k];
+				if (a->kind != DT_EXT_INO)
+					continue;
+				RK_REQUIRE_MSG(a->voff == a->ioff + (a->img ? split : 0), "inode %u at %u:%llu resolves to %llu",
+				               a->tag, a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff);
+				n++;
+			}
+			RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+		} else
+			RK_REQUIRE_MSG(!c.ext.learnt, "pass %d: learnt %u groups, inode table at %llu", pass, c.ext.ngroups,
+			               (unsigned long long)c.ext.itable[0]);
 		dt_close(&c);
 		free(paths[0]);
 		free(paths[1]);
@@ -448,5 +510,5 @@ START_TEST(t_ext_rebuilt)
 END_TEST
 
 RK_TEST_SUITE("detect_ext", { "ext", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_ext_inodes, 0, 2), RK_TEST(t_ext_gdt_elsewhere), RK_TEST(t_ext_gdt_gone), RK_TEST(t_ext_inode_probe), RK_TEST(t_ext_journal_copies),
+	  RK_TESTS(RK_TEST_LOOP(t_ext_inodes, 0, 2), RK_TEST(t_ext_gdt_elsewhere), RK_TEST(t_ext_gdt_gone), RK_TEST(t_ext_gdt_spoilt), RK_TEST(t_ext_inode_probe), RK_TEST(t_ext_journal_copies),
 	           RK_TEST(t_ext_rebuilt)) })

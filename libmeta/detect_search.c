@@ -1849,11 +1849,15 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	 * anchor, when nothing completed (seed 3257: a RAID-1 of 9, eight
 	 * copies beside a sample slice, under readings that placed the slice)
 	 * or images copy each other at equal offsets (seed 3345: a RAID-1 of
-	 * 5 with a member gone, read as a RAID-4 of its copies) */
+	 * 5 with a member gone, read as a RAID-4 of its copies); one of
+	 * another member count than a mirror kept when nothing completed
+	 * (seed 5231: a RAID-1 of 5 beside a 16 MiB sample disk, read as a
+	 * RAID-1 of 6 with the disk, its members cut to the disk's size,
+	 * explained nothing) */
 	int kept1 = 0;
 	for (uint32_t k = 0; k < lim; k++)
 		kept1 |= keep[k].h.g.level == 1;
-	for (uint32_t k = lim; !kept1 && k < nk; k++)
+	for (uint32_t k = lim; (!kept1 || !l->n) && k < nk; k++)
 		if (keep[k].h.g.level == 1) {
 			if (!l->n || twins_any(c))
 				mirror_fallback(c, &keep[k], lim, l);

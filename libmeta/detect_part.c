@@ -333,6 +333,12 @@ int dt_part_confirm(struct dt_ctx *c, const struct dt_hyp *h)
 	if (!known)
 		return -1;
 	fs->base_fixed = 1;
+#ifdef DT_DEBUG
+	fprintf(stderr, "CONFIRM lv %d lay %u ch %llu n %u:", h->g.level, h->g.layout, (unsigned long long)h->g.chunk, h->g.nroles);
+	for (int k = 0; k < DT_FSK_N; k++)
+		fprintf(stderr, " %llu->%llu", (unsigned long long)fs->base[k], (unsigned long long)base[k]);
+	fprintf(stderr, "\n");
+#endif
 	if (!memcmp(base, fs->base, sizeof base))
 		return 0;
 	memcpy(fs->base, base, sizeof base);

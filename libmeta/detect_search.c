@@ -3304,6 +3304,51 @@ static void neighbours(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
+/* The best of L, a RAID-0, read as a RAID-4 of one role more whose
+ * parity is one of its images, that image's data role missing, parity
+ * first or last (seed 5341: a RAID-5 parity-last of 11 with its fourth
+ * member gone was read as a RAID-0 of 10 with the parity image in the
+ * gone member's place, a wrong answer at 0.74; stage 2 had spent its
+ * budget on RAID-6 readings of 12 before the RAID-4 of 11 came).  Each is
+ * checked in full and kept only when it scores above the best: where the
+ * other members are zero, a true RAID-0 reads the same through such a
+ * parity, and a tie would hold its answer back. */
+static void parity_neighbours(struct dt_ctx *c, struct hlist *l)
+{
+	static const uint32_t lays[2] = { RK_ALG_PARITY_N, RK_ALG_PARITY_0 };
+	if (!l->n || l->h[0].g.level != 0 || l->h[0].missing || l->h[0].g.nroles < 2 ||
+	    l->h[0].g.nroles + 1 > DT_MAX_ROLES || c->nimg > 64)
+		return;
+	const struct dt_hyp b = l->h[0];
+	struct hlist t = { 0 };
+	for (uint32_t x = 0; x < b.g.nroles; x++)
+		for (uint32_t k = 0; k < 2; k++) {
+			struct dt_hyp h = { 0 };
+			rk_clearerr();
+			if (rk_geom_init(&h.g, 4, lays[k], b.g.chunk, b.g.nroles + 1, b.g.member_size))
+				continue;
+			uint32_t p = k ? 0 : b.g.nroles, d0 = k ? 1 : 0;
+			for (uint32_t r = 0; r < b.g.nroles; r++) {
+				h.role_img[d0 + r] = r == x ? -1 : b.role_img[r];
+				h.off[d0 + r] = b.off[r];
+			}
+			h.role_img[p] = b.role_img[x];
+			h.off[p] = b.off[x];
+			uint32_t n0 = t.n;
+			finish_placed(c, &h, &t);
+			for (uint32_t q = n0; q < t.n; q++) {
+				anchors_again(c, &t.h[q]);
+				dt_probe(c, &t.h[q], 0);
+				dt_check_redundancy(c, &t.h[q], FULL_ROWS, 0);
+				t.h[q].score = score_of(&t.h[q]);
+				if (t.h[q].score > b.score + 1e-9)
+					hl_add(l, &t.h[q]);
+			}
+		}
+	free(t.h);
+	qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
+}
+
 #define TIE_NEAR 1.0    /* runner-ups this close to the best are compared where they differ */
 #define TIE_MIN 0.3     /* the least difference of fits that breaks a tie */
 
@@ -3679,6 +3724,37 @@ static void check_added(struct dt_ctx *c, struct hlist *l, uint32_t n0)
 		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
 }
 
+/* H's rows checked in full (FULL_ROWS) and H scored.  When they
+ * contradict H, H trimmed to what its file system claims (trimmed_to_claim)
+ * is checked in full again and replaces it when the rows hold there: the
+ * quick check in finish() may pass rows that the full one finds in junk
+ * behind every member's data (seed 3484: a RAID-10 o2 of 3, 320 KiB of
+ * junk behind each member; one of 6 mirror rows failed the true reading,
+ * best at 139.7 until then, and a reading of -72 was held back). */
+static void full_rows(struct dt_ctx *c, struct dt_hyp *h)
+{
+	dt_check_redundancy(c, h, FULL_ROWS, 0);
+	h->score = score_of(h);
+	if (!h->checked || !h->rows_nz || h->rows_bad * 50 <= h->rows_nz || h->size_fixed || c->nimg > 64)
+		return;
+	int32_t img_role[64];
+	for (uint32_t i = 0; i < c->nimg; i++)
+		img_role[i] = -1;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
+			img_role[h->role_img[r]] = (int32_t)r;
+	struct dt_hyp t = *h;
+	if (!trimmed_to_claim(c, &t, img_role, dt_fs_claim(c, &t)))
+		return;
+	anchors_again(c, &t);
+	dt_probe(c, &t, 0);
+	dt_check_redundancy(c, &t, FULL_ROWS, 0);
+	t.score = score_of(&t);
+	if (t.checked && t.rows_nz && t.rows_bad * 50 > t.rows_nz)
+		return;
+	*h = t;
+}
+
 /* Stage 3 (see the top). */
 rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 {
@@ -3706,6 +3782,11 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		anchors_again(c, &l.h[k]);
 		dt_probe(c, &l.h[k], 0);
 		l.h[k].score = score_of(&l.h[k]);
+#ifdef DT_DEBUG
+		if (dbg_geo(&l.h[k].g))
+			fprintf(stderr, "FULLPROBE %u score %.2f anc %u/%u pr %u/%u\n", k, l.h[k].score, l.h[k].anc_ok, l.h[k].anc_bad,
+			        l.h[k].probe_ok, l.h[k].probe_bad);
+#endif
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
 	/* past the 12 best, those using more images than the best whose few
@@ -3720,11 +3801,17 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (k >= 12 && !(l.h[k].rows_nz < DT_SURE_ROWS && l.h[k].score + 4 >= l.h[0].score &&
 		                 l.h[k].g.nroles - l.h[k].missing > used0))
 			continue;
-		dt_check_redundancy(c, &l.h[k], FULL_ROWS, 0);
-		l.h[k].score = score_of(&l.h[k]);
+		full_rows(c, &l.h[k]);
+#ifdef DT_DEBUG
+		if (dbg_geo(&l.h[k].g))
+			fprintf(stderr, "FULLROWS %u score %.2f rows %llu nz %llu ok %llu bad %llu\n", k, l.h[k].score,
+			        (unsigned long long)l.h[k].rows, (unsigned long long)l.h[k].rows_nz,
+			        (unsigned long long)l.h[k].rows_ok, (unsigned long long)l.h[k].rows_bad);
+#endif
 		done++;
 	}
 	qsort(l.h, l.n, sizeof *l.h, hyp_cmp);
+	parity_neighbours(c, &l);
 	/* the neighbours of the best the full checks named, when it is not
 	 * the one they were tried around (seed 2729: a RAID-4 reading with a
 	 * role missing rose above the RAID-0 one, and the RAID-5 rotations

@@ -471,28 +471,28 @@ static int held_by_image(const struct dt_ctx *c, const uint8_t *b, uint32_t q, c
 	return 0;
 }
 
-/* See detect_int.h.  A small file system has no backup superblock, so a
- * member gone with the first one takes every anchor of it along (seed
- * 3311: a RAID-5 of 10 with its first member missing, a 49 MiB ext4 whose
- * inodes placed nothing).  The XOR over the head, block by block: of
- * every image, then of every image but one (an unrelated one). */
-void dt_ext_learn_rebuilt(struct dt_ctx *c)
+/* Learns from a group-0 superblock in the XOR of the images in MASK,
+ * image i read from its byte O[i] on, over the first 4 MiB: of every
+ * image in MASK, then of each but one (an unrelated one).  1 when
+ * learnt (c->xmask and c->xoff then read that XOR). */
+static int learn_xor(struct dt_ctx *c, const uint64_t *o, uint64_t mask, uint8_t *b)
 {
 	struct dt_ext *e = &c->ext;
-	uint64_t all = c->nimg >= 64 ? ~0ull : (1ull << c->nimg) - 1;
-	if (e->learnt || c->nimg < 2 || c->nimg > 16 || !ext_seen(c))
-		return;
-	uint8_t *b = malloc((size_t)(c->nimg + 1) * DT_BLK), x[512];
-	for (uint64_t off = 0; b && off < (4ull << 20); off += DT_BLK) {
+	uint8_t x[512];
+	for (uint32_t i = 0; i < c->nimg; i++)
+		c->xoff[i] = (mask >> i & 1) ? o[i] : 0;
+	for (uint64_t off = 0; off < (4ull << 20); off += DT_BLK) {
 		uint8_t *acc = b + (size_t)c->nimg * DT_BLK;
 		memset(acc, 0, DT_BLK);
 		for (uint32_t i = 0; i < c->nimg; i++) {
-			if (dt_read(c, i, off, b + (size_t)i * DT_BLK, DT_BLK))
+			if (!(mask >> i & 1) || dt_read(c, i, off + o[i], b + (size_t)i * DT_BLK, DT_BLK))
 				memset(b + (size_t)i * DT_BLK, 0, DT_BLK);
 			for (uint32_t k = 0; k < DT_BLK; k++)
 				acc[k] ^= b[(size_t)i * DT_BLK + k];
 		}
-		for (uint32_t j = 0; j <= c->nimg; j++)   /* j == nimg: every image */
+		for (uint32_t j = 0; j <= c->nimg; j++) {   /* j == nimg: every image */
+			if (j < c->nimg && !(mask >> j & 1))
+				continue;
 			for (uint32_t q = 0; q < DT_BLK; q += 512) {
 				for (uint32_t k = 0; k < 512; k++)
 					x[k] = acc[q + k] ^ (j < c->nimg ? b[(size_t)j * DT_BLK + q + k] : 0);
@@ -500,15 +500,46 @@ void dt_ext_learn_rebuilt(struct dt_ctx *c)
 					continue;   /* an image holds it: no member is rebuilt (an odd count of mirrors' copies) */
 				struct dt_ext t = *e;
 				uint64_t bytes = 0;
-				c->xmask = j < c->nimg ? all & ~(1ull << j) : all;
+				c->xmask = j < c->nimg ? mask & ~(1ull << j) : mask;
 				if (learn_from(c, DT_XIMG, off + q, &t, &bytes)) {
 					*e = t;
-					free(b);
-					return;
+					return 1;
 				}
 			}
+		}
 	}
 	c->xmask = 0;
+	memset(c->xoff, 0, sizeof c->xoff);
+	return 0;
+}
+
+/* See detect_int.h.  A small file system has no backup superblock, so a
+ * member gone with the first one takes every anchor of it along (seed
+ * 3311: a RAID-5 of 10 with its first member missing, a 49 MiB ext4 whose
+ * inodes placed nothing).  The XOR over the head at equal offsets, then
+ * at the starts the copies on parity give (dt_align_starts: seed 5545, a
+ * RAID-4 of 4 with its first data member gone, members from 0, 128 KiB
+ * and 1 MiB behind junk, no anchor placed), then where each image's junk
+ * ends. */
+void dt_ext_learn_rebuilt(struct dt_ctx *c)
+{
+	uint64_t all = c->nimg >= 64 ? ~0ull : (1ull << c->nimg) - 1, zero[64] = { 0 }, rel[64], mask, blank;
+	if (c->ext.learnt || c->nimg < 2 || c->nimg > 16 || !ext_seen(c))
+		return;
+	uint8_t *b = malloc((size_t)(c->nimg + 1) * DT_BLK);
+	if (!b || learn_xor(c, zero, all, b) ||
+	    (dt_align_starts(c, &mask, rel, &blank) && __builtin_popcountll(mask) >= 2 && learn_xor(c, rel, mask, b))) {
+		free(b);
+		return;
+	}
+	/* or where each image's junk ends (the copies too few to align) */
+	int differ = 0;
+	for (uint32_t i = 0; i < c->nimg; i++) {
+		rel[i] = dt_junk_lead(c, i);
+		differ |= rel[i] != rel[0];
+	}
+	if (differ)
+		learn_xor(c, rel, all, b);
 	free(b);
 }
 

@@ -201,6 +201,7 @@ struct dt_ctx {
 	struct dt_cblk *cache;   /* open hash, ncache slots */
 	uint32_t ncache, ncached;
 	uint64_t xmask;          /* the images DT_XIMG reads the XOR of */
+	uint64_t xoff[64];       /* each one's byte DT_XIMG's byte 0 is */
 	uint64_t hyps;
 	/* the parity scan (detect_pscan.c): images at equal offsets whose XOR
 	 * vanishes (RAID-4/5 of ps5_lo..ps5_hi members) or equals one of them
@@ -626,6 +627,9 @@ void   dt_pscan(struct dt_ctx *c);
  * hold only zeros.  1 when found and the starts are not all equal;
  * nothing is checked: the caller checks the rows. */
 int    dt_align_starts(struct dt_ctx *c, uint64_t *mask, uint64_t *rel, uint64_t *blank);
+/* detect_pscan.c: where the run of random-looking sectors from image I's
+ * byte 0 ends (junk before a member's data), 0 when none. */
+uint64_t dt_junk_lead(struct dt_ctx *c, uint32_t i);
 /* A 64-bit hash of the N bytes at P (a multiple of 8): blocks compared
  * by their hashes (copies found, mirrors told). */
 uint64_t dt_hash64(const uint8_t *p, size_t n);

@@ -412,6 +412,14 @@ static uint64_t junk_end(struct dt_ctx *c, uint32_t i, uint64_t *lead)
 	return last;
 }
 
+/* See detect_int.h. */
+uint64_t dt_junk_lead(struct dt_ctx *c, uint32_t i)
+{
+	uint64_t lead;
+	junk_end(c, i, &lead);
+	return lead;
+}
+
 /* The rows at image offsets IO over T, as pscan_starts tries them: 1 when
  * they vanish (c->ps5_* filled). */
 static int starts_vanish(struct dt_ctx *c, uint64_t t, const uint64_t *io, uint64_t span, uint8_t *acc)

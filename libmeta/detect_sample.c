@@ -69,7 +69,7 @@ static int xor_read(struct dt_ctx *c, uint64_t off, uint8_t *buf, size_t len)
 	for (uint32_t j = 0; j < c->nimg && j < 64; j++)
 		for (size_t p = 0; (c->xmask >> j & 1) && p < len; p += sizeof t) {
 			size_t n = len - p < sizeof t ? len - p : sizeof t;
-			if (dt_read(c, j, off + p, t, n))
+			if (off + p > UINT64_MAX - c->xoff[j] || dt_read(c, j, off + p + c->xoff[j], t, n))
 				return -1;
 			for (size_t k = 0; k < n; k++)
 				buf[p + k] ^= t[k];

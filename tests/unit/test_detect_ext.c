@@ -465,7 +465,8 @@ static void open_scan(struct dt_ctx *c, char **paths, uint32_t n)
  * three is that member: the file system is learnt from it (DT_XIMG) and
  * inodes on the members resolve.  Three copies of a whole ext4 XOR to a
  * copy as well; a sector that an image holds as it is is no rebuilt one
- * (seed 2214: a mirror's copies learnt so). */
+ * (seed 2214: a mirror's copies learnt so).  The members at different
+ * starts behind junk: the XOR at the starts the copies on parity give. */
 START_TEST(t_ext_rebuilt)
 {
 	if (!make_ext4()) {
@@ -496,6 +497,24 @@ START_TEST(t_ext_rebuilt)
 	for (uint32_t k = 0; k < c.nanc; k++)
 		placed += c.anc[k].kind == DT_EXT_INO && c.anc[k].voff != DT_NONE;
 	RK_REQUIRE_MSG(placed >= 8, "%u inodes resolved", placed);
+	dt_close(&c);
+	/* the members from different starts behind junk of their own: the
+	 * copies on parity give the starts (dt_align_starts; seed 5545) */
+	for (uint32_t k = 0; k < n; k++) {
+		size_t len;
+		uint8_t *m = rk_test_slurp(paths[k], &len), *w = rk_test_random_bytes(len + k * 65536u, 600 + k);
+		RK_REQUIRE(m && w);
+		memcpy(w + k * 65536u, m, len);
+		rk_test_spit(paths[k], w, len + k * 65536u);
+		free(m);
+		free(w);
+	}
+	open_scan(&c, paths, n);
+	placed = 0;
+	for (uint32_t k = 0; k < c.nanc; k++)
+		placed += c.anc[k].kind == DT_EXT_INO && c.anc[k].voff != DT_NONE;
+	RK_REQUIRE_MSG(c.ext.learnt && c.ext.img == DT_XIMG && placed >= 8, "shifted: learnt %d from image %u, %u inodes resolved",
+	               c.ext.learnt, c.ext.img, placed);
 	dt_close(&c);
 	v[R5CH + 1024 + 0x38] ^= 0x5A;
 	for (uint32_t k = 0; k < n; k++)   /* three copies of the whole volume */

@@ -250,39 +250,38 @@ static const uint8_t *role_sector(struct dt_ctx *c, const struct dt_hyp *h, uint
 }
 
 /* Whether the sector bytes AT..AT+LEN of the row of SM at member byte M
- * solve with AB's as role L's: both syndromes of the present data
- * and AB, less P and Q, leave the one missing role J (RK_ROLE_NONE: none)
- * with the same block through both. */
+ * solve with AB's as role L's: both syndromes of the present data and
+ * AB, less P and Q, leave the one missing role J (RK_ROLE_NONE: none)
+ * with the same block through both.  Byte by byte, to stop at the first
+ * that does not (most readings fail at once). */
 static int row_solves(struct dt_ctx *c, const struct dt_hyp *h, const struct rk_stripe_map *sm, uint64_t m,
                       uint32_t l, uint32_t j, const uint8_t *ab, uint32_t at, uint32_t len)
 {
 	const struct rk_geom *g = &h->g;
 	const uint8_t *pb = role_sector(c, h, sm->p_role, m), *qb = role_sector(c, h, sm->q_role, m);
-	uint8_t p[512], q[512];
+	const uint8_t *db[DT_MAX_ROLES];
+	uint8_t dc[DT_MAX_ROLES];
+	uint32_t nd = 0;
 	if (!pb || !qb)
 		return 0;
-	uint8_t cl = rk_gf_exp(sm->slot[l]);
-	for (uint32_t i = 0; i < len; i++) {
-		p[i] = pb[at + i] ^ ab[at + i];
-		q[i] = qb[at + i] ^ rk_gf_mul(cl, ab[at + i]);
-	}
 	for (uint32_t d = 0; d < g->ndata; d++) {
 		uint32_t r = sm->vol_role[d];
 		if (r == l || r == j)
 			continue;
-		const uint8_t *b = role_sector(c, h, r, m);
-		if (!b)
+		if (!(db[nd] = role_sector(c, h, r, m)))
 			return 0;
-		uint8_t cr = rk_gf_exp(sm->slot[r]);
-		for (uint32_t i = 0; i < len; i++) {
-			p[i] ^= b[at + i];
-			q[i] ^= rk_gf_mul(cr, b[at + i]);
-		}
+		dc[nd++] = rk_gf_exp(sm->slot[r]);
 	}
-	uint8_t cj = j == RK_ROLE_NONE ? 0 : rk_gf_exp(sm->slot[j]);
-	for (uint32_t i = 0; i < len; i++)
-		if (j == RK_ROLE_NONE ? (p[i] | q[i]) != 0 : q[i] != rk_gf_mul(cj, p[i]))
+	uint8_t cl = rk_gf_exp(sm->slot[l]), cj = j == RK_ROLE_NONE ? 0 : rk_gf_exp(sm->slot[j]);
+	for (uint32_t i = at; i < at + len; i++) {
+		uint8_t p = pb[i] ^ ab[i], q = qb[i] ^ rk_gf_mul(cl, ab[i]);
+		for (uint32_t k = 0; k < nd; k++) {
+			p ^= db[k][i];
+			q ^= rk_gf_mul(dc[k], db[k][i]);
+		}
+		if (j == RK_ROLE_NONE ? (p | q) != 0 : q != rk_gf_mul(cj, p))
 			return 0;
+	}
 	return 1;
 }
 

@@ -153,6 +153,22 @@ START_TEST(t_ext_inodes)
 }
 END_TEST
 
+/* Every ext4 inode anchor of C, a linear pair split at SPLIT, resolves
+ * to the volume byte it sits at, and 64 or more do. */
+static void inodes_in_place(const struct dt_ctx *c, uint64_t split)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++) {
+		const struct dt_anchor *a = &c->anc[k];
+		if (a->kind != DT_EXT_INO)
+			continue;
+		RK_REQUIRE_MSG(a->voff == a->ioff + (a->img ? split : 0), "inode %u at %u:%llu resolves to %llu", a->tag,
+		               a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff);
+		n++;
+	}
+	RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+}
+
 /* A one-group ext4 whose group descriptors are gone (volume block 1
  * zeroed: the block sits on a member that is missing), split as
  * t_ext_inodes splits it: the inode table is where mke2fs lays it out
@@ -180,16 +196,7 @@ START_TEST(t_ext_gdt_gone)
 		if (!pass) {
 			RK_REQUIRE_MSG(c.ext.learnt && c.ext.itable[0] == it, "learnt %d, inode table at %llu (truly %llu)",
 			               c.ext.learnt, (unsigned long long)c.ext.itable[0], (unsigned long long)it);
-			uint32_t n = 0;
-			for (uint32_t k = 0; k < c.nanc; k++) {
-				const struct dt_anchor *a = &c.anc[k];
-				if (a->kind != DT_EXT_INO)
-					continue;
-				RK_REQUIRE_MSG(a->voff == a->ioff + (a->img ? split : 0), "inode %u at %u:%llu resolves to %llu",
-				               a->tag, a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff);
-				n++;
-			}
-			RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+			inodes_in_place(&c, split);
 		} else
 			RK_REQUIRE_MSG(!c.ext.learnt, "learnt without descriptors or flex_bg");
 		dt_close(&c);
@@ -239,16 +246,7 @@ START_TEST(t_ext_gdt_spoilt)
 			               (unsigned long long)c.ext.itable[0], (unsigned long long)it);
 			for (uint32_t g = 1; g < c.ext.ngroups; g++)
 				RK_REQUIRE(c.ext.itable[g] == (uint64_t)rk_get_le32(v + gdt + 64 * g + 8) * 1024);
-			uint32_t n = 0;
-			for (uint32_t k = 0; k < c.nanc; k++) {
-				const struct dt_anchor *a = &c.anc[k];
-				if (a->kind != DT_EXT_INO)
-					continue;
-				RK_REQUIRE_MSG(a->voff == a->ioff + (a->img ? split : 0), "inode %u at %u:%llu resolves to %llu",
-				               a->tag, a->img, (unsigned long long)a->ioff, (unsigned long long)a->voff);
-				n++;
-			}
-			RK_REQUIRE_MSG(n >= 64, "%u inodes anchored", n);
+			inodes_in_place(&c, split);
 		} else
 			RK_REQUIRE_MSG(!c.ext.learnt, "pass %d: learnt %u groups, inode table at %llu", pass, c.ext.ngroups,
 			               (unsigned long long)c.ext.itable[0]);

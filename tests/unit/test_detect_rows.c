@@ -208,6 +208,21 @@ START_TEST(t_parity_copy)
 }
 END_TEST
 
+/* The roles of F's stripe in Q's slots 0 and 1 (*D0, *D1) and their
+ * places in the volume's order (*J0, *J1). */
+static void slots01(const struct pc_fix *f, uint32_t *d0, uint32_t *d1, uint32_t *j0, uint32_t *j1)
+{
+	*d0 = *d1 = NM;
+	*j0 = *j1 = 0;
+	for (uint32_t j = 0; j < f->g.ndata; j++) {
+		if (f->slot[f->vr[j]] == 0)
+			*d0 = f->vr[j], *j0 = j;
+		else if (f->slot[f->vr[j]] == 1)
+			*d1 = f->vr[j], *j1 = j;
+	}
+	RK_REQUIRE(*d0 < NM && *d1 < NM);
+}
+
 /* RAID-6's Q copies the data block in the syndrome's first slot
  * (coefficient 1) when the row's other data is zero: an anchor on Q is
  * then proven a copy of its own data, also with that member missing (seed
@@ -218,14 +233,8 @@ START_TEST(t_q_copy)
 {
 	struct pc_fix f;
 	pc_setup(&f, 6, RK_ALG_LEFT_ASYMMETRIC_6);
-	uint32_t d0 = NM, d1 = NM, j0 = 0, j1 = 0;   /* the roles in slots 0 and 1, their volume order */
-	for (uint32_t j = 0; j < f.g.ndata; j++) {
-		if (f.slot[f.vr[j]] == 0)
-			d0 = f.vr[j], j0 = j;
-		else if (f.slot[f.vr[j]] == 1)
-			d1 = f.vr[j], j1 = j;
-	}
-	RK_REQUIRE(d0 < NM && d1 < NM);
+	uint32_t d0, d1, j0, j1;   /* the roles in slots 0 and 1, their volume order */
+	slots01(&f, &d0, &d1, &j0, &j1);
 	uint8_t **m = f.m;
 	uint64_t at = f.at;
 	uint32_t p = f.sm.p_role, q = f.sm.q_role;
@@ -262,14 +271,8 @@ START_TEST(t_parity_solved)
 {
 	struct pc_fix f;
 	pc_setup(&f, 6, RK_ALG_LEFT_ASYMMETRIC_6);
-	uint32_t d0 = NM, d1 = NM, j0 = 0, j1 = 0;   /* the roles in slots 0 and 1, their volume order */
-	for (uint32_t j = 0; j < f.g.ndata; j++) {
-		if (f.slot[f.vr[j]] == 0)
-			d0 = f.vr[j], j0 = j;
-		else if (f.slot[f.vr[j]] == 1)
-			d1 = f.vr[j], j1 = j;
-	}
-	RK_REQUIRE(d0 < NM && d1 < NM);
+	uint32_t d0, d1, j0, j1;   /* the roles in slots 0 and 1, their volume order */
+	slots01(&f, &d0, &d1, &j0, &j1);
 	uint8_t **m = f.m;
 	uint64_t at = f.at;
 	uint32_t p = f.sm.p_role, q = f.sm.q_role;

@@ -590,14 +590,6 @@ int    dt_rebuilt_start(struct dt_ctx *c, const struct dt_hyp *h, uint32_t r, ui
  * block then holds zeros where Q does (seed 3913).  0 also when the
  * copied block and another data block are both missing (unproven). */
 int    dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q);
-/* Whether anchor A, which H puts on a P or Q block at member byte M of
- * its image's role, is its own data of that row as P and Q solve it: A's
- * data block missing, at most one other data block of the row missing,
- * both parity blocks present.  A's sector taken as that data, the two
- * syndromes leave one equation over to check (none missing: two).  A
- * RAID-6 with both data members of a row gone keeps its file system on
- * P and Q only, where the other block is zero (seed 3437). */
-int    dt_parity_solved(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m);
 /* Whether the data blocks H's members hold in the row of the parity
  * block at member byte M (role R's) are all zero at anchor A's sector:
  * then the parity block is a copy of the missing data there, and A on it

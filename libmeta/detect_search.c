@@ -318,7 +318,7 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 		enum rk_blk_kind kind;
 		if (rk_geom_unmap(&h->g, (uint32_t)r, m, &v, &kind) || (kind != RK_BLK_P && kind != RK_BLK_Q))
 			continue;
-		if (dt_parity_copy(c, h, a, m, kind == RK_BLK_Q) || dt_parity_solved(c, h, a, m))
+		if (dt_parity_copy(c, h, a, m, kind == RK_BLK_Q))
 			h->anc_ok++;
 		else if (kind == RK_BLK_P && h->missing && (a->kind == DT_EXT_INO || a->kind == DT_EXT_DIR) &&
 		         dt_parity_alone(c, h, a, (uint32_t)r, m) && !p_copies_journal(c, h, a, m, &jread))

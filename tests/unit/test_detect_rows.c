@@ -261,59 +261,6 @@ START_TEST(t_q_copy)
 }
 END_TEST
 
-/* A RAID-6 of 4 with both data members gone keeps its file system on P
- * and Q only (dt_parity_solved): where one block of the row holds data, P
- * holds it and Q holds it times its slot's coefficient, and an anchor on
- * Q (slot 0) or P is its own data as the two syndromes solve it (seed
- * 3437).  Not the slot-1 block's byte claimed for the same bytes, nor a
- * sector where both blocks hold data, nor with P missing. */
-START_TEST(t_parity_solved)
-{
-	struct pc_fix f;
-	pc_setup(&f, 6, RK_ALG_LEFT_ASYMMETRIC_6);
-	uint32_t d0, d1, j0, j1;   /* the roles in slots 0 and 1, their volume order */
-	slots01(&f, &d0, &d1, &j0, &j1);
-	uint8_t **m = f.m;
-	uint64_t at = f.at;
-	uint32_t p = f.sm.p_role, q = f.sm.q_role;
-	rk_test_fill_seeded(m[d0] + at, 512, 91);   /* sector 0: slot 0's data alone */
-	rk_test_fill_seeded(m[d1] + at + 512, 512, 92);   /* sector 1: slot 1's alone */
-	rk_test_fill_seeded(m[d0] + at + 1024, 512, 93);   /* sector 2: both */
-	rk_test_fill_seeded(m[d1] + at + 1024, 512, 94);
-	for (uint32_t k = 0; k < 1536; k++) {
-		m[p][at + k] = m[d0][at + k] ^ m[d1][at + k];
-		m[q][at + k] = m[d0][at + k] ^ rk_gf_mul(rk_gf_exp(1), m[d1][at + k]);
-	}
-	struct dt_ctx c;
-	struct dt_hyp h;
-	pc_open(&f, &c, &h);
-	h.role_img[d0] = h.role_img[d1] = -1;
-	uint64_t row = 3 * (uint64_t)f.g.ndata * CHUNK + 8192;
-	struct dt_anchor a = { DT_EXT_SB, q, at, 0, row + j0 * (uint64_t)CHUNK, DT_NONE, 0 };
-	RK_REQUIRE(!dt_parity_copy(&c, &h, &a, at, 1));   /* the other block missing too: unproven */
-	RK_REQUIRE(dt_parity_solved(&c, &h, &a, at));
-	a.img = p;
-	RK_REQUIRE(dt_parity_solved(&c, &h, &a, at));
-	a.voff = row + j1 * (uint64_t)CHUNK;   /* slot 1's byte: Q would hold g times these bytes */
-	RK_REQUIRE(!dt_parity_solved(&c, &h, &a, at));
-	struct dt_anchor b = { DT_EXT_SB, p, at + 512, 0, row + j1 * (uint64_t)CHUNK + 512, DT_NONE, 0 };
-	RK_REQUIRE(dt_parity_solved(&c, &h, &b, at + 512));   /* P is slot 1's block there */
-	b.img = q;   /* Q is g times it: those bytes are not slot 1's data */
-	RK_REQUIRE(!dt_parity_solved(&c, &h, &b, at + 512));
-	struct dt_anchor e = { DT_EXT_SB, p, at + 1024, 0, row + j0 * (uint64_t)CHUNK + 1024, DT_NONE, 0 };
-	RK_REQUIRE(!dt_parity_solved(&c, &h, &e, at + 1024));   /* P is the XOR of both there */
-	e.voff = row + j1 * (uint64_t)CHUNK + 1024;
-	RK_REQUIRE(!dt_parity_solved(&c, &h, &e, at + 1024));
-	h.role_img[d0] = (int32_t)d0;   /* slot 0 present: P and its bytes leave slot 1's, Q checks them */
-	e.voff = row + j1 * (uint64_t)CHUNK + 1024;
-	RK_REQUIRE(!dt_parity_solved(&c, &h, &e, at + 1024));
-	h.role_img[d0] = -1;
-	h.role_img[p] = -1;   /* P missing: nothing left over to check */
-	RK_REQUIRE(!dt_parity_solved(&c, &h, &(struct dt_anchor){ DT_EXT_SB, q, at, 0, row + j0 * (uint64_t)CHUNK, DT_NONE, 0 }, at));
-	dt_close(&c);
-}
-END_TEST
-
 /* An ext4 inode on P is a copy of its row's data when the row's other
  * data is zero in the inode's own bytes, whatever the rest of its sector
  * holds (seed 2619: inode 1's times on one member, inode 2 on P). */
@@ -705,5 +652,5 @@ START_TEST(t_pscan_sparse_head)
 END_TEST
 
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_solved), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_copies_not_q), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_copies_not_q), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
 	           RK_TEST(t_gate_refuted)) })

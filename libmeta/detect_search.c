@@ -3730,12 +3730,13 @@ static void check_added(struct dt_ctx *c, struct hlist *l, uint32_t n0)
  * quick check in finish() may pass rows that the full one finds in junk
  * behind every member's data (seed 3484: a RAID-10 o2 of 3, 320 KiB of
  * junk behind each member; one of 6 mirror rows failed the true reading,
- * best at 139.7 until then, and a reading of -72 was held back). */
-static void full_rows(struct dt_ctx *c, struct dt_hyp *h)
+ * best at 139.7 until then, and a reading of -72 was held back).  Only
+ * for the BEST so far: a rival so rescued could tie the answer. */
+static void full_rows(struct dt_ctx *c, struct dt_hyp *h, int best)
 {
 	dt_check_redundancy(c, h, FULL_ROWS, 0);
 	h->score = score_of(h);
-	if (!h->checked || !h->rows_nz || h->rows_bad * 50 <= h->rows_nz || h->size_fixed || c->nimg > 64)
+	if (!best || !h->checked || !h->rows_nz || h->rows_bad * 50 <= h->rows_nz || h->size_fixed || c->nimg > 64)
 		return;
 	int32_t img_role[64];
 	for (uint32_t i = 0; i < c->nimg; i++)
@@ -3801,7 +3802,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 		if (k >= 12 && !(l.h[k].rows_nz < DT_SURE_ROWS && l.h[k].score + 4 >= l.h[0].score &&
 		                 l.h[k].g.nroles - l.h[k].missing > used0))
 			continue;
-		full_rows(c, &l.h[k]);
+		full_rows(c, &l.h[k], k == 0);
 #ifdef DT_DEBUG
 		if (dbg_geo(&l.h[k].g))
 			fprintf(stderr, "FULLROWS %u score %.2f rows %llu nz %llu ok %llu bad %llu\n", k, l.h[k].score,

@@ -241,19 +241,14 @@ static uint32_t gdt_read(struct dt_ctx *c, uint32_t i, uint64_t at, uint32_t see
 		else if (second == UINT32_MAX)
 			second = (uint32_t)g;
 	}
-	if (n == lim || held < 2 || held * 2 < lim || second == UINT32_MAX ||
-	    e->itable[second] - e->itable[first] != stride * (second - first))
+	if (n == lim || held < 2 || held * 2 < lim || second == UINT32_MAX || e->itable[first] < stride * first)
 		return n;
-	uint64_t g = 0;
-	for (; g < lim; g++) {
-		uint64_t want = e->itable[first] + stride * g - stride * first;
-		if (e->itable[first] < stride * first || (e->itable[g] != DT_NONE && e->itable[g] != want))
-			break;   /* not packed back to back after all */
-	}
-	if (g < lim)
-		return n;
-	for (g = 0; g < lim; g++)
-		e->itable[g] = e->itable[first] + stride * g - stride * first;
+	uint64_t base = e->itable[first] - stride * first;   /* group 0's table, as packed */
+	for (uint64_t g = 0; g < lim; g++)
+		if (e->itable[g] != DT_NONE && e->itable[g] != base + stride * g)
+			return n;   /* not packed back to back after all */
+	for (uint64_t g = 0; g < lim; g++)
+		e->itable[g] = base + stride * g;
 	return (uint32_t)lim;
 }
 

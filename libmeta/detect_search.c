@@ -326,17 +326,23 @@ static void copy_score(struct dt_ctx *c, struct dt_hyp *h)
 	}
 }
 
+/* IMG_ROLE (64 entries): each image's role under H, -1 for none. */
+static void roles_of(const struct dt_ctx *c, const struct dt_hyp *h, int32_t *img_role)
+{
+	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
+		img_role[i] = -1;
+	for (uint32_t r = 0; r < h->g.nroles; r++)
+		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
+			img_role[h->role_img[r]] = (int32_t)r;
+}
+
 /* H's anchors counted again from scratch (idempotent, unlike copy_score
  * alone): those its data blocks hold and those on its P blocks that are
  * proven copies. */
 static void anchors_again(struct dt_ctx *c, struct dt_hyp *h)
 {
 	int32_t img_role[64];
-	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
-		img_role[i] = -1;
-	for (uint32_t r = 0; r < h->g.nroles; r++)
-		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
-			img_role[h->role_img[r]] = (int32_t)r;
+	roles_of(c, h, img_role);
 	anchor_score(c, h, img_role);
 	dt_cache_trim(c);
 	copy_score(c, h);
@@ -2886,11 +2892,7 @@ static void mirror_of_copies(struct dt_ctx *c, struct hlist *l)
 static void finish_placed(struct dt_ctx *c, struct dt_hyp *h, struct hlist *l)
 {
 	int32_t img_role[64];
-	for (uint32_t i = 0; i < c->nimg && i < 64; i++)
-		img_role[i] = -1;
-	for (uint32_t r = 0; r < h->g.nroles; r++)
-		if (h->role_img[r] >= 0)
-			img_role[h->role_img[r]] = (int32_t)r;
+	roles_of(c, h, img_role);
 	dt_cache_trim(c);
 	finish(c, h, img_role, l);
 }
@@ -3739,11 +3741,7 @@ static void full_rows(struct dt_ctx *c, struct dt_hyp *h, int best)
 	if (!best || !h->checked || !h->rows_nz || h->rows_bad * 50 <= h->rows_nz || h->size_fixed || c->nimg > 64)
 		return;
 	int32_t img_role[64];
-	for (uint32_t i = 0; i < c->nimg; i++)
-		img_role[i] = -1;
-	for (uint32_t r = 0; r < h->g.nroles; r++)
-		if (h->role_img[r] >= 0 && h->role_img[r] < 64)
-			img_role[h->role_img[r]] = (int32_t)r;
+	roles_of(c, h, img_role);
 	struct dt_hyp t = *h;
 	if (!trimmed_to_claim(c, &t, img_role, dt_fs_claim(c, &t)))
 		return;

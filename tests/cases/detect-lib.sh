@@ -21,6 +21,8 @@ command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 7
 # loop device and FUSE), the case is skipped, saying why.
 no_wrong_answer() {
 	"$PY" "$DETECT/gencase" --seed "$1" --out g >.gen 2>&1 || fail "gencase: $(tail -n 3 .gen)"
+	# A FUSE fill made again says so; the log keeps it, as a failure's clue.
+	grep -h "fill [0-9]" .gen >&2 || :
 	if [ "${3:-}" = files ]; then
 		why=$("$PY" -c 'import json; f=json.load(open("g/truth.json")).get("fs") or {}; print(f.get("empty_why", "") if not f.get("files_bytes", 1) else "")')
 		[ -z "$why" ] || { echo "SKIP: the file system could not be filled: $why"; exit 77; }

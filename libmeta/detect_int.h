@@ -245,6 +245,7 @@ struct dt_hyp {
 	int      parity_added;             /* a RAID-0 reading with a left-out image as its parity: its rows check
 	                                      that image, not the order, and earn no credit */
 	double   score;
+	double   edge_gain;                /* points gained on content continuity at chunk edges (edge_tiebreak) */
 	uint32_t missing;
 };
 
@@ -562,6 +563,17 @@ int  dt_alloc_tiebreak(struct dt_ctx *c, struct dt_hyp *a, struct dt_hyp *b, dou
  * file system at H's volume start says is used (the map read once; bytes
  * past the file system's end, or with no map, are not). */
 int  dt_alloc_any_used(struct dt_ctx *c, const struct dt_hyp *h, const uint64_t *v, uint32_t n);
+
+/* detect_edge.c */
+/* Content continuity at chunk edges where A and B read the volume
+ * differently: DIFFER edges sampled (not both zeros beside an edge), at
+ * A_WINS of them A's two sides clearly more alike, at B_WINS B's; Z the
+ * sign test's score, (A_WINS - B_WINS) / sqrt(A_WINS + B_WINS), positive
+ * for A. */
+struct dt_edges { uint32_t differ, a_wins, b_wins; double z; };
+/* Fills OUT; 0 when A and B have no common chunk edges to compare (other
+ * chunks, linear arrays, mirrors), 1 otherwise. */
+int  dt_edge_compare(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, struct dt_edges *out);
 
 /* detect_parity.c */
 /* Checks parity / mirror consistency of H over sampled rows spread over the

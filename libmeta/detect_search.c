@@ -1611,6 +1611,9 @@ static void why_lost(const struct dt_hyp *b, const struct dt_hyp *a, char *buf, 
 		rk_strcatf(buf, len, "data where the allocation bitmap says free in %u sampled blocks (answer %u); ", a->bm_bad, b->bm_bad);
 	if (a->place_bad > b->place_bad)
 		rk_strcatf(buf, len, "parity placed on a zero block in %llu sampled rows; ", (unsigned long long)a->place_bad);
+	if (b->edge_gain > 0 && a->score >= b->score - b->edge_gain - 1.0)
+		rk_strcatf(buf, len, "its data less continuous across chunk edges (the answer gained %.1f there); ",
+		           b->edge_gain);
 	if (!a->checked && b->checked)
 		rk_strcatf(buf, len, "redundancy not checkable (roles left missing); ");
 	if (a->missing > b->missing)
@@ -3464,6 +3467,61 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 	}
 }
 
+#define EDGE_Z 4.0       /* the sign test's score that breaks a tie by continuity */
+#define EDGE_GAIN_MAX 8.0
+#define EDGE_SLOTS 8u    /* readings compared by continuity, the best among them */
+
+/* The least lead of L's reading W over each other of the N readings IDX
+ * in continuity at chunk edges (dt_edge_compare), stopping below
+ * EDGE_Z; readings that read alike at every sampled edge, or are
+ * equivalent, are passed over; 0 when one cannot be compared. */
+static double edge_lead(struct dt_ctx *c, const struct hlist *l, const uint32_t *idx, uint32_t n, uint32_t w)
+{
+	double lead = 1e9;
+	for (uint32_t j = 0; j < n && lead >= EDGE_Z; j++) {
+		struct dt_edges e;
+		if (j == w || equivalent(&l->h[idx[w]], &l->h[idx[j]]))
+			continue;
+		if (!dt_edge_compare(c, &l->h[idx[w]], &l->h[idx[j]], &e))
+			return 0;
+#ifdef DT_DEBUG
+		fprintf(stderr, "EDGE %u vs %u: differ %u wins %u/%u z %.2f\n", idx[w], idx[j], e.differ, e.a_wins, e.b_wins, e.z);
+#endif
+		if (e.differ && e.z < lead)
+			lead = e.z;
+	}
+	return lead < 1e9 ? lead : 0;
+}
+
+/* Ties the maps left standing, broken by content continuity at chunk
+ * edges (detect_edge.c), the last resort: of the best and the readings
+ * within TIE_NEAR of it that place the same images at the same starts
+ * and are not equivalent to it (EDGE_SLOTS in all), the one whose edges
+ * beat every other's by EDGE_Z or more gains the least of those leads,
+ * EDGE_GAIN_MAX at most, over the best.  Not when a rival that places
+ * other images or starts is as close (untested_rival): continuity then
+ * compares only some of the candidates (seed 2120's lesson for the maps). */
+static void edge_tiebreak(struct dt_ctx *c, struct hlist *l)
+{
+	uint32_t idx[EDGE_SLOTS], n = 1;
+	if (l->n < 2 || untested_rival(l))
+		return;
+	idx[0] = 0;
+	for (uint32_t k = 1; k < l->n && n < EDGE_SLOTS && l->h[k].score >= l->h[0].score - TIE_NEAR; k++)
+		if (same_placements(&l->h[0], &l->h[k]) && !equivalent(&l->h[0], &l->h[k]))
+			idx[n++] = k;
+	for (uint32_t w = 0; w < n && n > 1; w++) {
+		double lead = edge_lead(c, l, idx, n, w);
+		if (lead < EDGE_Z)
+			continue;
+		double gain = lead < EDGE_GAIN_MAX ? lead : EDGE_GAIN_MAX;
+		l->h[idx[w]].score = l->h[0].score + gain;
+		l->h[idx[w]].edge_gain = gain;
+		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
+		return;
+	}
+}
+
 #define SWAP_PASSES 3    /* rounds of swapping two roles' images */
 #define SWAP_TIES 8      /* swaps that tie with the result, kept as its rivals */
 #define SWAP_TIE 0.5     /* that close: no prediction more or less (a tail that reads zeros, neither) */
@@ -3852,6 +3910,7 @@ rk_err dt_search(struct dt_ctx *c, struct rk_detect_result *r)
 	swap_search(c, &l);
 	missing_moves(c, &l);
 	tiebreak(c, &l);
+	edge_tiebreak(c, &l);
 	/* the best name among the winner's equivalents */
 	uint32_t bi = 0;
 	for (uint32_t k = 1; k < l.n; k++) {

@@ -42,13 +42,11 @@ static double hist_cos(const uint8_t *x, const uint8_t *y, size_t n)
 	return nx > 0 && ny > 0 ? dot / sqrt(nx * ny) : 0;
 }
 
-/* How alike the two halves of W (EDGE_PEEK bytes before an edge, then
- * EDGE_PEEK after) are; 0 when either half is zeros (a file's end before
- * free space says nothing either way); *ZERO set then. */
-static double edge_alike(const uint8_t *w, int *zero)
+/* Whether either half of W (EDGE_PEEK bytes before an edge, then
+ * EDGE_PEEK after) is zeros. */
+static int edge_zero(const uint8_t *w)
 {
-	*zero = rk_buf_is_zero(w, EDGE_PEEK) || rk_buf_is_zero(w + EDGE_PEEK, EDGE_PEEK);
-	return *zero ? 0 : hist_cos(w, w + EDGE_PEEK, EDGE_PEEK);
+	return rk_buf_is_zero(w, EDGE_PEEK) || rk_buf_is_zero(w + EDGE_PEEK, EDGE_PEEK);
 }
 
 /* The K-th edge visited of N (1..N): every edge once, in a spread order,
@@ -75,10 +73,12 @@ int dt_edge_compare(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hy
 		if (dt_vread(c, a, e - EDGE_PEEK, wa, sizeof wa) || dt_vread(c, b, e - EDGE_PEEK, wb, sizeof wb) ||
 		    !memcmp(wa, wb, sizeof wa))
 			continue;
-		int za, zb;
-		double sa = edge_alike(wa, &za), sb = edge_alike(wb, &zb);
-		if (za && zb)
+		/* only where both readings show data on both sides: a file's
+		 * end before free space is no discontinuity, and text beside
+		 * another file's text looks alike */
+		if (edge_zero(wa) || edge_zero(wb))
 			continue;
+		double sa = hist_cos(wa, wa + EDGE_PEEK, EDGE_PEEK), sb = hist_cos(wb, wb + EDGE_PEEK, EDGE_PEEK);
 		out->differ++;
 		if (sa > sb + EDGE_MARGIN)
 			out->a_wins++;

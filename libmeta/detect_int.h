@@ -566,7 +566,7 @@ int  dt_alloc_any_used(struct dt_ctx *c, const struct dt_hyp *h, const uint64_t 
 
 /* detect_edge.c */
 /* Content continuity at chunk edges where A and B read the volume
- * differently: DIFFER edges sampled (not both zeros beside an edge), at
+ * differently: DIFFER edges sampled (data on both sides in both), at
  * A_WINS of them A's two sides clearly more alike, at B_WINS B's; Z the
  * sign test's score, (A_WINS - B_WINS) / sqrt(A_WINS + B_WINS), positive
  * for A. */

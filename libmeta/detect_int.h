@@ -220,6 +220,8 @@ struct dt_ctx {
 	uint64_t mixed[DT_MIXED];
 	uint32_t nmixed;
 	int      redo;                     /* dt_search: the partitions' bases changed, search again */
+	int      starved;                  /* dt_search: stage 2 spent every check before its last geometry */
+	int      boost;                    /* dt_search: twice the checks, completions and steps (a second search) */
 	int32_t  retry_without;            /* dt_search, when nothing was found: an image to search again
 	                                    * without (an unrelated whole file system), else -1 */
 	int      twins_known;              /* detect_search.c: twins computed; per image, the images */

@@ -28,6 +28,10 @@
 #define MAX_NODES 100000u  /* stage-2 steps per geometry (a tree whose branches all end short of a
                             * completion spends no completion: 15 unplaced images, 2^15 and more) */
 #define MAX_NODES_ALL 3000000u
+/* The caps of a search given more budget (dt_ctx.boost: twice each). */
+#define CHECKS_CAP(c) ((uint64_t)MAX_CHECKS << (c)->boost)
+#define LEAVES_CAP(c) ((uint64_t)MAX_LEAVES << (c)->boost)
+#define NODES_ALL_CAP(c) ((uint64_t)MAX_NODES_ALL << (c)->boost)
 #ifdef DT_DEBUG
 /* DT_GEO=level,layout,chunk,members names the geometry traced */
 static int dbg_geo(const struct rk_geom *g)
@@ -1026,7 +1030,7 @@ static uint32_t voting(const struct prefs *pf, const uint32_t *u, uint32_t nu)
 static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, const uint32_t *u, uint32_t nu,
                      uint32_t k, const struct offs *off, const struct prefs *pf, struct hlist *l, uint32_t *budget)
 {
-	if (!*budget || l->checks >= MAX_CHECKS || l->leaves >= MAX_LEAVES || ++l->nodes > l->node_cap) {
+	if (!*budget || l->checks >= CHECKS_CAP(c) || l->leaves >= LEAVES_CAP(c) || ++l->nodes > l->node_cap) {
 #ifdef DT_DEBUG
 		if (dbg_geo(&h->g))
 			fprintf(stderr, "CUT budget %u checks %llu leaves %llu nodes %llu cap %llu\n", *budget, (unsigned long long)l->checks,
@@ -1787,13 +1791,13 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 	if (dbg_geo(&s->h.g))
 		fprintf(stderr, "GEO lim %u nu %u budget %u claim_ms %llu checks %llu leaves %llu\n", lim, nu, budget, (unsigned long long)l->claim_ms, (unsigned long long)l->checks, (unsigned long long)l->leaves);
 #endif
-	l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
+	l->node_cap = l->nodes + MAX_NODES < NODES_ALL_CAP(c) ? l->nodes + MAX_NODES : NODES_ALL_CAP(c);
 	uint64_t leaves = l->leaves;
 	l->unfit = 0;
 	complete_in_passes(c, s, u, nu, &off, l, &budget);
-	if (l->leaves == leaves && l->unfit && l->checks < MAX_CHECKS) {
+	if (l->leaves == leaves && l->unfit && l->checks < CHECKS_CAP(c)) {
 		l->relax = 1;
-		l->node_cap = l->nodes + MAX_NODES < MAX_NODES_ALL ? l->nodes + MAX_NODES : MAX_NODES_ALL;
+		l->node_cap = l->nodes + MAX_NODES < NODES_ALL_CAP(c) ? l->nodes + MAX_NODES : NODES_ALL_CAP(c);
 		complete_in_passes(c, s, u, nu, &off, l, &budget);
 		l->relax = 0;
 	}
@@ -1808,10 +1812,10 @@ static void stage2(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l
 static void mirror_fallback(struct dt_ctx *c, struct s1 *s, uint32_t lim, struct hlist *l)
 {
 	uint64_t checks = l->checks, leaves = l->leaves;
-	if (l->checks > MAX_CHECKS - MIRROR_CHECKS)
-		l->checks = MAX_CHECKS - MIRROR_CHECKS;
-	if (l->leaves > MAX_LEAVES - 10 * MIRROR_CHECKS)
-		l->leaves = MAX_LEAVES - 10 * MIRROR_CHECKS;
+	if (l->checks > CHECKS_CAP(c) - MIRROR_CHECKS)
+		l->checks = CHECKS_CAP(c) - MIRROR_CHECKS;
+	if (l->leaves > LEAVES_CAP(c) - 10 * MIRROR_CHECKS)
+		l->leaves = LEAVES_CAP(c) - 10 * MIRROR_CHECKS;
 	uint64_t c0 = l->checks, l0 = l->leaves;
 	stage2(c, s, lim, l);
 	l->checks = checks + (l->checks - c0);
@@ -1850,7 +1854,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	for (uint32_t k = 0; k < lim; k++) {
 #ifdef DT_DEBUG
 		if (getenv("DT_KEPT"))
-			fprintf(stderr, "KEPT %u lv %d lay %u ch %llu n %u key %.2f hyps %u\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, l->n);
+			fprintf(stderr, "KEPT %u lv %d lay %u ch %llu n %u key %.2f hyps %u checks %llu\n", k, keep[k].h.g.level, keep[k].h.g.layout, (unsigned long long)keep[k].h.g.chunk, keep[k].h.g.nroles, keep[k].key, l->n, (unsigned long long)l->checks);
 #endif
 		stage2(c, &keep[k], lim, l);
 	}
@@ -1863,6 +1867,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 	 * (seed 5231: a RAID-1 of 5 beside a 16 MiB sample disk, read as a
 	 * RAID-1 of 6 with the disk, its members cut to the disk's size,
 	 * explained nothing) */
+	c->starved = l->checks >= CHECKS_CAP(c);
 	int kept1 = 0;
 	for (uint32_t k = 0; k < lim; k++)
 		kept1 |= keep[k].h.g.level == 1;

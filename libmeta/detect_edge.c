@@ -24,6 +24,7 @@
 #define EDGE_TRIES 8192u     /* edges visited to find them */
 #define EDGE_MARGIN 0.05     /* a side is "clearly more alike" by this much */
 #define EDGE_STEP 7919u      /* visiting order: a prime stride over the edges */
+#define EDGE_QUIT 1024u      /* edges visited without a difference: the readings differ elsewhere */
 
 /* The cosine of the byte histograms of X and Y (N bytes each). */
 static double hist_cos(const uint8_t *x, const uint8_t *y, size_t n)
@@ -67,7 +68,7 @@ int dt_edge_compare(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hy
 		return 0;   /* linear arrays and mirrors have too few edges */
 	uint64_t n = vs / unit - 1, tries = n < EDGE_TRIES ? n : EDGE_TRIES;
 	uint8_t wa[2 * EDGE_PEEK], wb[2 * EDGE_PEEK];
-	for (uint64_t t = 0; t < tries && out->differ < EDGE_SAMPLES; t++) {
+	for (uint64_t t = 0; t < tries && out->differ < EDGE_SAMPLES && (out->differ || t < EDGE_QUIT); t++) {
 		uint64_t e = edge_pick(t, n) * unit;
 		dt_cache_trim(c);
 		if (dt_vread(c, a, e - EDGE_PEEK, wa, sizeof wa) || dt_vread(c, b, e - EDGE_PEEK, wb, sizeof wb) ||

@@ -3477,24 +3477,53 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 #define EDGE_SLOTS 8u    /* readings compared by continuity, the best among them */
 #define EDGE_NEAR 3.0    /* readings this close to the best are compared by continuity */
 
+/* The sign tests between the close readings (edge_tiebreak): Z[w][j]
+ * for readings W and J of the N compared, computed once per pair;
+ * KNOWN marks the computed, SAME those that read alike at every edge
+ * sampled (or are equivalent), FAILED those that cannot be compared. */
+struct edge_table {
+	double z[EDGE_SLOTS][EDGE_SLOTS];
+	uint8_t known[EDGE_SLOTS][EDGE_SLOTS], same[EDGE_SLOTS][EDGE_SLOTS], failed[EDGE_SLOTS][EDGE_SLOTS];
+};
+
+/* Fills T's entries for readings W and J of L (IDX) when not known. */
+static void edge_pair(struct dt_ctx *c, const struct hlist *l, const uint32_t *idx, struct edge_table *t, uint32_t w,
+                      uint32_t j)
+{
+	if (t->known[w][j])
+		return;
+	struct dt_edges e = { 0, 0, 0, 0 };
+	int same = equivalent(&l->h[idx[w]], &l->h[idx[j]]);
+	int ok = same || dt_edge_compare(c, &l->h[idx[w]], &l->h[idx[j]], &e);
+#ifdef DT_DEBUG
+	fprintf(stderr, "EDGE %u vs %u: differ %u wins %u/%u z %.2f\n", idx[w], idx[j], e.differ, e.a_wins, e.b_wins, e.z);
+#endif
+	t->known[w][j] = t->known[j][w] = 1;
+	t->failed[w][j] = t->failed[j][w] = !ok;
+	t->same[w][j] = t->same[j][w] = same || !e.differ;
+	t->z[w][j] = e.z;
+	t->z[j][w] = -e.z;
+}
+
 /* The least lead of L's reading W over each other of the N readings IDX
- * in continuity at chunk edges (dt_edge_compare), stopping below
- * EDGE_Z; readings that read alike at every sampled edge, or are
- * equivalent, are passed over; 0 when one cannot be compared. */
-static double edge_lead(struct dt_ctx *c, const struct hlist *l, const uint32_t *idx, uint32_t n, uint32_t w)
+ * in continuity at chunk edges, stopping below EDGE_Z; equivalent
+ * readings are passed over; 0 when one cannot be compared, or reads
+ * alike at every edge sampled while it maps the volume otherwise (the
+ * edges cannot tell the two apart, whatever they say of the rest). */
+static double edge_lead(struct dt_ctx *c, const struct hlist *l, const uint32_t *idx, uint32_t n, uint32_t w,
+                        struct edge_table *t)
 {
 	double lead = 1e9;
 	for (uint32_t j = 0; j < n && lead >= EDGE_Z; j++) {
-		struct dt_edges e;
-		if (j == w || equivalent(&l->h[idx[w]], &l->h[idx[j]]))
+		if (j == w)
 			continue;
-		if (!dt_edge_compare(c, &l->h[idx[w]], &l->h[idx[j]], &e))
+		if (equivalent(&l->h[idx[w]], &l->h[idx[j]]))
+			continue;
+		edge_pair(c, l, idx, t, w, j);
+		if (t->failed[w][j] || t->same[w][j])
 			return 0;
-#ifdef DT_DEBUG
-		fprintf(stderr, "EDGE %u vs %u: differ %u wins %u/%u z %.2f\n", idx[w], idx[j], e.differ, e.a_wins, e.b_wins, e.z);
-#endif
-		if (e.differ && e.z < lead)
-			lead = e.z;
+		if (t->z[w][j] < lead)
+			lead = t->z[w][j];
 	}
 	return lead < 1e9 ? lead : 0;
 }
@@ -3521,16 +3550,18 @@ static void edge_tiebreak(struct dt_ctx *c, struct hlist *l)
 			return;   /* too many close readings to compare them all */
 		idx[n++] = k;
 	}
-	for (uint32_t w = 0; w < n && n > 1; w++) {
-		double lead = edge_lead(c, l, idx, n, w);
+	struct edge_table *t = n > 1 ? calloc(1, sizeof *t) : NULL;
+	for (uint32_t w = 0; t && w < n; w++) {
+		double lead = edge_lead(c, l, idx, n, w, t);
 		if (lead < EDGE_Z)
 			continue;
 		double gain = lead < EDGE_GAIN_MAX ? lead : EDGE_GAIN_MAX;
 		l->h[idx[w]].score = l->h[0].score + gain;
 		l->h[idx[w]].edge_gain = gain;
 		qsort(l->h, l->n, sizeof *l->h, hyp_cmp);
-		return;
+		break;
 	}
+	free(t);
 }
 
 #define SWAP_PASSES 3    /* rounds of swapping two roles' images */

@@ -58,21 +58,28 @@ static void write_array(struct rk_geom *g, int random_only)
 	free(v);
 }
 
+/* C opened over the array write_array makes (RANDOM_ONLY as there), *T
+ * its true reading and *S that reading with roles 1 and 2 swapped. */
+static void open_swapped(struct dt_ctx *c, struct dt_hyp *t, struct dt_hyp *s, int random_only)
+{
+	struct rk_geom g;
+	write_array(&g, random_only);
+	memset(c, 0, sizeof *c);
+	RK_REQUIRE(!dt_open(c, rk_test_members(), NM));
+	dt_test_hyp_roles(t, &g, NM);
+	*s = *t;
+	s->role_img[1] = 2;
+	s->role_img[2] = 1;
+}
+
 /* The true order beats a reading with roles 1 and 2 swapped by the
  * search's threshold, seen from either side; a reading against itself
  * differs nowhere. */
 START_TEST(t_edge_true_order)
 {
-	struct rk_geom g;
-	write_array(&g, 0);
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
 	struct dt_hyp t, s;
-	dt_test_hyp_roles(&t, &g, NM);
-	s = t;
-	s.role_img[1] = 2;
-	s.role_img[2] = 1;
+	open_swapped(&c, &t, &s, 0);
 	struct dt_edges e;
 	RK_REQUIRE(dt_edge_compare(&c, &t, &s, &e));
 	RK_REQUIRE_MSG(e.differ >= 64 && e.z >= EDGE_Z, "differ %u, wins %u/%u, z %.2f", e.differ, e.a_wins, e.b_wins, e.z);
@@ -88,16 +95,9 @@ END_TEST
  * cannot be compared edge by edge at all. */
 START_TEST(t_edge_random_null)
 {
-	struct rk_geom g;
-	write_array(&g, 1);
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, rk_test_members(), NM));
 	struct dt_hyp t, s;
-	dt_test_hyp_roles(&t, &g, NM);
-	s = t;
-	s.role_img[1] = 2;
-	s.role_img[2] = 1;
+	open_swapped(&c, &t, &s, 1);
 	struct dt_edges e;
 	RK_REQUIRE(dt_edge_compare(&c, &t, &s, &e));
 	RK_REQUIRE_MSG(e.differ >= 64 && e.z < EDGE_Z && e.z > -EDGE_Z, "differ %u, wins %u/%u, z %.2f", e.differ, e.a_wins,

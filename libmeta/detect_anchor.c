@@ -169,10 +169,33 @@ static int fat_boot(struct dt_fs *fs, const uint8_t *p, uint64_t *backup)
 	return 1;
 }
 
+/* An XFS superblock at P (primary or secondary: they repeat the
+ * geometry): FS learns it, the first plausible one. */
+static void xfs_super(struct dt_fs *fs, const uint8_t *p)
+{
+	uint32_t bs = rk_get_be32(p + 4), agb = rk_get_be32(p + 84), agc = rk_get_be32(p + 88);
+	uint16_t ss = rk_get_be16(p + 102);
+	if (pow2(bs) && bs >= 512 && bs <= 65536 && agb && agc && pow2(ss) && ss >= 512 && !fs->xfs) {
+		fs->xfs = 1;
+		fs->xfs_bs = bs;
+		fs->xfs_agblocks = agb;
+		fs->xfs_agcount = agc;
+		fs->xfs_sect = ss;
+		fs->xfs_dblocks = rk_get_be64(p + 8);
+		dt_part_learnt(fs, DT_FSK_XFS, p);
+	}
+}
+
 /* See detect_int.h. */
 int dt_learn_boot(struct dt_ctx *c, const uint8_t *p)
 {
 	uint64_t bk;
+	if (!memcmp(p, "XFSB", 4)) {
+		if (!c->fs.xfs)
+			xfs_super(&c->fs, p);
+		dt_self_xfs(&c->self, p);
+		return c->fs.xfs;
+	}
 	if (!c->self.fat && fat_boot(&c->fs, p, &bk)) {
 		dt_fat_learn(&c->self, p);
 		return c->self.fat;
@@ -239,19 +262,9 @@ void dt_scan_buf(struct dt_ctx *c, uint32_t i, uint64_t base, const uint8_t *buf
 			add(c, DT_EXFAT_BOOT, i, at, 0);
 		} else if (fat_boot(fs, p, &bk))
 			add(c, DT_FAT_BOOT, i, at, bk);
-		else if (!memcmp(p, "XFSB", 4)) {
-			uint32_t bs = rk_get_be32(p + 4), agb = rk_get_be32(p + 84), agc = rk_get_be32(p + 88);
-			uint16_t ss = rk_get_be16(p + 102);
-			if (pow2(bs) && bs >= 512 && bs <= 65536 && agb && agc && pow2(ss) && ss >= 512 && !fs->xfs) {
-				fs->xfs = 1;
-				fs->xfs_bs = bs;
-				fs->xfs_agblocks = agb;
-				fs->xfs_agcount = agc;
-				fs->xfs_sect = ss;
-				fs->xfs_dblocks = rk_get_be64(p + 8);
-				dt_part_learnt(fs, DT_FSK_XFS, p);
-			}
-		} else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
+		else if (!memcmp(p, "XFSB", 4))
+			xfs_super(fs, p);
+		else if ((!memcmp(p, "XAGF", 4) || !memcmp(p, "XAGI", 4)) && rk_get_be32(p + 4) == 1)
 			add(c, p[3] == 'F' ? DT_XFS_AGF : DT_XFS_AGI, i, at, rk_get_be32(p + 8));
 		else if (dt_mbr_first(p)) {
 			fs->mbr_seen = 1;

@@ -316,6 +316,9 @@ const char *dt_kind_name(const struct dt_anchor *a, char *buf, size_t len);
 /* Looks at the 512-byte sector P at image I's byte AT (LEFT bytes readable
  * from P) for such a block, learning superblocks and adding anchors. */
 void   dt_self_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left);
+/* An XFS v5 superblock at P: S learns what resolving XFS hits needs (the
+ * first plausible one; secondary superblocks repeat the primary's fields). */
+void   dt_self_xfs(struct dt_self *s, const uint8_t *p);
 /* Resolves a hit of detect_self.c's kinds (A->voff, voff2; DT_NONE when the
  * file system it belongs to is not the one learnt). */
 void   dt_self_resolve(const struct dt_ctx *c, struct dt_anchor *a);
@@ -545,9 +548,10 @@ int dt_equivalent(const struct dt_hyp *a, const struct dt_hyp *b);
  * plausible one (S->fat stays 0 otherwise; FAT12's 12-bit entries are
  * not read). */
 int  dt_fs_ext(struct dt_fs *fs, const uint8_t *p);
-/* Learns a FAT16/32 (c->self and c->fs) or NTFS (c->fs) file system's
- * parameters from the boot sector P (512 bytes) where none were learnt,
- * adding no anchor: P was rebuilt, it sits on no image.  1 when learnt. */
+/* Learns a FAT16/32 (c->self and c->fs), NTFS (c->fs) or XFS (c->fs and
+ * c->self) file system's parameters from the boot sector or superblock P
+ * (512 bytes) where none were learnt, adding no anchor: P was rebuilt,
+ * it sits on no image.  1 when learnt. */
 int  dt_learn_boot(struct dt_ctx *c, const uint8_t *p);
 int  dt_fs_ntfs(struct dt_fs *fs, const uint8_t *p);
 void dt_fat_learn(struct dt_self *s, const uint8_t *p);

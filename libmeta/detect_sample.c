@@ -172,28 +172,42 @@ static uint32_t predicted_far(const struct dt_fs *fs, uint64_t *v, uint32_t max)
 	return n;
 }
 
-/* Whether anchors of a FAT (its tables, its directories) or of an NTFS
- * (MFT records) were seen while the boot sector that places them was
- * not. */
+/* Whether anchors of a FAT (its tables, its directories), of an NTFS
+ * (MFT records) or of an XFS (AG headers, v5 inodes and blocks) were seen
+ * while the boot sector or superblock that places them was not. */
 static int boot_unseen(const struct dt_ctx *c)
 {
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		uint8_t kd = c->anc[k].kind;
-		if (((kd == DT_FAT_TAB || kd == DT_FAT_DIR) && !c->self.fat) || (kd == DT_NTFS_MFT && !c->fs.ntfs))
+		if (((kd == DT_FAT_TAB || kd == DT_FAT_DIR) && !c->self.fat) || (kd == DT_NTFS_MFT && !c->fs.ntfs) ||
+		    ((kd == DT_XFS_AGF || kd == DT_XFS_AGI || kd == DT_XFS_INO || kd == DT_XFS_BLK) && !c->fs.xfs))
 			return 1;
 	}
 	return 0;
+}
+
+/* Whether the 512 bytes A XOR (B & M) start as a boot sector (its
+ * signature and jump) or an XFS superblock ("XFSB"). */
+static int rebuilt_head(const uint8_t *a, const uint8_t *b, uint8_t m)
+{
+	if ((a[0] ^ (b[0] & m)) == 'X' && (a[1] ^ (b[1] & m)) == 'F' && (a[2] ^ (b[2] & m)) == 'S' &&
+	    (a[3] ^ (b[3] & m)) == 'B')
+		return 1;
+	return (a[510] ^ (b[510] & m)) == 0x55 && (a[511] ^ (b[511] & m)) == 0xAA &&
+	       ((a[0] ^ (b[0] & m)) == 0xEB || (a[0] ^ (b[0] & m)) == 0xE9);
 }
 
 /* A boot sector on a missing member, rebuilt: members of a RAID-5 (or
  * RAID-6 without Q) that share one start XOR to the missing one's bytes
  * at every image offset.  Over the first 4 MiB, the XOR of every image,
  * and of every image but one (an unrelated one among them), is read for
- * a FAT or NTFS boot sector whose parameters the scan lacks
- * (dt_learn_boot): the file system's anchors need them (seed 2401: a
- * RAID-5 of 8 whose missing member held the FAT32 boot sector and its
- * backup; 600 FAT-table anchors placed nothing).  Parameters only: a
- * wrong XOR teaches wrong ones, which anchors then fail to fit. */
+ * a FAT or NTFS boot sector, or an XFS superblock, whose parameters the
+ * scan lacks (dt_learn_boot): the file system's anchors need them (seed
+ * 2401: a RAID-5 of 8 whose missing member held the FAT32 boot sector
+ * and its backup; 600 FAT-table anchors placed nothing; seed 5675: a
+ * RAID-5 of 5 whose missing member held the only XFS superblock of a
+ * one-AG file system).  Parameters only: a wrong XOR teaches wrong ones,
+ * which anchors then fail to fit. */
 static void learn_rebuilt(struct dt_ctx *c, uint8_t *buf, size_t bufsz)
 {
 	if (c->nimg < 2 || c->nimg > 16 || bufsz < (size_t)(c->nimg + 1) * DT_BLK || !boot_unseen(c))
@@ -212,8 +226,7 @@ static void learn_rebuilt(struct dt_ctx *c, uint8_t *buf, size_t bufsz)
 			for (uint32_t q = 0; q < DT_BLK; q += 512) {
 				const uint8_t *a = all + q, *b = buf + (size_t)j * DT_BLK + q;
 				uint8_t m = j < c->nimg ? 0xFF : 0;   /* every image: B left out of the XOR */
-				if ((a[510] ^ (b[510] & m)) != 0x55 || (a[511] ^ (b[511] & m)) != 0xAA ||
-				    ((a[0] ^ (b[0] & m)) != 0xEB && (a[0] ^ (b[0] & m)) != 0xE9))
+				if (!rebuilt_head(a, b, m))
 					continue;   /* no boot sector's signature: not rebuilt in full */
 				for (uint32_t k = 0; k < 512; k++)
 					x[k] = a[k] ^ (b[k] & m);

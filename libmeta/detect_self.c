@@ -32,9 +32,8 @@ static void add(struct dt_ctx *c, uint8_t kind, uint32_t i, uint64_t ioff, uint6
 		c->self.nper[i][k]++;
 }
 
-/* An XFS v5 superblock at P: learns what resolving hits needs (the first
- * plausible one; secondary superblocks repeat the primary's fields). */
-static void xfs_learn(struct dt_self *s, const uint8_t *p)
+/* See detect_int.h. */
+void dt_self_xfs(struct dt_self *s, const uint8_t *p)
 {
 	uint32_t bs = rk_get_be32(p + 4), agb = rk_get_be32(p + 84), agc = rk_get_be32(p + 88);
 	uint32_t isz = rk_get_be16(p + 104), inopb = rk_get_be16(p + 106);
@@ -156,7 +155,7 @@ static void fat_hit(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p)
 void dt_self_scan(struct dt_ctx *c, uint32_t i, uint64_t at, const uint8_t *p, size_t left)
 {
 	if (!memcmp(p, "XFSB", 4))
-		xfs_learn(&c->self, p);
+		dt_self_xfs(&c->self, p);
 	else if (p[510] == 0x55 && p[511] == 0xAA)
 		dt_fat_learn(&c->self, p);
 	xfs_hit(c, i, at, p, left);

@@ -57,6 +57,15 @@ static uint32_t resolved(const struct dt_ctx *c, int kind)
 	return n;
 }
 
+/* The anchors of KIND found, resolved or not, in C. */
+static uint32_t found(const struct dt_ctx *c, int kind)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < c->nanc; k++)
+		n += c->anc[k].kind == kind;
+	return n;
+}
+
 START_TEST(t_rebuilt_boot)
 {
 	uint8_t *v = make_volume();
@@ -87,5 +96,63 @@ START_TEST(t_rebuilt_boot)
 }
 END_TEST
 
+#define XFS_BS 4096u
+#define XFS_AGB 80u    /* AGs of 320 KiB, five chunks: ten in the volume, their AGFs on every member */
+#define XFS_AGS ((VOL / XFS_BS + XFS_AGB - 1) / XFS_AGB)
+
+/* An XFS v5 volume of VOL bytes reduced to what the scan reads: the
+ * primary superblock at 0 (no secondary ones) and each AG's AGF in its
+ * second sector, random bytes from its first AG's second block on (so
+ * parity copies no header: the rows hold other data). */
+static uint8_t *make_xfs(void)
+{
+	uint8_t *v = rk_test_random_bytes(VOL, 11);
+	memset(v, 0, XFS_BS);
+	for (uint32_t ag = 1; ag < XFS_AGS; ag++)
+		memset(v + (uint64_t)ag * XFS_AGB * XFS_BS, 0, 1024);   /* no secondary superblock */
+	memcpy(v, "XFSB", 4);
+	rk_put_be32(v + 4, XFS_BS);
+	rk_put_be64(v + 8, VOL / XFS_BS);
+	rk_put_be32(v + 84, XFS_AGB);
+	rk_put_be32(v + 88, XFS_AGS);
+	rk_put_be16(v + 100, 0xB4A5);   /* version 5 */
+	rk_put_be16(v + 102, 512);      /* sector */
+	rk_put_be16(v + 104, 512);      /* inode size */
+	rk_put_be16(v + 106, XFS_BS / 512);
+	v[123] = 3;                     /* log2 inodes per block */
+	v[124] = 7;                     /* log2 AG blocks, rounded up */
+	for (uint32_t ag = 0; ag < XFS_AGS; ag++) {
+		uint8_t *agf = v + (uint64_t)ag * XFS_AGB * XFS_BS + 512;
+		memcpy(agf, "XAGF", 4);
+		rk_put_be32(agf + 4, 1);
+		rk_put_be32(agf + 8, ag);
+	}
+	return v;
+}
+
+/* The XFS superblock on the gone member is rebuilt from the others'
+ * XOR: the scan learns the geometry and the AGF anchors resolve. */
+START_TEST(t_rebuilt_xfs)
+{
+	uint8_t *v = make_xfs();
+	uint32_t first = write_members(v);
+	free(v);
+	char *paths[NM];
+	uint32_t n = 0;
+	for (uint32_t r = 0; r < NM; r++)
+		if (r != first)
+			paths[n++] = rk_test_members()[r];
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, n));
+	RK_REQUIRE(!dt_scan_all(&c));
+	RK_REQUIRE_MSG(c.fs.xfs && c.fs.xfs_agblocks == XFS_AGB && c.fs.xfs_bs == XFS_BS, "xfs %d agblocks %u, %u AGF anchors",
+	               c.fs.xfs, c.fs.xfs_agblocks, found(&c, DT_XFS_AGF));
+	RK_REQUIRE(c.self.xfs && c.self.xfs_agblocks == XFS_AGB);
+	RK_REQUIRE_MSG(resolved(&c, DT_XFS_AGF) >= 6, "%u AGF anchors resolved", resolved(&c, DT_XFS_AGF));
+	dt_close(&c);
+}
+END_TEST
+
 RK_TEST_SUITE("detect_rebuilt", { "rebuilt", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rebuilt_boot)) })
+	  RK_TESTS(RK_TEST(t_rebuilt_boot), RK_TEST(t_rebuilt_xfs)) })

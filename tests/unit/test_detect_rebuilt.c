@@ -66,9 +66,10 @@ static uint32_t found(const struct dt_ctx *c, int kind)
 	return n;
 }
 
-START_TEST(t_rebuilt_boot)
+/* Writes the RAID-5 of V (freed), opens C over every member but the one
+ * holding the first chunk and scans them; returns that member's role. */
+static uint32_t scan_gone_first(uint8_t *v, struct dt_ctx *c)
 {
-	uint8_t *v = make_volume();
 	uint32_t first = write_members(v);
 	free(v);
 	char *paths[NM];
@@ -76,10 +77,16 @@ START_TEST(t_rebuilt_boot)
 	for (uint32_t r = 0; r < NM; r++)
 		if (r != first)
 			paths[n++] = rk_test_members()[r];
+	memset(c, 0, sizeof *c);
+	RK_REQUIRE(!dt_open(c, paths, n));
+	RK_REQUIRE(!dt_scan_all(c));
+	return first;
+}
+
+START_TEST(t_rebuilt_boot)
+{
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, paths, n));
-	RK_REQUIRE(!dt_scan_all(&c));
+	uint32_t first = scan_gone_first(make_volume(), &c);
 	RK_REQUIRE_MSG(c.self.fat && c.self.fat_res == RES && c.self.fat_sz == FATSECS, "fat %d res %u", c.self.fat,
 	               c.self.fat_res);
 	RK_REQUIRE_MSG(resolved(&c, DT_FAT_TAB) >= 8, "%u table anchors resolved", resolved(&c, DT_FAT_TAB));
@@ -134,18 +141,8 @@ static uint8_t *make_xfs(void)
  * XOR: the scan learns the geometry and the AGF anchors resolve. */
 START_TEST(t_rebuilt_xfs)
 {
-	uint8_t *v = make_xfs();
-	uint32_t first = write_members(v);
-	free(v);
-	char *paths[NM];
-	uint32_t n = 0;
-	for (uint32_t r = 0; r < NM; r++)
-		if (r != first)
-			paths[n++] = rk_test_members()[r];
 	struct dt_ctx c;
-	memset(&c, 0, sizeof c);
-	RK_REQUIRE(!dt_open(&c, paths, n));
-	RK_REQUIRE(!dt_scan_all(&c));
+	scan_gone_first(make_xfs(), &c);
 	RK_REQUIRE_MSG(c.fs.xfs && c.fs.xfs_agblocks == XFS_AGB && c.fs.xfs_bs == XFS_BS, "xfs %d agblocks %u, %u AGF anchors",
 	               c.fs.xfs, c.fs.xfs_agblocks, found(&c, DT_XFS_AGF));
 	RK_REQUIRE(c.self.xfs && c.self.xfs_agblocks == XFS_AGB);

@@ -21,6 +21,20 @@ static rk_err result_new(uint32_t n, struct rk_detect_result **r)
 	return RK_OK;
 }
 
+/* dt_search into R, and once more when the file systems' partitions,
+ * read through the best answer, moved anchors (C->redo). */
+static rk_err search(struct dt_ctx *c, struct rk_detect_result *r)
+{
+	c->redo = 0;
+	rk_err e = dt_search(c, r);
+	if (!e && c->redo) {
+		c->redo = 0;
+		dt_resolve(c);
+		e = dt_search(c, r);
+	}
+	return e;
+}
+
 /* One detection over PATHS (N) into *OUT (see rk_detect_run); *LONE: an
  * image to search again without when nothing was found (the one image of
  * a best answer held back for the anchors the others hold, or a plain
@@ -50,12 +64,7 @@ static rk_err detect_once(char *const *paths, uint32_t n, const struct rk_detect
 	if (!e)
 		dt_rows_collect(&c);
 	if (!e)
-		e = dt_search(&c, r);
-	if (!e && c.redo) {   /* the file systems' partitions, read through the best answer, moved anchors */
-		c.redo = 0;
-		dt_resolve(&c);
-		e = dt_search(&c, r);
-	}
+		e = search(&c, r);
 	if (!e && !r->found && c.starved) {
 		/* nothing named, and stage 2 ran out of checks before its last
 		 * geometries: once more with twice the budget, whose answer
@@ -64,15 +73,9 @@ static rk_err detect_once(char *const *paths, uint32_t n, const struct rk_detect
 		 * checks) */
 		rk_detect_free(r);
 		c.boost = 1;
-		c.redo = 0;
 		e = result_new(n, &r);
 		if (!e)
-			e = dt_search(&c, r);
-		if (!e && c.redo) {
-			c.redo = 0;
-			dt_resolve(&c);
-			e = dt_search(&c, r);
-		}
+			e = search(&c, r);
 	}
 	for (uint32_t i = 0; i < c.nimg; i++) {
 		read[i] = c.img[i].nread;

@@ -3477,30 +3477,28 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 #define EDGE_SLOTS 8u    /* readings compared by continuity, the best among them */
 #define EDGE_NEAR 3.0    /* readings this close to the best are compared by continuity */
 
-/* The sign tests between the close readings (edge_tiebreak): Z[w][j]
- * for readings W and J of the N compared, computed once per pair;
- * KNOWN marks the computed, SAME those that read alike at every edge
- * sampled (or are equivalent), FAILED those that cannot be compared. */
+/* The sign tests between the close readings (edge_tiebreak), computed
+ * once per pair: Z[w][j] for readings W and J of the N compared, and
+ * STATE[w][j] 0 not yet, EDGE_OK, or EDGE_NONE when the pair cannot be
+ * compared or reads alike at every edge sampled. */
+enum { EDGE_OK = 1, EDGE_NONE };
 struct edge_table {
 	double z[EDGE_SLOTS][EDGE_SLOTS];
-	uint8_t known[EDGE_SLOTS][EDGE_SLOTS], same[EDGE_SLOTS][EDGE_SLOTS], failed[EDGE_SLOTS][EDGE_SLOTS];
+	uint8_t state[EDGE_SLOTS][EDGE_SLOTS];
 };
 
 /* Fills T's entries for readings W and J of L (IDX) when not known. */
 static void edge_pair(struct dt_ctx *c, const struct hlist *l, const uint32_t *idx, struct edge_table *t, uint32_t w,
                       uint32_t j)
 {
-	if (t->known[w][j])
+	if (t->state[w][j])
 		return;
-	struct dt_edges e = { 0, 0, 0, 0 };
-	int same = equivalent(&l->h[idx[w]], &l->h[idx[j]]);
-	int ok = same || dt_edge_compare(c, &l->h[idx[w]], &l->h[idx[j]], &e);
+	struct dt_edges e;
+	int ok = dt_edge_compare(c, &l->h[idx[w]], &l->h[idx[j]], &e) && e.differ;
 #ifdef DT_DEBUG
 	fprintf(stderr, "EDGE %u vs %u: differ %u wins %u/%u z %.2f\n", idx[w], idx[j], e.differ, e.a_wins, e.b_wins, e.z);
 #endif
-	t->known[w][j] = t->known[j][w] = 1;
-	t->failed[w][j] = t->failed[j][w] = !ok;
-	t->same[w][j] = t->same[j][w] = same || !e.differ;
+	t->state[w][j] = t->state[j][w] = ok ? EDGE_OK : EDGE_NONE;
 	t->z[w][j] = e.z;
 	t->z[j][w] = -e.z;
 }
@@ -3520,7 +3518,7 @@ static double edge_lead(struct dt_ctx *c, const struct hlist *l, const uint32_t 
 		if (equivalent(&l->h[idx[w]], &l->h[idx[j]]))
 			continue;
 		edge_pair(c, l, idx, t, w, j);
-		if (t->failed[w][j] || t->same[w][j])
+		if (t->state[w][j] == EDGE_NONE)
 			return 0;
 		if (t->z[w][j] < lead)
 			lead = t->z[w][j];

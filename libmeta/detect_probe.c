@@ -80,19 +80,57 @@ static int inode_ok(const uint8_t *in, size_t sz, const struct icsum *k, uint32_
 	return !k->on || inode_csum_ok(k, in, sz, ino);
 }
 
-/* Directory DIR_INO's first block (extent-mapped, depth 0) must start with
- * "." naming DIR_INO. */
-static void probe_dir(struct pr *p, const uint8_t *in, uint32_t ino, uint32_t bs)
+#define DIR_BLOCKS 8u   /* blocks checked per directory, its first included */
+
+/* Whether the linear directory block D (BS bytes) is one: its entries'
+ * record lengths (at least 12, multiples of 4, each name inside its
+ * record) chain to its end exactly, and with metadata_csum (CK) the last
+ * 12 bytes are the checksum tail -- zeros, a block of file data or of
+ * another place fail. */
+static int dir_block_ok(const uint8_t *d, uint32_t bs, const struct icsum *ck)
 {
-	if ((rk_get_le16(in) >> 12) != 4 || !(rk_get_le32(in + 0x20) & 0x80000) || rk_get_le16(in + 0x28) != 0xF30A ||
-	    rk_get_le16(in + 0x2E) != 0 || rk_get_le16(in + 0x2A) == 0)
+	uint32_t end = bs;
+	if (ck->on) {
+		const uint8_t *t = d + bs - 12;
+		if (rk_get_le32(t) || rk_get_le16(t + 4) != 12 || t[6] || t[7] != 0xDE)
+			return 0;
+		end = bs - 12;
+	}
+	uint32_t at = 0;
+	while (at < end) {
+		uint32_t rl = rk_get_le16(d + at + 4);
+		if (rl < 12 || rl % 4 || rl > end - at || 8u + d[at + 6] > rl)
+			return 0;
+		at += rl;
+	}
+	return 1;
+}
+
+/* Directory DIR_INO (inode IN, extent-mapped, depth 0): its first block
+ * must start with "." naming DIR_INO, and its next blocks (up to
+ * DIR_BLOCKS, where its size reaches) must be directory blocks (seed
+ * 3685: lost+found's third block, on a member otherwise all zeros, was
+ * what told it from an empty one).  An htree directory's later blocks
+ * are index nodes: only its first is checked.  BUF: BS bytes. */
+static void probe_dir(struct pr *p, const uint8_t *in, uint32_t ino, uint32_t bs, const struct icsum *ck,
+                      uint8_t *buf)
+{
+	if ((rk_get_le16(in) >> 12) != 4)
 		return;
-	const uint8_t *e = in + 0x28 + 12;
-	uint64_t blk = (uint64_t)rk_get_le16(e + 6) << 32 | rk_get_le32(e + 8);
+	uint64_t blk = dt_ext_extent_block(in, 0);
 	uint8_t d[16];
-	if (blk > UINT64_MAX / bs || vr(p, blk * bs, d, sizeof d))
+	if (blk == DT_NONE || blk > UINT64_MAX / bs || vr(p, blk * bs, d, sizeof d))
 		return;
 	tally(p, rk_get_le32(d) == ino && rk_get_le16(d + 4) >= 12 && d[6] == 1 && d[8] == '.');
+	uint64_t size = rk_get_le32(in + 4) | (uint64_t)rk_get_le32(in + 0x6C) << 32;
+	if (!buf || (rk_get_le32(in + 0x20) & 0x1000u))
+		return;   /* a quick look, or EXT4_INDEX_FL */
+	for (uint64_t l = 1; l < DIR_BLOCKS && l < size / bs; l++) {
+		blk = dt_ext_extent_block(in, l);
+		if (blk == DT_NONE || blk > UINT64_MAX / bs || vr(p, blk * bs, buf, bs))
+			continue;
+		tally(p, dir_block_ok(buf, bs, ck));
+	}
 }
 
 /* See detect_int.h. */
@@ -275,7 +313,7 @@ static void probe_ext(struct pr *p, const uint8_t *sb)
 				badi += r == -1;
 				bad0 += r == -2;
 				if (r > 0)
-					probe_dir(p, blk + k * isz, ino, bs);
+					probe_dir(p, blk + k * isz, ino, bs, &ck, tail);
 				if (r > 0 && tail && tails < TAIL_MAX) {
 					uint32_t before = p->h->probe_ok + p->h->probe_bad;
 					probe_tail(p, blk + k * isz, bs, tail);

@@ -447,6 +447,39 @@ START_TEST(t_ext_inode_probe)
 }
 END_TEST
 
+/* A directory's blocks past its first are checked too (linear blocks
+ * whose records chain to the end, under the checksum tail): lost+found
+ * holds four, the last three empty; with its third zeroed (what a
+ * reading that puts a member of zeros there shows: seed 3685) one
+ * prediction fewer holds and one fails. */
+START_TEST(t_ext_dir_blocks)
+{
+	if (!make_ext4()) {
+		printf("SKIP: mkfs.ext4 not installed\n");
+		return;
+	}
+	const char *vol = rk_test_path("vol"), *gone = rk_test_path("gone");
+	uint32_t ok, bad, ok2, bad2;
+	probe_image(vol, &ok, &bad);
+	RK_REQUIRE_MSG(bad == 0, "probes on the true volume: %u ok, %u failed", ok, bad);
+	size_t len;
+	uint8_t *v = rk_test_slurp(vol, &len);
+	RK_REQUIRE(v && len == VOL);
+	uint64_t it = (uint64_t)rk_get_le32(v + 4096 + 8) * 4096;
+	RK_REQUIRE(it && it + 11 * 256 <= len);
+	const uint8_t *lf = v + it + 10 * 256;   /* inode 11: lost+found, one extent */
+	RK_REQUIRE((rk_get_le16(lf) >> 12) == 4 && rk_get_le16(lf + 0x28) == 0xF30A && rk_get_le32(lf + 4) == 4 * 4096);
+	RK_REQUIRE_MSG(rk_get_le16(lf + 0x28 + 12 + 4) >= 4, "lost+found's extent is not its four blocks");
+	uint64_t third = (uint64_t)rk_get_le32(lf + 0x28 + 12 + 8) + 2;
+	RK_REQUIRE((third + 1) * 4096 <= len && rk_get_le16(v + third * 4096 + 4) == 4096 - 12);
+	memset(v + third * 4096, 0, 4096);
+	rk_test_spit(gone, v, len);
+	free(v);
+	probe_image(gone, &ok2, &bad2);
+	RK_REQUIRE_MSG(ok2 + 1 == ok && bad2 == 1, "with lost+found's third block zeroed: %u/%u ok, %u failed", ok2, ok, bad2);
+}
+END_TEST
+
 enum { R5N = 4, R5CH = 65536 };   /* t_ext_rebuilt's RAID-5: members, chunk */
 
 /* Opens and scans the N images PATHS into C. */
@@ -527,5 +560,5 @@ START_TEST(t_ext_rebuilt)
 END_TEST
 
 RK_TEST_SUITE("detect_ext", { "ext", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST_LOOP(t_ext_inodes, 0, 2), RK_TEST(t_ext_gdt_elsewhere), RK_TEST(t_ext_gdt_gone), RK_TEST(t_ext_gdt_spoilt), RK_TEST(t_ext_inode_probe), RK_TEST(t_ext_journal_copies),
+	  RK_TESTS(RK_TEST_LOOP(t_ext_inodes, 0, 2), RK_TEST(t_ext_gdt_elsewhere), RK_TEST(t_ext_gdt_gone), RK_TEST(t_ext_gdt_spoilt), RK_TEST(t_ext_inode_probe), RK_TEST(t_ext_dir_blocks), RK_TEST(t_ext_journal_copies),
 	           RK_TEST(t_ext_rebuilt)) })

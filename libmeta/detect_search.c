@@ -3427,6 +3427,14 @@ static int rival_fits(const struct hlist *l, uint32_t nc, uint32_t win, const ui
 
 #define TIE_SLOTS 8u   /* readings compared by the map, equivalents of the best not counted */
 
+/* Whether A and B export the very same bytes (dt_same_export, within
+ * SAME_MAX read). */
+static int same_bytes(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b)
+{
+	uint64_t budget = SAME_MAX;
+	return dt_same_export(c, a, b, SAME_MAX, UINT64_MAX, &budget);
+}
+
 static void tiebreak(struct dt_ctx *c, struct hlist *l)
 {
 	for (int round = 0; round < 2 && l->n > 1; round++) {
@@ -3439,8 +3447,9 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 			double f0, fk;
 			if (!same_placements(&l->h[0], &l->h[k]) ||
 			    equivalent(&l->h[0], &l->h[k]) ||
-			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk))
-				continue;
+			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk) ||
+			    (fk == f0 && same_bytes(c, &l->h[0], &l->h[k])))
+				continue;   /* the same export: no rival to lead (seed 3685: two members of zeros swapped) */
 			idx[nc] = k;
 			fit[nc] = fk - f0;
 #ifdef DT_DEBUG

@@ -200,6 +200,18 @@ static int same_zeros(const uint8_t *a, const uint8_t *b, uint32_t n)
 	return 1;
 }
 
+/* Whether H rebuilds the volume sector at V with PB's bytes [AT, AT+LEN):
+ * a RAID-6 that lost both the copied block's role and another data role
+ * of its row reads both from P and Q, and so proves the copy -- P alone
+ * could not (seed 3437: a RAID-6 of 4 that kept only P and Q, whose 76
+ * anchors on P counted for readings of P as data only). */
+static int rebuilt_copy(struct dt_ctx *c, const struct dt_hyp *h, uint64_t v, const uint8_t *pb, uint32_t at,
+                        uint32_t len)
+{
+	uint8_t s[512];
+	return h->g.nparity == 2 && !dt_vread(c, h, v, s, sizeof s) && !memcmp(s + at, pb + at, len);
+}
+
 /* See detect_int.h. */
 int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anchor *a, uint64_t m, int q)
 {
@@ -226,17 +238,19 @@ int dt_parity_copy(struct dt_ctx *c, const struct dt_hyp *h, const struct dt_anc
 		 * zero: the present ones are read; a missing one is then zero by
 		 * P itself when the copied block is present and equal, and
 		 * unproven when the copied block is missing too */
+		int unproven = 0;
 		for (uint32_t d = 0; d < g->ndata && ok; d++) {
 			uint32_t r = vol_role[d];
 			if (h->role_img[r] < 0) {
 				ok = r == loc.role || own;
+				unproven |= !ok;
 				continue;
 			}
 			const uint8_t *b = sector_at(c, (uint32_t)h->role_img[r], h->off[r] + m);
 			ok = b && (r != loc.role ? rk_buf_is_zero(b + at, len) :
 			           scaled ? same_zeros(b + at, pb + at, len) : !memcmp(b + at, pb + at, len));
 		}
-		if (ok)
+		if (ok || (unproven && pb && !scaled && rebuilt_copy(c, h, vv[t] - a->ioff % 512, pb, at, len)))
 			return 1;
 	}
 	return 0;

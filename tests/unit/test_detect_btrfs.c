@@ -7,7 +7,9 @@
  * fails teaches nothing; the probe walks the trees through a hypothesis
  * that reads the image as the volume (every block holds) and finds
  * nothing through one off by a sector.  Where mkfs.btrfs is installed, a
- * real file system: every tree block found resolves to its own place. */
+ * real file system: every tree block found resolves to its own place, the
+ * probe checks files' data sectors against the checksum tree, and one
+ * sector altered fails. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,7 +225,6 @@ START_TEST(t_mkfs)
 		snprintf(cmd, sizeof cmd, "root/f%d", k);
 		rk_test_spit(rk_test_path(cmd), f, 20000 - 1000 * k);
 	}
-	free(f);
 	snprintf(cmd, sizeof cmd, "mkfs.btrfs -q -f --rootdir '%s' '%s' >/dev/null 2>&1", rk_test_path("root"), img);
 	if (system(cmd) != 0) {
 		printf("SKIP: mkfs.btrfs failed\n");
@@ -248,6 +249,25 @@ START_TEST(t_mkfs)
 	dt_test_hyp_linear(&h, 0, c.img[0].size);
 	dt_btrfs_probe(&c, &h, 0, 0);
 	RK_REQUIRE_MSG(h.probe_ok >= 8 && h.probe_bad == 0, "ok %u bad %u", h.probe_ok, h.probe_bad);
+	dt_close(&c);
+	/* the files' data against the checksum tree: the first file's first
+	 * sector (the lowest copy of their common first bytes) altered fails */
+	size_t len;
+	uint8_t *v = rk_test_slurp(img, &len);
+	RK_REQUIRE(v);
+	uint8_t *at = memmem(v + (1u << 20), len - (1u << 20), f, 4096);
+	RK_REQUIRE_MSG(at, "no file's data found in the image");
+	at[100] ^= 0x40;
+	rk_test_spit(img, v, len);
+	free(v);
+	free(f);
+	uint32_t ok = h.probe_ok;
+	RK_REQUIRE(dt_open(&c, p, 1) == RK_OK);
+	RK_REQUIRE(dt_scan_all(&c) == RK_OK);
+	dt_test_hyp_linear(&h, 0, c.img[0].size);
+	dt_btrfs_probe(&c, &h, 0, 0);
+	RK_REQUIRE_MSG(h.probe_ok + 1 == ok && h.probe_bad == 1, "with a data sector altered: ok %u (was %u), bad %u",
+	               h.probe_ok, ok, h.probe_bad);
 	dt_close(&c);
 	free(p[0]);
 }

@@ -54,7 +54,8 @@ static int dbg_geo(const struct rk_geom *g)
 struct vote { uint32_t img, role; uint64_t off; uint32_t n, tails; };   /* tails: of N, file tails' */
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
-struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
+struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF];
+                uint32_t n[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
                 uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8]; };
 /* votes per image; mask: the roles its anchors allow (0: any), nmask: how
  * many anchors say so */
@@ -501,6 +502,7 @@ static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 			if (pr[q] < 0) {
 				pr[q] = (int32_t)vs[k].role;
 				pf->off[vs[k].img][q] = vs[k].off;
+				pf->n[vs[k].img][q] = vs[k].n;
 				break;
 			}
 		}
@@ -1066,6 +1068,13 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t mask = pf->mask[u[k]];
 	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
+		/* and a start voted as often, for another role: which of the
+		 * two is its own the votes cannot say (seed 5825: a RAID-6
+		 * member's two anchors voted two starts 2 KiB apart, one each,
+		 * and only the first was tried) */
+		for (uint32_t q = 1; q < NPREF; q++)
+			if (pf->role[u[k]][q] >= 0 && pf->n[u[k]][q] == pf->n[u[k]][0])
+				offs_add(&mine, pf->off[u[k]][q]);
 		/* with one or two images left, the shared starts too, where its
 		 * anchors' roles do not bind: anchors on parity copies, or XORs
 		 * of inodes there, may vote a start that is not its own (seed

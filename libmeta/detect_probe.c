@@ -98,6 +98,8 @@ static int dir_block_ok(const uint8_t *d, uint32_t bs, const struct icsum *ck)
 	}
 	uint32_t at = 0;
 	while (at < end) {
+		if (end - at < 12)
+			return 0;   /* no room for a record's header */
 		uint32_t rl = rk_get_le16(d + at + 4);
 		if (rl < 12 || rl % 4 || rl > end - at || 8u + d[at + 6] > rl)
 			return 0;

@@ -55,7 +55,7 @@ struct vote { uint32_t img, role; uint64_t off; uint32_t n, tails; };   /* tails
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF];
-                uint32_t n[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
+                uint32_t n[DT_MAX_ROLES + 8][NPREF], tails[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
                 uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8]; };
 /* votes per image; mask: the roles its anchors allow (0: any), nmask: how
  * many anchors say so */
@@ -503,6 +503,7 @@ static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 				pr[q] = (int32_t)vs[k].role;
 				pf->off[vs[k].img][q] = vs[k].off;
 				pf->n[vs[k].img][q] = vs[k].n;
+				pf->tails[vs[k].img][q] = vs[k].tails;
 				break;
 			}
 		}
@@ -1068,12 +1069,15 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 	uint32_t mask = pf->mask[u[k]];
 	if (mask && !c->hints.have_offset) {
 		offs_add(&mine, pf->off[u[k]][0]);
-		/* and a start voted as often, for another role: which of the
-		 * two is its own the votes cannot say (seed 5825: a RAID-6
-		 * member's two anchors voted two starts 2 KiB apart, one each,
-		 * and only the first was tried) */
+		/* and a start voted as often, for another role, by more than
+		 * files' tails: which of the two is its own the votes cannot say
+		 * (seed 5825: a RAID-6 member's two anchors voted two starts 2
+		 * KiB apart, one each, and only the first was tried).  Tails
+		 * alone are most often other files' endings: a linear member's
+		 * voted its start, and its neighbour's another, and the branches
+		 * took the budget from the true start, shared (seed 4055) */
 		for (uint32_t q = 1; q < NPREF; q++)
-			if (pf->role[u[k]][q] >= 0 && pf->n[u[k]][q] == pf->n[u[k]][0])
+			if (pf->role[u[k]][q] >= 0 && pf->n[u[k]][q] == pf->n[u[k]][0] && pf->tails[u[k]][q] < pf->n[u[k]][q])
 				offs_add(&mine, pf->off[u[k]][q]);
 		/* with one or two images left, the shared starts too, where its
 		 * anchors' roles do not bind: anchors on parity copies, or XORs
@@ -3560,10 +3564,17 @@ static void edge_tiebreak(struct dt_ctx *c, struct hlist *l)
 	uint32_t idx[EDGE_SLOTS], n = 1;
 	idx[0] = 0;
 	for (uint32_t k = 1; k < l->n && l->h[k].score >= l->h[0].score - EDGE_NEAR; k++) {
-		if (equivalent(&l->h[0], &l->h[k]))
-			continue;
-		if (n == EDGE_SLOTS)
+		uint32_t q = 0;
+		while (q < n && !equivalent(&l->h[idx[q]], &l->h[k]))
+			q++;
+		if (q < n)
+			continue;   /* one compared already reads the volume so */
+		if (n == EDGE_SLOTS) {
+#ifdef DT_DEBUG
+			fprintf(stderr, "EDGESKIP at k %u of %u\n", k, l->n);
+#endif
 			return;   /* too many close readings to compare them all */
+		}
 		idx[n++] = k;
 	}
 	struct edge_table *t = n > 1 ? calloc(1, sizeof *t) : NULL;

@@ -3496,7 +3496,7 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 
 #define EDGE_Z 4.0       /* the sign test's score that breaks a tie by continuity */
 #define EDGE_GAIN_MAX 8.0
-#define EDGE_SLOTS 8u    /* readings compared by continuity, the best among them */
+#define EDGE_SLOTS 32u   /* readings compared by continuity, the best among them */
 #define EDGE_NEAR 3.0    /* readings this close to the best are compared by continuity */
 
 /* The sign tests between the close readings (edge_tiebreak), computed

@@ -496,6 +496,49 @@ START_TEST(t_pscan_raid6_beside)
 }
 END_TEST
 
+/* Rows whose every block is the same say nothing either way (seed 6109:
+ * files of repeated bytes in every data chunk of a row, and their
+ * parity, on all 6 members).  A RAID-5 of 6 whose every fifth stripe
+ * holds one block five times (so its parity is that block too): the scan
+ * still finds the six members' XOR vanishing; with the copies counted,
+ * one such row in ten called the set copies. */
+START_TEST(t_pscan_same_rows)
+{
+	struct rk_geom g;
+	RK_REQUIRE(!rk_geom_init(&g, 5, RK_ALG_LEFT_SYMMETRIC, 64 * 1024, 6, 12u << 20));
+	rk_dev *devs[6];
+	uint64_t offs[6] = { 0 };
+	char *paths[6];
+	char name[16];
+	for (uint32_t r = 0; r < 6; r++) {
+		snprintf(name, sizeof name, "s%u", r);
+		paths[r] = strdup(rk_test_path(name));
+		RK_REQUIRE(paths[r]);
+		RK_REQUIRE(rk_dev_create(&devs[r], paths[r], 12u << 20) == RK_OK);
+	}
+	uint8_t *d = rk_test_random_bytes((size_t)g.volume_size, 61);
+	for (uint64_t s = 0; s < g.nstripes; s += 5)
+		for (uint32_t k = 1; k < g.ndata; k++)
+			memcpy(d + (s * g.ndata + k) * g.chunk, d + s * g.ndata * g.chunk, g.chunk);
+	rk_vol *v;
+	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
+	RK_REQUIRE(rk_vol_write(v, d, (size_t)g.volume_size, 0) == RK_OK);
+	rk_vol_close(v);
+	free(d);
+	for (uint32_t r = 0; r < 6; r++)
+		rk_dev_close(devs[r]);
+	struct dt_ctx c;
+	memset(&c, 0, sizeof c);
+	RK_REQUIRE(!dt_open(&c, paths, 6));
+	dt_pscan(&c);
+	RK_REQUIRE_MSG(c.ps5_mask == 0x3f && c.ps5_lo == 6 && c.ps5_hi == 6, "RAID-5 rows over images %llx, %u..%u members",
+	               (unsigned long long)c.ps5_mask, c.ps5_lo, c.ps5_hi);
+	dt_close(&c);
+	for (uint32_t r = 0; r < 6; r++)
+		free(paths[r]);
+}
+END_TEST
+
 /* Pscans three 12 MiB images, the second a copy of the first and the
  * third THIRD(first byte) for each byte: the RAID-6 images the scan sees. */
 static uint64_t pscan_copy_pair(uint8_t (*third)(uint8_t))
@@ -652,5 +695,5 @@ START_TEST(t_pscan_sparse_head)
 END_TEST
 
 RK_TEST_SUITE("detect_rows", { "rows", 60, rk_test_tmpdir_make, rk_test_tmpdir_remove, 0,
-	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_copies_not_q), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head),
+	  RK_TESTS(RK_TEST(t_rows_spread), RK_TEST(t_mixed_rows), RK_TEST(t_parity_copy), RK_TEST(t_q_copy), RK_TEST(t_parity_copy_inode), RK_TEST(t_gates_left_out), RK_TEST(t_equivalent_rebuilds), RK_TEST(t_placement_fill), RK_TEST(t_pscan_raid6_beside), RK_TEST(t_pscan_copies_not_q), RK_TEST(t_pscan_junk_head), RK_TEST(t_pscan_sparse_head), RK_TEST(t_pscan_same_rows),
 	           RK_TEST(t_gate_refuted)) })

@@ -3440,16 +3440,16 @@ static int rival_fits(const struct hlist *l, uint32_t nc, uint32_t win, const ui
 
 #define TIE_SLOTS 8u   /* readings compared by the map, equivalents of the best not counted */
 
-/* Whether A and B export the very same bytes (dt_same_export, within
- * SAME_MAX read). */
-static int same_bytes(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b)
+/* Whether A and B export the very same bytes (dt_same_export; *BUDGET:
+ * the bytes all such comparisons of one tie-break may still read). */
+static int same_bytes(struct dt_ctx *c, const struct dt_hyp *a, const struct dt_hyp *b, uint64_t *budget)
 {
-	uint64_t budget = SAME_MAX;
-	return dt_same_export(c, a, b, SAME_MAX, UINT64_MAX, &budget);
+	return dt_same_export(c, a, b, SAME_MAX, UINT64_MAX, budget);
 }
 
 static void tiebreak(struct dt_ctx *c, struct hlist *l)
 {
+	uint64_t budget = SAME_MAX;   /* same_bytes's reads, both rounds: as same_set's */
 	for (int round = 0; round < 2 && l->n > 1; round++) {
 		double lead = 1e9, gain = 0, fit[TIE_SLOTS] = { 0 };
 		uint32_t win = 0, nc = 0, idx[TIE_SLOTS];
@@ -3461,7 +3461,7 @@ static void tiebreak(struct dt_ctx *c, struct hlist *l)
 			if (!same_placements(&l->h[0], &l->h[k]) ||
 			    equivalent(&l->h[0], &l->h[k]) ||
 			    !dt_alloc_tiebreak(c, &l->h[0], &l->h[k], &f0, &fk) ||
-			    (fk == f0 && same_bytes(c, &l->h[0], &l->h[k])))
+			    (fk == f0 && same_bytes(c, &l->h[0], &l->h[k], &budget)))
 				continue;   /* the same export: no rival to lead (seed 3685: two members of zeros swapped) */
 			idx[nc] = k;
 			fit[nc] = fk - f0;

@@ -717,20 +717,21 @@ uint64_t dt_ext_extent_block(const uint8_t *in, uint64_t logical)
  * root, whose checksum sits elsewhere) is not taken. */
 static int dir_tail_ok(struct dt_ctx *c, const struct dt_anchor *a, const uint8_t *q, uint32_t ino, uint32_t bs)
 {
-	uint8_t *b = malloc(bs), le[4];
-	if (!b || dt_read(c, a->img, a->ioff, b, bs)) {
-		free(b);
-		return 0;
-	}
-	const uint8_t *t = b + bs - 12;
-	int ok = 0;
-	if (!rk_get_le32(t) && rk_get_le16(t + 4) == 12 && t[6] == 0 && t[7] == 0xDE) {
-		rk_put_le32(le, ino);
-		uint32_t cs = crc_raw(crc_raw(crc_raw(c->ext.seed, le, 4), q + 0x64, 4), b, bs - 12);
-		ok = cs == rk_get_le32(t + 8);
-	}
+	uint8_t *b = malloc(bs);
+	int ok = b && !dt_read(c, a->img, a->ioff, b, bs) && dt_ext_dir_csum_ok(c->ext.seed, ino, q, b, bs);
 	free(b);
 	return ok;
+}
+
+/* See detect_int.h. */
+int dt_ext_dir_csum_ok(uint32_t seed, uint32_t ino, const uint8_t *in, const uint8_t *b, uint32_t bs)
+{
+	const uint8_t *t = b + bs - 12;
+	uint8_t le[4];
+	if (bs < 12 || rk_get_le32(t) || rk_get_le16(t + 4) != 12 || t[6] || t[7] != 0xDE)
+		return 0;
+	rk_put_le32(le, ino);
+	return crc_raw(crc_raw(crc_raw(seed, le, 4), in + 0x64, 4), b, bs - 12) == rk_get_le32(t + 8);
 }
 
 /* See detect_int.h. */

@@ -491,6 +491,10 @@ uint32_t dt_where(const struct dt_hyp *h, uint64_t voff, uint32_t *img, uint64_t
  * at, when its extents sit in the inode (depth 0, no inline data) and a
  * written extent maps it; else DT_NONE. */
 uint64_t dt_ext_extent_block(const uint8_t *in, uint64_t logical);
+/* 1 when directory block B (BS bytes) of directory inode IN, number INO,
+ * ends in the checksum tail metadata_csum gives it, and the crc32c there
+ * (under SEED, over INO, IN's generation and the block) holds. */
+int      dt_ext_dir_csum_ok(uint32_t seed, uint32_t ino, const uint8_t *in, const uint8_t *b, uint32_t bs);
 
 /* detect_probe.c */
 /* Checks the file-system structures H predicts (superblock backups, inode

@@ -82,17 +82,16 @@ static int inode_ok(const uint8_t *in, size_t sz, const struct icsum *k, uint32_
 
 #define DIR_BLOCKS 8u   /* blocks checked per directory, its first included */
 
-/* Whether the linear directory block D (BS bytes) is one: its entries'
- * record lengths (at least 12, multiples of 4, each name inside its
- * record) chain to its end exactly, and with metadata_csum (CK) the last
- * 12 bytes are the checksum tail -- zeros, a block of file data or of
- * another place fail. */
-static int dir_block_ok(const uint8_t *d, uint32_t bs, const struct icsum *ck)
+/* Whether D (BS bytes) is a linear block of directory inode IN, number
+ * INO: its entries' record lengths (at least 12, multiples of 4, each
+ * name inside its record) chain to its end exactly, and with
+ * metadata_csum (CK) its checksum tail holds (dt_ext_dir_csum_ok) --
+ * zeros, a file's data or another place's block fail. */
+static int dir_block_ok(const uint8_t *d, uint32_t bs, const struct icsum *ck, uint32_t ino, const uint8_t *in)
 {
 	uint32_t end = bs;
 	if (ck->on) {
-		const uint8_t *t = d + bs - 12;
-		if (rk_get_le32(t) || rk_get_le16(t + 4) != 12 || t[6] || t[7] != 0xDE)
+		if (!dt_ext_dir_csum_ok(ck->seed, ino, in, d, bs))
 			return 0;
 		end = bs - 12;
 	}
@@ -131,7 +130,7 @@ static void probe_dir(struct pr *p, const uint8_t *in, uint32_t ino, uint32_t bs
 		blk = dt_ext_extent_block(in, l);
 		if (blk == DT_NONE || blk > UINT64_MAX / bs || vr(p, blk * bs, buf, bs))
 			continue;
-		tally(p, dir_block_ok(buf, bs, ck));
+		tally(p, dir_block_ok(buf, bs, ck, ino, in));
 	}
 }
 

@@ -46,17 +46,42 @@ static void write_members(struct rk_geom *g)
 	}
 }
 
-/* Writes random bytes (SEED) over the whole volume of G on the N devices
- * DEVS (data from OFFS) through the engine, and closes the devices. */
-static void fill_volume(const struct rk_geom *g, rk_dev **devs, const uint64_t *offs, uint32_t n, uint64_t seed)
+/* PATHS[0..N): the test folder's files PREFIX0, PREFIX1, ... (allocated:
+ * free_paths). */
+static void name_paths(const char *prefix, uint32_t n, char **paths)
+{
+	char name[16];
+	for (uint32_t r = 0; r < n; r++) {
+		snprintf(name, sizeof name, "%s%u", prefix, r);
+		paths[r] = strdup(rk_test_path(name));
+		RK_REQUIRE(paths[r]);
+	}
+}
+
+static void free_paths(char **paths, uint32_t n)
+{
+	for (uint32_t r = 0; r < n; r++)
+		free(paths[r]);
+}
+
+/* Writes D (LEN bytes) from volume byte 0 of G on the N devices DEVS (data
+ * from OFFS) through the engine, and closes the devices. */
+static void write_volume(const struct rk_geom *g, rk_dev **devs, const uint64_t *offs, uint32_t n, const uint8_t *d,
+                         uint64_t len)
 {
 	rk_vol *v;
 	RK_REQUIRE(rk_vol_open(&v, g, devs, offs) == RK_OK);
-	uint8_t *d = rk_test_random_bytes((size_t)g->volume_size, seed);
-	RK_REQUIRE(rk_vol_write(v, d, (size_t)g->volume_size, 0) == RK_OK);
+	RK_REQUIRE(rk_vol_write(v, d, (size_t)len, 0) == RK_OK);
 	rk_vol_close(v);
 	for (uint32_t r = 0; r < n; r++)
 		rk_dev_close(devs[r]);
+}
+
+/* Writes random bytes (SEED) over the whole volume of G (write_volume). */
+static void fill_volume(const struct rk_geom *g, rk_dev **devs, const uint64_t *offs, uint32_t n, uint64_t seed)
+{
+	uint8_t *d = rk_test_random_bytes((size_t)g->volume_size, seed);
+	write_volume(g, devs, offs, n, d, g->volume_size);
 	free(d);
 }
 
@@ -472,12 +497,7 @@ START_TEST(t_pscan_raid6_beside)
 	rk_dev *devs[5];
 	uint64_t offs[5] = { 0 };
 	char *paths[6];
-	char name[16];
-	for (uint32_t r = 0; r < 6; r++) {
-		snprintf(name, sizeof name, "r%u", r);
-		paths[r] = strdup(rk_test_path(name));
-		RK_REQUIRE(paths[r]);
-	}
+	name_paths("r", 6, paths);
 	for (uint32_t r = 0; r < 5; r++)
 		RK_REQUIRE(rk_dev_create(&devs[r], paths[r], 12u << 20) == RK_OK);
 	fill_volume(&g, devs, offs, 5, 21);
@@ -491,8 +511,7 @@ START_TEST(t_pscan_raid6_beside)
 	RK_REQUIRE_MSG(c.ps6_mask == 0x1f && c.ps6_lo == 5 && c.ps6_hi == 5, "RAID-6 rows over images %llx, %u..%u members",
 	               (unsigned long long)c.ps6_mask, c.ps6_lo, c.ps6_hi);
 	dt_close(&c);
-	for (uint32_t r = 0; r < 6; r++)
-		free(paths[r]);
+	free_paths(paths, 6);
 }
 END_TEST
 
@@ -509,24 +528,15 @@ START_TEST(t_pscan_same_rows)
 	rk_dev *devs[6];
 	uint64_t offs[6] = { 0 };
 	char *paths[6];
-	char name[16];
-	for (uint32_t r = 0; r < 6; r++) {
-		snprintf(name, sizeof name, "s%u", r);
-		paths[r] = strdup(rk_test_path(name));
-		RK_REQUIRE(paths[r]);
+	name_paths("s", 6, paths);
+	for (uint32_t r = 0; r < 6; r++)
 		RK_REQUIRE(rk_dev_create(&devs[r], paths[r], 12u << 20) == RK_OK);
-	}
 	uint8_t *d = rk_test_random_bytes((size_t)g.volume_size, 61);
 	for (uint64_t s = 0; s < g.nstripes; s += 5)
 		for (uint32_t k = 1; k < g.ndata; k++)
 			memcpy(d + (s * g.ndata + k) * g.chunk, d + s * g.ndata * g.chunk, g.chunk);
-	rk_vol *v;
-	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
-	RK_REQUIRE(rk_vol_write(v, d, (size_t)g.volume_size, 0) == RK_OK);
-	rk_vol_close(v);
+	write_volume(&g, devs, offs, 6, d, g.volume_size);
 	free(d);
-	for (uint32_t r = 0; r < 6; r++)
-		rk_dev_close(devs[r]);
 	struct dt_ctx c;
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, paths, 6));
@@ -534,8 +544,7 @@ START_TEST(t_pscan_same_rows)
 	RK_REQUIRE_MSG(c.ps5_mask == 0x3f && c.ps5_lo == 6 && c.ps5_hi == 6, "RAID-5 rows over images %llx, %u..%u members",
 	               (unsigned long long)c.ps5_mask, c.ps5_lo, c.ps5_hi);
 	dt_close(&c);
-	for (uint32_t r = 0; r < 6; r++)
-		free(paths[r]);
+	free_paths(paths, 6);
 }
 END_TEST
 
@@ -545,17 +554,13 @@ static uint64_t pscan_copy_pair(uint8_t (*third)(uint8_t))
 {
 	const size_t n = 12u << 20;
 	char *paths[3];
-	char name[16];
 	uint8_t *x = rk_test_random_bytes(n, 31), *y = malloc(n);
 	RK_REQUIRE(x && y);
 	for (size_t k = 0; k < n; k++)
 		y[k] = third(x[k]);
-	for (uint32_t r = 0; r < 3; r++) {
-		snprintf(name, sizeof name, "cp%u", r);
-		paths[r] = strdup(rk_test_path(name));
-		RK_REQUIRE(paths[r]);
+	name_paths("cp", 3, paths);
+	for (uint32_t r = 0; r < 3; r++)
 		rk_test_spit(paths[r], r < 2 ? x : y, n);
-	}
 	free(x);
 	free(y);
 	struct dt_ctx c;
@@ -564,8 +569,7 @@ static uint64_t pscan_copy_pair(uint8_t (*third)(uint8_t))
 	dt_pscan(&c);
 	uint64_t m = c.ps6_mask;
 	dt_close(&c);
-	for (uint32_t r = 0; r < 3; r++)
-		free(paths[r]);
+	free_paths(paths, 3);
 	return m;
 }
 
@@ -600,11 +604,8 @@ START_TEST(t_pscan_junk_head)
 	rk_dev *devs[6];
 	uint64_t offs[6];
 	char *paths[6];
-	char name[16];
+	name_paths("j", 6, paths);
 	for (uint32_t r = 0; r < 6; r++) {
-		snprintf(name, sizeof name, "j%u", r);
-		paths[r] = strdup(rk_test_path(name));
-		RK_REQUIRE(paths[r]);
 		uint8_t *j = rk_test_random_bytes((size_t)junk, 40 + r);
 		rk_test_make_file(paths[r], junk + member);
 		rk_test_write_at(paths[r], j, (size_t)junk, 0);
@@ -623,8 +624,7 @@ START_TEST(t_pscan_junk_head)
 	for (uint32_t r = 0; r < 6; r++)
 		RK_REQUIRE_MSG(c.ps_ioff[r] == junk, "image %u: data start %llu", r, (unsigned long long)c.ps_ioff[r]);
 	dt_close(&c);
-	for (uint32_t r = 0; r < 6; r++)
-		free(paths[r]);
+	free_paths(paths, 6);
 }
 END_TEST
 
@@ -637,22 +637,13 @@ static void sparse_array(int level, uint32_t n, uint64_t len, char **paths)
 	RK_REQUIRE(!rk_geom_init(&g, level, RK_ALG_LEFT_SYMMETRIC, 64 * 1024, n, 12u << 20));
 	rk_dev *devs[8];
 	uint64_t offs[8] = { 0 };
-	char name[16];
-	for (uint32_t r = 0; r <= n; r++) {
-		snprintf(name, sizeof name, "r%u", r);
-		paths[r] = strdup(rk_test_path(name));
-		RK_REQUIRE(paths[r]);
+	name_paths("r", n + 1, paths);
+	for (uint32_t r = 0; r <= n; r++)
 		unlink(paths[r]);
-	}
 	for (uint32_t r = 0; r < n; r++)
 		RK_REQUIRE(rk_dev_create(&devs[r], paths[r], 12u << 20) == RK_OK);
-	rk_vol *v;
-	RK_REQUIRE(rk_vol_open(&v, &g, devs, offs) == RK_OK);
 	uint8_t *d = rk_test_random_bytes((size_t)len, 50 + n);
-	RK_REQUIRE(rk_vol_write(v, d, (size_t)len, 0) == RK_OK);
-	rk_vol_close(v);
-	for (uint32_t r = 0; r < n; r++)
-		rk_dev_close(devs[r]);
+	write_volume(&g, devs, offs, n, d, len);
 	free(d);
 	uint8_t *j = rk_test_random_bytes(8u << 20, 51);
 	rk_test_spit(paths[n], j, 8u << 20);
@@ -679,8 +670,7 @@ START_TEST(t_pscan_sparse_head)
 	RK_REQUIRE_MSG(c.ps5_mask == 0x3f && c.ps5_lo == 6 && c.ps5_hi == 6, "RAID-5 rows over images %llx, %u..%u members",
 	               (unsigned long long)c.ps5_mask, c.ps5_lo, c.ps5_hi);
 	dt_close(&c);
-	for (uint32_t r = 0; r < 7; r++)
-		free(paths[r]);
+	free_paths(paths, 7);
 	sparse_array(6, 5, 4608u << 10, paths);
 	memset(&c, 0, sizeof c);
 	RK_REQUIRE(!dt_open(&c, paths, 5));   /* the members alone */
@@ -689,8 +679,7 @@ START_TEST(t_pscan_sparse_head)
 	               "RAID-6 rows over images %llx, %u..%u members; RAID-5 over %llx", (unsigned long long)c.ps6_mask,
 	               c.ps6_lo, c.ps6_hi, (unsigned long long)c.ps5_mask);
 	dt_close(&c);
-	for (uint32_t r = 0; r < 6; r++)
-		free(paths[r]);
+	free_paths(paths, 6);
 }
 END_TEST
 

@@ -52,6 +52,12 @@ static int dbg_geo(const struct rk_geom *g)
 #define DT_SURE_ANC 12u
 
 struct vote { uint32_t img, role; uint64_t off; uint32_t n, tails; };   /* tails: of N, file tails' */
+/* Room for each anchor's votes: two volume offsets, each with up to 8
+ * copies (rk_geom_copies's limit).  It was 4: an n3/f3/o3 RAID-10 or a
+ * RAID-1 of 3 or more filled the room before the last images' anchors
+ * voted (seed 6087: an o3 of 4 ranked 791st in stage 1, its last member's
+ * start counting 109 of its 300 anchors). */
+#define VOTES_PER_ANCHOR 16u
 struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF];
@@ -381,7 +387,7 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 		for (int t = 0; t < 2; t++) {
 			struct rk_loc locs[8];
 			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
-			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
+			for (uint32_t j = 0; j < n && nv < VOTES_PER_ANCHOR * c->nanc + 64; j++) {
 				if (a->ioff < locs[j].member_off || ((a->ioff - locs[j].member_off) & 511))
 					continue;
 				uint64_t o = a->ioff - locs[j].member_off;
@@ -530,7 +536,7 @@ static uint32_t vote_assign(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_rol
 		for (int t = 0; t < 2 && votes(c, a); t++) {
 			struct rk_loc locs[8];
 			uint32_t n = vv[t] == DT_NONE ? 0 : rk_geom_copies(&h->g, vv[t], locs, 8);
-			for (uint32_t j = 0; j < n && nv < 4 * c->nanc + 64; j++) {
+			for (uint32_t j = 0; j < n && nv < VOTES_PER_ANCHOR * c->nanc + 64; j++) {
 				if (a->ioff < locs[j].member_off || (near_only && locs[j].member_off >= h->g.r10_stride))
 					continue;
 				uint64_t o = a->ioff - locs[j].member_off;
@@ -1840,7 +1846,7 @@ static rk_err generate(struct dt_ctx *c, struct hlist *l)
 {
 	struct geo *gs = NULL;
 	uint32_t ng = geometries(c, &gs);
-	struct vote *vs = malloc(((size_t)4 * c->nanc + 64) * sizeof *vs);
+	struct vote *vs = malloc(((size_t)VOTES_PER_ANCHOR * c->nanc + 64) * sizeof *vs);
 	struct s1 *keep = calloc(ng ? ng : 1, sizeof *keep);
 	if (!gs || !vs || !keep || c->nimg > DT_MAX_ROLES + 8) {
 		free(gs); free(vs); free(keep);

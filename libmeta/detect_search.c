@@ -62,9 +62,10 @@ struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF];
                 uint32_t n[DT_MAX_ROLES + 8][NPREF], tails[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
-                uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8]; };
+                uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8];
+                uint64_t start[DT_MAX_ROLES + 8][NPREF]; uint32_t nstart[DT_MAX_ROLES + 8]; };
 /* votes per image; mask: the roles its anchors allow (0: any), nmask: how
- * many anchors say so */
+ * many anchors say so; start: its most voted starts, any role */
 
 static void offs_add(struct offs *o, uint64_t v)
 {
@@ -498,9 +499,16 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 {
 	memset(pf->role, 0xff, sizeof pf->role);
+	memset(pf->nstart, 0, sizeof pf->nstart);
 	pf->key = 0;
 	for (uint32_t k = 0; k < w; k++) {
 		int32_t *pr = pf->role[vs[k].img];
+		uint64_t *st = pf->start[vs[k].img];
+		uint32_t *ns = &pf->nstart[vs[k].img], q = 0;
+		while (q < *ns && st[q] != vs[k].off)
+			q++;
+		if (q == *ns && *ns < NPREF)
+			st[(*ns)++] = vs[k].off;
 		int first = pr[0] < 0;
 		for (uint32_t q = 0; q < NPREF; q++) {
 			if (pr[q] == (int32_t)vs[k].role)
@@ -1112,6 +1120,14 @@ static void complete(struct dt_ctx *c, struct dt_hyp *h, int32_t *img_role, cons
 		for (uint32_t q = 0; q < off->n; q++)
 			if (nu <= 2 || !open || (few && chunks_apart(h, off->v[q], pf->off[u[k]][0])))
 				offs_add(&mine, off->v[q]);
+		/* and, so, its own other voted starts a whole number of chunks
+		 * off: the shared ones are the most voted of all images, and a
+		 * parity image's own start may be none (seed 6037: a RAID-4 of 4
+		 * with a member gone, whose parity's XORs of inodes voted a chunk
+		 * late 31 times and a chunk early 24, its start 18 times) */
+		for (uint32_t q = 0; q < pf->nstart[u[k]]; q++)
+			if (few && chunks_apart(h, pf->start[u[k]][q], pf->off[u[k]][0]))
+				offs_add(&mine, pf->start[u[k]][q]);
 	} else
 		for (uint32_t q = 0; q < off->n; q++)
 			offs_add(&mine, off->v[q]);

@@ -504,10 +504,10 @@ static void vote_prefs(const struct vote *vs, uint32_t w, struct prefs *pf)
 	for (uint32_t k = 0; k < w; k++) {
 		int32_t *pr = pf->role[vs[k].img];
 		uint64_t *st = pf->start[vs[k].img];
-		uint32_t *ns = &pf->nstart[vs[k].img], q = 0;
-		while (q < *ns && st[q] != vs[k].off)
-			q++;
-		if (q == *ns && *ns < NPREF)
+		uint32_t *ns = &pf->nstart[vs[k].img], j = 0;
+		while (j < *ns && st[j] != vs[k].off)
+			j++;
+		if (j == *ns && *ns < NPREF)
 			st[(*ns)++] = vs[k].off;
 		int first = pr[0] < 0;
 		for (uint32_t q = 0; q < NPREF; q++) {

@@ -62,10 +62,11 @@ struct offs { uint64_t v[12]; uint32_t n; };   /* data starts to try */
 #define NPREF 3
 struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES + 8][NPREF];
                 uint32_t n[DT_MAX_ROLES + 8][NPREF], tails[DT_MAX_ROLES + 8][NPREF]; uint32_t key;
-                uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8];
+                uint32_t mask[DT_MAX_ROLES + 8], nmask[DT_MAX_ROLES + 8], nweak[DT_MAX_ROLES + 8];
                 uint64_t start[DT_MAX_ROLES + 8][NPREF]; uint32_t nstart[DT_MAX_ROLES + 8]; };
 /* votes per image; mask: the roles its anchors allow (0: any), nmask: how
- * many anchors say so; start: its most voted starts, any role */
+ * many anchors say so, nweak: how many of those are files' last blocks;
+ * start: its most voted starts, any role */
 
 static void offs_add(struct offs *o, uint64_t v)
 {
@@ -430,7 +431,7 @@ static uint32_t start_key(const struct dt_ctx *c, const struct dt_hyp *h, struct
 static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct prefs *pf)
 {
 	for (uint32_t i = 0; i < c->nimg && i < DT_MAX_ROLES + 8; i++)
-		pf->mask[i] = pf->nmask[i] = 0;
+		pf->mask[i] = pf->nmask[i] = pf->nweak[i] = 0;
 	for (uint32_t k = 0; k < c->nanc; k++) {
 		const struct dt_anchor *a = &c->anc[k];
 		if (a->voff == DT_NONE || a->img >= DT_MAX_ROLES + 8 || pf->role[a->img][0] < 0)
@@ -456,6 +457,7 @@ static void role_masks(const struct dt_ctx *c, const struct dt_hyp *h, struct pr
 		if (m) {
 			pf->mask[a->img] = pf->mask[a->img] ? pf->mask[a->img] & m : m;
 			pf->nmask[a->img]++;
+			pf->nweak[a->img] += weak_anchor(a) != 0;
 		}
 #ifdef DT_DEBUG
 		if (dbg_geo(&h->g))
@@ -484,8 +486,10 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 	}
 	for (uint32_t q = 0; q < n; q++) {
 		uint32_t i = ord[q], m = pf->mask[i];
-		if (!m || (m & (m - 1)))
-			continue;
+		if (!m || (m & (m - 1)) || (pf->nmask[i] == 1 && pf->nweak[i] == 1))
+			continue;   /* a file's last block alone is as likely another file's (seed 3006: one
+			             * exFAT tail pinned a member of an o2 of 5 at 914944, not 131072, and
+			             * the member size it gave lost the true reading); stage 2 tries it */
 		uint32_t r = (uint32_t)__builtin_ctz(m);
 		if (r >= h->g.nroles || h->role_img[r] >= 0)
 			continue;

@@ -68,6 +68,19 @@ struct prefs { int32_t role[DT_MAX_ROLES + 8][NPREF]; uint64_t off[DT_MAX_ROLES 
  * many anchors say so, nweak: how many of those are files' last blocks;
  * start: its most voted starts, any role */
 
+/* md's usual data starts, most common first (tried for the last images
+ * of stage 2, and what tells md's varied starts from a wrong geometry's). */
+static const uint64_t md_starts[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
+
+/* Whether O is a data start md gives: one of md_starts, 0 or 4 KiB. */
+static int md_start(uint64_t o)
+{
+	for (size_t q = 0; q < sizeof md_starts / sizeof md_starts[0]; q++)
+		if (md_starts[q] == o)
+			return 1;
+	return o == 0 || o == 4096;
+}
+
 static void offs_add(struct offs *o, uint64_t v)
 {
 	for (uint32_t k = 0; k < o->n; k++)
@@ -486,10 +499,12 @@ static void pin_single(const struct dt_ctx *c, struct dt_hyp *h, int32_t *img_ro
 	}
 	for (uint32_t q = 0; q < n; q++) {
 		uint32_t i = ord[q], m = pf->mask[i];
-		if (!m || (m & (m - 1)) || (pf->nmask[i] == 1 && pf->nweak[i] == 1))
-			continue;   /* a file's last block alone is as likely another file's (seed 3006: one
-			             * exFAT tail pinned a member of an o2 of 5 at 914944, not 131072, and
-			             * the member size it gave lost the true reading); stage 2 tries it */
+		if (!m || (m & (m - 1)) || (pf->nmask[i] == 1 && pf->nweak[i] == 1 && !md_start(pf->off[i][0])))
+			continue;   /* a file's last block alone is as likely another file's: it pins only
+			             * at a start md gives (seed 3006: one exFAT tail pinned a member of an
+			             * o2 of 5 at 914944, not 131072, and the member size it gave lost the
+			             * true reading; seed 3477: one ext4 tail pinned a RAID-0 member at 2 MiB,
+			             * rightly); stage 2 tries it */
 		uint32_t r = (uint32_t)__builtin_ctz(m);
 		if (r >= h->g.nroles || h->role_img[r] >= 0)
 			continue;
@@ -993,10 +1008,6 @@ static int copies_placed(struct dt_ctx *c, const struct dt_hyp *h, uint32_t i)
 			return 1;
 	return 0;
 }
-
-/* md's usual data starts, most common first (tried for the last images
- * of stage 2, and what tells md's varied starts from a wrong geometry's). */
-static const uint64_t md_starts[] = { 1u << 20, 2u << 20, 128u << 10, 64u << 10, 4u << 20, 8u << 20, 128u << 20 };
 
 /* Whether starts A and B of a parity geometry H lie a whole number of
  * chunks apart, at most a row's worth: a parity copy of a block, read as
@@ -1721,15 +1732,6 @@ static uint32_t keep_count(struct s1 *keep, uint32_t nk)
 			lim++;
 		}
 	return lim;
-}
-
-/* Whether O is a data start md gives: one of md_starts, 0 or 4 KiB. */
-static int md_start(uint64_t o)
-{
-	for (size_t q = 0; q < sizeof md_starts / sizeof md_starts[0]; q++)
-		if (md_starts[q] == o)
-			return 1;
-	return o == 0 || o == 4096;
 }
 
 /* Where the roles H's stage 1 placed start at different places, all of
